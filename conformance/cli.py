@@ -1,0 +1,90 @@
+"""``octet-conformance``: the command line.
+
+Exit status: 0 no ``must`` requirement failed; 1 one did; 2 the harness could
+not run (bad manifest, target could not be spawned, a harness error).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from importlib import resources
+from pathlib import Path
+
+from .manifest import ManifestError, load_manifest
+from .peers.ext_host import Patience
+from .report.junit import write_junit
+from .report.matrix import write_matrix
+from .requirements import load_catalog
+from .runner.extension import certify_extension
+from .runner.profiles import PROFILES
+from .verdicts import summary
+
+EXIT_OK, EXIT_FAIL, EXIT_HARNESS = 0, 1, 2
+
+
+def default_manifest() -> Path:
+    """The bundled default target: the reference extension at API 0.2."""
+    ref = resources.files("conformance.reference.extension") / "manifests" / "api-0.2" / "extension.toml"
+    return Path(str(ref))
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="octet-conformance", description=__doc__.splitlines()[0] if __doc__ else None)
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    ext = sub.add_parser("extension", help="certify an extension described by its extension.toml")
+    ext.add_argument("manifest", nargs="?", type=Path, help="path to extension.toml (default: the reference extension)")
+    ext.add_argument("--report-dir", type=Path, default=Path("reports/latest"))
+    ext.add_argument("--profile", choices=sorted(PROFILES), default="default")
+    ext.add_argument("--seed", type=int, default=None)
+    ext.add_argument("--patience", type=float, default=10.0, help="seconds to wait for any one response (default 10)")
+
+    req = sub.add_parser("requirements", help="list catalog entries")
+    req.add_argument("--side", default=None, help="only entries of this side (extension, host, ...)")
+
+    args = parser.parse_args(argv)
+    if args.command == "requirements":
+        return list_requirements(args.side)
+    return certify(args)
+
+
+def list_requirements(side: str | None) -> int:
+    for r in load_catalog():
+        if side and r.side != side:
+            continue
+        status = "check" if r.has_check else "none: " + r.reason
+        print(f"{r.id}\t{r.section}\t{r.level}\t{r.side}\t{status}")
+    return EXIT_OK
+
+
+def certify(args: argparse.Namespace) -> int:
+    try:
+        manifest = load_manifest(args.manifest or default_manifest())
+    except ManifestError as exc:
+        print(f"octet-conformance: manifest rejected before spawn: {exc}", file=sys.stderr)
+        return EXIT_HARNESS
+    profile = PROFILES[args.profile]
+    run_seed = profile.default_seed if args.seed is None else args.seed
+    run = certify_extension(manifest, profile, run_seed, Patience(response_s=args.patience))
+    matrix_path = write_matrix(run, args.report_dir)
+    write_junit(run, args.report_dir)
+    counts = summary(run.verdicts)
+    print(
+        f"{manifest.name} {manifest.version} (API {manifest.api_version}), profile {profile.name}, seed {run_seed}: "
+        + ", ".join(f"{n} {k}" for k, n in counts.items())
+    )
+    for v in run.verdicts:
+        if v.verdict in ("fail", "warn", "error"):
+            print(f"  {v.verdict.upper():5} {v.requirement.id}: {v.evidence.splitlines()[0]}")
+    print(f"matrix: {matrix_path}")
+    if run.harness_errors:
+        for e in run.harness_errors:
+            print(f"harness error: {e}", file=sys.stderr)
+        return EXIT_HARNESS
+    return EXIT_FAIL if counts["fail"] else EXIT_OK
+
+
+if __name__ == "__main__":
+    sys.exit(main())

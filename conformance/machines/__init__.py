@@ -1,0 +1,1 @@
+"""Hypothesis state machines that drive targets."""

@@ -1,0 +1,302 @@
+"""``ExtensionMachine``: Hypothesis drives an extension through the harness-as-host.
+
+Each example is one process generation: spawn, initialize under a generated
+offer, a generated sequence of steps, then shutdown. Rules never assert:
+every frame the extension writes is judged by the session and recorded, so one
+broken requirement never hides another and exploration goes on. Rules do not
+use preconditions that depend on the target (Hypothesis would call that
+flaky); a step that makes no sense right now is a no-op instead.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, initialize, rule
+
+from conformance.strategies import (
+    SPECIAL_IDS,
+    invalid_arguments,
+    malformed_frames,
+    offers,
+    tool_arguments,
+)
+
+from ..evidence import Recorder
+from ..manifest import Manifest
+from ..peers.ext_host import ExtensionHostPeer, Patience, TargetGone
+from ..protocol import limits
+from ..protocol.ext_types import Offer
+from ..protocol.framing import encode_frame
+
+UNKNOWN_METHODS = ("octet-conformance/no-such-method", "tools/frobnicate", "commands/register")
+HOOK_PAYLOADS: dict[str, dict[str, Any]] = {
+    "before_prompt": {"prompt": "conformance prompt"},
+    "after_response": {"response": "conformance response"},
+    "before_tool_call": {"name": "conformance_tool", "arguments": {}},
+    "after_tool_call": {"name": "conformance_tool", "arguments": {}, "output": "ok", "is_error": False},
+}
+SURFACES = ("status", "header", "footer")
+CANCEL_MODES = ("same-write", "racing", "after-first-frame", "after-reply")
+
+
+class ExtensionMachine(RuleBasedStateMachine):
+    """Set ``manifest``, ``recorder`` and ``patience`` on a subclass (see
+    :func:`machine_for`)."""
+
+    manifest: ClassVar[Manifest]
+    recorder: ClassVar[Recorder]
+    patience: ClassVar[Patience]
+    example_counter: ClassVar[list[int]]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.example_counter[0] += 1
+        self.peer = ExtensionHostPeer(self.manifest, self.recorder, self.patience)
+        self.ready = False
+        self.step = 0
+        self.used_ids: set[Any] = set()
+
+    # -- helpers -------------------------------------------------------------------
+    def _context(self, offer: Offer | None = None) -> None:
+        features = ",".join(offer.optional_features) if offer else ""
+        self.recorder.context = f"example={self.example_counter[0]} step={self.step} offer=[{features}]"
+        self.step += 1
+
+    def _guard(self) -> bool:
+        """True when a step can run; a dead target turns steps into no-ops."""
+        self._context()
+        return self.ready and self.peer.alive
+
+    @property
+    def tools(self) -> list[str]:
+        assert self.peer.session is not None
+        return sorted(self.peer.session.tools) or list(self.manifest.info.declared_names("tools"))
+
+    def _tool_call(self, name: str, arguments: Any) -> dict[str, Any]:
+        return {"name": name, "arguments": arguments, "context": call_context()}
+
+    def _run(self, fn: Any, *args: Any) -> None:
+        try:
+            fn(*args)
+        except TargetGone:
+            self.ready = False
+
+    def _cancellation(self) -> bool:
+        s = self.peer.session
+        return bool(s and s.negotiated and s.negotiated.has("request_cancellation"))
+
+    # -- life ----------------------------------------------------------------------
+    @initialize(data=st.data())
+    def start(self, data: st.DataObject) -> None:
+        offer = data.draw(offers(api_version=self.manifest.api_version), label="offer")
+        self._context(offer)
+        self.peer.start(offer)
+        try:
+            self.ready = self.peer.initialize(offer)
+        except TargetGone:
+            self.ready = False
+
+    def teardown(self) -> None:
+        try:
+            if self.peer.process is not None and self.peer.alive:
+                self.peer.drain()
+                self.peer.shutdown()
+        except TargetGone:
+            pass
+        finally:
+            self.peer.close()
+
+    # -- rules -----------------------------------------------------------------------
+    @rule(data=st.data())
+    def call_tool(self, data: st.DataObject) -> None:
+        if not self._guard() or not self.tools:
+            return
+        name = data.draw(st.sampled_from(self.tools), label="tool")
+        tool = self.peer.session.tools.get(name) if self.peer.session else None
+        arguments = data.draw(tool_arguments(tool.parameters if tool else None), label="arguments")
+        self._run(self._call_and_settle, name, arguments, None)
+
+    @rule(data=st.data())
+    def call_tool_invalid_arguments(self, data: st.DataObject) -> None:
+        if not self._guard() or not self.tools:
+            return
+        name = data.draw(st.sampled_from(self.tools), label="tool")
+        tool = self.peer.session.tools.get(name) if self.peer.session else None
+        arguments, _why = data.draw(invalid_arguments(tool.parameters if tool else None), label="invalid")
+        self._run(self._call_and_settle, name, arguments, "invalid-params")
+
+    @rule(name=st.sampled_from(["octet-conformance-no-such-tool", "", "ECHO"]))
+    def call_unknown_tool(self, name: str) -> None:
+        if not self._guard() or name in self.tools:
+            return
+        self._run(self._call_and_settle, name, {}, "invalid-params")
+
+    def _call_and_settle(self, name: str, arguments: Any, intent: str | None) -> None:
+        rid = self.peer.request("tool/call", self._tool_call(name, arguments), intent=intent)
+        self.peer.settle([rid])
+
+    @rule(method=st.sampled_from(UNKNOWN_METHODS))
+    def unknown_method(self, method: str) -> None:
+        if self._guard():
+            self._run(lambda: self.peer.settle([self.peer.request(method, {}, intent="unknown-method")]))
+
+    @rule(data=st.data())
+    def concurrent_calls(self, data: st.DataObject) -> None:
+        if not self._guard() or not self.tools:
+            return
+        assert self.peer.session is not None
+        negotiated = self.peer.session.negotiated
+        cap = (negotiated.max_concurrent_requests if negotiated else None) or 4
+        n = data.draw(st.integers(2, max(2, min(cap, 8))), label="concurrency")
+        calls = []
+        for _ in range(n):
+            name = data.draw(st.sampled_from(self.tools), label="tool")
+            tool = self.peer.session.tools.get(name)
+            calls.append((name, data.draw(tool_arguments(tool.parameters if tool else None), label="arguments")))
+
+        def go() -> None:
+            frames = [self.peer.request_frame("tool/call", self._tool_call(n_, a)) for n_, a in calls]
+            self.peer.write_raw(b"".join(f for _, f in frames))
+            self.peer.settle([rid for rid, _ in frames])
+
+        self._run(go)
+
+    @rule(data=st.data(), mode=st.sampled_from(CANCEL_MODES))
+    def cancel_call(self, data: st.DataObject, mode: str) -> None:
+        if not self._guard() or not self.tools or not self._cancellation():
+            return
+        name = data.draw(st.sampled_from(self.tools), label="tool")
+        tool = self.peer.session.tools.get(name) if self.peer.session else None
+        arguments = data.draw(tool_arguments(tool.parameters if tool else None), label="arguments")
+        self._run(self._cancel_scenario, name, arguments, mode)
+
+    def _cancel_scenario(self, name: str, arguments: Any, mode: str) -> None:
+        peer = self.peer
+        rid, frame = peer.request_frame("tool/call", self._tool_call(name, arguments))
+        if mode == "same-write":
+            peer.write_raw(frame + peer.cancel_frame(rid))
+        elif mode == "racing":
+            peer.write_raw(frame)
+            peer.cancel(rid)
+        elif mode == "after-first-frame":
+            peer.write_raw(frame)
+            peer.pump(self.patience.response_s)  # whatever arrives first: progress, child or reply
+            peer.cancel(rid)
+        else:  # after-reply: the extension must ignore a cancel for a settled id
+            peer.write_raw(frame)
+            peer.settle([rid])
+            peer.cancel(rid)
+        peer.settle([rid])
+
+    @rule(data=st.data())
+    def malformed_then_valid(self, data: st.DataObject) -> None:
+        if not self._guard():
+            return
+        garbage = data.draw(malformed_frames(), label="garbage")
+
+        def go() -> None:
+            assert self.peer.session is not None
+            self.peer.session.sent_unreadable()
+            self.peer.write_raw(encode_frame(garbage))
+            self.peer.settle([self.peer.request(UNKNOWN_METHODS[0], {}, intent="unknown-method")])
+
+        self._run(go)
+
+    @rule(rid=st.sampled_from(SPECIAL_IDS), terminator=st.sampled_from([b"\n", b"\r\n"]))
+    def special_id(self, rid: Any, terminator: bytes) -> None:
+        """Ids at the edges of the range, echoed exactly; CRLF framing accepted."""
+        if not self._guard():
+            return
+        if rid in self.used_ids:
+            rid = None
+        else:
+            self.used_ids.add(rid)
+
+        def go() -> None:
+            rid_, frame = self.peer.request_frame(UNKNOWN_METHODS[0], {"probe": "id"}, rid=rid, intent="unknown-method")
+            self.peer.write_raw(frame[:-1] + terminator)
+            self.peer.settle([rid_])
+
+        self._run(go)
+
+    @rule(split=st.booleans())
+    def awkward_bytes(self, split: bool) -> None:
+        """Raw U+2028/U+2029 inside strings, and a frame written byte by byte."""
+        if not self._guard():
+            return
+
+        def go() -> None:
+            params = {"text": "line\u2028separator\u2029paragraph ☃"}
+            rid, frame = self.peer.request_frame(UNKNOWN_METHODS[0], params, intent="unknown-method")
+            if split:
+                for i in range(len(frame)):
+                    self.peer.write_raw(frame[i : i + 1])
+            else:
+                self.peer.write_raw(frame)
+            self.peer.settle([rid])
+
+        self._run(go)
+
+    @rule(data=st.data())
+    def contribution_request(self, data: st.DataObject) -> None:
+        """command/execute, hook/run, context/collect, status/collect and
+        tool/render for each contribution the manifest declares."""
+        if not self._guard():
+            return
+        choices = contribution_requests(self.manifest)
+        if not choices:
+            return
+        method, params = data.draw(st.sampled_from(choices), label="contribution")
+        self._run(lambda: self.peer.settle([self.peer.request(method, params)]))
+
+    @rule(event=st.sampled_from(limits.LIFECYCLE_EVENTS))
+    def lifecycle_notification(self, event: str) -> None:
+        """A subscribed lifecycle notification (§1.10); nothing may answer it."""
+        if not self._guard():
+            return
+        s = self.peer.session
+        if not (s and s.negotiated and s.negotiated.has("lifecycle_events") and event in s.negotiated.lifecycle_events):
+            return
+        params = {"session_id": "conformance-session", "run_id": "run-1", "turn_id": "turn-1"}
+        if event.endswith("settled"):
+            params |= {"outcome": "completed", "duration_ms": 1, "reason": None}
+        if event.startswith("tool/"):
+            params |= {"tool_call_id": "call-1", "tool_name": self.tools[0] if self.tools else "tool"}
+        self._run(lambda: self.peer.send({"jsonrpc": "2.0", "method": event, "params": params}))
+
+
+def call_context() -> dict[str, Any]:
+    return {"workspace": "/conformance/workspace", "execution_scope": None, "host": {}}
+
+
+def contribution_requests(manifest: Manifest) -> list[tuple[str, dict[str, Any]]]:
+    info = manifest.info
+    ctx = call_context()
+    out: list[tuple[str, dict[str, Any]]] = []
+    for name in info.declared_names("commands"):
+        out.append(("command/execute", {"name": name, "arguments": ["conformance"], "context": ctx}))
+    for hook in info.declared_names("hooks"):
+        if hook in HOOK_PAYLOADS:
+            out.append(("hook/run", {"hook": hook, "payload": HOOK_PAYLOADS[hook], "context": ctx}))
+    if info.contributes.get("context") is True:
+        out.append(("context/collect", {"prompt": None, "context": ctx}))
+    for surface in info.declared_names("ui"):
+        if surface in SURFACES:
+            out.append(("status/collect", {"surface": surface, "context": ctx}))
+    for name in info.declared_names("tool_renderers"):
+        out.append(
+            ("tool/render", {"name": name, "arguments": {}, "output": "ok", "is_error": False, "context": ctx})
+        )
+    return out
+
+
+def machine_for(manifest: Manifest, recorder: Recorder, patience: Patience) -> type[ExtensionMachine]:
+    """A machine class bound to one target (Hypothesis instantiates it per example)."""
+    return type(
+        "BoundExtensionMachine",
+        (ExtensionMachine,),
+        {"manifest": manifest, "recorder": recorder, "patience": patience, "example_counter": [0]},
+    )
+

@@ -1,0 +1,302 @@
+"""The harness playing host to an extension under test.
+
+It owns the clock the sans-IO session lacks: it writes frames, pumps what
+the extension writes through :class:`HostSession`, answers the extension's
+child requests, and turns missed deadlines into findings. Every wait here is
+bounded.
+"""
+
+from __future__ import annotations
+
+import queue
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..evidence import Recorder
+from ..manifest import OCTET_VERSION, Manifest
+from ..protocol import jsonrpc, limits
+from ..protocol.ext_session import HostRequest, HostSession, Intent, LifecycleInput, LocalProtocolError
+from ..protocol.ext_types import Offer
+from ..protocol.framing import encode_frame
+from ..protocol.strict_json import dumps
+from ..protocol.violations import Violation
+from ..transport.process import Received, StdoutClosed, TargetProcess, WriteTimeout
+
+WRITE_TIMEOUT_S = 5.0
+
+
+@dataclass
+class Patience:
+    """How long the harness waits. Generous by default: a loaded CI machine
+    must never turn into a verdict; only documented deadlines (the 2 s grace
+    and shutdown stage timeout) are judged strictly."""
+
+    response_s: float = 10.0
+    cancel_grace_s: float = limits.CANCEL_GRACE_S
+    shutdown_s: float = limits.SHUTDOWN_TIMEOUT_S
+    startup_s: float = 15.0
+
+
+@dataclass
+class ChildPolicy:
+    """How the harness answers the extension's requests (deterministic)."""
+
+    confirm: bool = True
+    answered: int = 0
+
+
+class TargetGone(RuntimeError):
+    """The extension's stdout closed or it stopped reading; the generation is over."""
+
+
+@dataclass
+class ExtensionHostPeer:
+    manifest: Manifest
+    recorder: Recorder
+    patience: Patience = field(default_factory=Patience)
+    children: ChildPolicy = field(default_factory=ChildPolicy)
+    process: TargetProcess | None = None
+    session: HostSession | None = None
+    stdout_closed: bool = False
+    _next_id: int = 1
+    _cancel_sent_at: dict[Any, float] = field(default_factory=dict)
+
+    # -- life -------------------------------------------------------------------
+    def start(self, offer: Offer) -> None:
+        self.session = HostSession(self.manifest.info, offer)
+        self.process = TargetProcess(
+            self.manifest.command, cwd=self.manifest.folder, max_frame_bytes=limits.MAX_FRAME_BYTES
+        )
+
+    def close(self) -> None:
+        if self.process is not None:
+            self.process.kill_group()
+
+    @property
+    def alive(self) -> bool:
+        return self.process is not None and not self.stdout_closed and self.process.proc.poll() is None
+
+    # -- writing ------------------------------------------------------------------
+    def new_id(self) -> int:
+        rid = self._next_id
+        self._next_id += 1
+        return rid
+
+    def send(self, message: dict[str, Any]) -> None:
+        self.write_raw(encode_frame(dumps(message)))
+
+    def write_raw(self, data: bytes) -> None:
+        assert self.process is not None
+        try:
+            self.process.write(data, timeout=WRITE_TIMEOUT_S)
+        except (BrokenPipeError, WriteTimeout, OSError) as exc:
+            raise TargetGone(f"writing to the extension failed: {exc}") from exc
+
+    def request_frame(self, method: str, params: Any, *, rid: Any = None, intent: Intent = None) -> tuple[Any, bytes]:
+        """Register a request and return its bytes, for callers that write
+        several frames in one write (request + cancel, split writes)."""
+        assert self.session is not None
+        rid = self.new_id() if rid is None else rid
+        self.session.sent_request(rid, method, params, intent=intent)
+        return rid, encode_frame(dumps(jsonrpc.request(rid, method, params)))
+
+    def request(self, method: str, params: Any, *, rid: Any = None, intent: Intent = None) -> Any:
+        rid, frame = self.request_frame(method, params, rid=rid, intent=intent)
+        self.write_raw(frame)
+        return rid
+
+    def cancel_frame(self, rid: Any, reason: str = "user") -> bytes:
+        assert self.session is not None
+        self.session.sent_cancel(rid)
+        self._cancel_sent_at.setdefault(rid, time.monotonic())
+        return encode_frame(dumps(jsonrpc.notification("$/cancelRequest", {"id": rid, "reason": reason})))
+
+    def cancel(self, rid: Any, reason: str = "user") -> None:
+        self.write_raw(self.cancel_frame(rid, reason))
+
+    # -- reading ------------------------------------------------------------------
+    def pump(self, timeout: float) -> bool:
+        """Handle at most one event, waiting up to ``timeout``. False on timeout."""
+        assert self.process is not None and self.session is not None
+        try:
+            item = self.process.events.get(timeout=max(timeout, 0.0))
+        except queue.Empty:
+            return False
+        if isinstance(item, StdoutClosed):
+            self.stdout_closed = True
+            return True
+        self._handle(item)
+        return True
+
+    def _handle(self, item: Received) -> None:
+        assert self.session is not None and self.process is not None
+        decoded = jsonrpc.decode_event(item.event)
+        self.recorder.add(self.session.received(decoded), stderr=self._stderr_if(decoded.violations))
+        msg = decoded.message
+        if isinstance(msg, jsonrpc.Response | jsonrpc.ErrorResponse):
+            self._judge_grace(msg.id, item.at)
+        elif isinstance(msg, jsonrpc.Request):
+            self._answer_child(msg)
+
+    def _stderr_if(self, violations: Iterable[Violation]) -> str:
+        assert self.process is not None
+        return self.process.stderr_excerpt() if violations else ""
+
+    def _judge_grace(self, rid: Any, at: float) -> None:
+        sent = self._cancel_sent_at.pop(rid, None) if isinstance(rid, int | str) else None
+        if sent is None:
+            return
+        self.recorder.exercise("EXT-1.9-settle-within-grace")
+        if at - sent > self.patience.cancel_grace_s:
+            self.recorder.violate(
+                Violation(
+                    "EXT-1.9-settle-within-grace",
+                    f"request {rid!r} settled {at - sent:.2f}s after its cancellation; "
+                    f"grace is {self.patience.cancel_grace_s:.1f}s",
+                )
+            )
+
+    def _answer_child(self, msg: jsonrpc.Request) -> None:
+        """Answer the extension's request the way a headless host would."""
+        assert self.session is not None
+        if msg.method == "confirmation/request":
+            self.children.answered += 1
+            reply = jsonrpc.result(msg.id, {"confirmed": self.children.confirm})
+            self.children.confirm = not self.children.confirm  # alternate: both paths get exercised
+        elif msg.method == "input/request":
+            reply = jsonrpc.result(msg.id, {"value": None})  # §2.7: headless input is cancelled
+        elif msg.method == "policy/evaluate" and self.session.negotiated and self.session.negotiated.has("policy_intents"):
+            reply = jsonrpc.result(msg.id, {"decision": "deny"})
+        else:
+            reply = jsonrpc.error(msg.id, jsonrpc.METHOD_NOT_FOUND, f"{msg.method} is not hosted by the harness")
+        self.session.child_answered(msg.id)
+        try:
+            self.send(reply)
+        except TargetGone:
+            pass  # noticed by the next wait
+
+    # -- waiting ------------------------------------------------------------------
+    def settle(self, ids: Iterable[Any], *, timeout: float | None = None) -> list[HostRequest]:
+        """Pump until every request in ``ids`` is answered, the target is gone,
+        or the deadline passes. Returns the requests still unanswered, after
+        recording them as violations."""
+        assert self.session is not None
+        wanted = [r for r in (self.session.request(i) for i in ids) if r is not None]
+        deadline = time.monotonic() + (self.patience.response_s if timeout is None else timeout)
+        while any(r.response is None for r in wanted) and not self.stdout_closed:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                break
+            self.pump(min(remaining, 0.5))
+        missing = [r for r in wanted if r.response is None]
+        self.recorder.exercise("JSONRPC-5-every-request-answered")
+        for r in missing:
+            why = "the extension's stdout closed" if self.stdout_closed else "no response within the deadline"
+            self.recorder.violate(
+                Violation(
+                    "JSONRPC-5-every-request-answered",
+                    f"{r.method} request {r.id!r} was never answered ({why})",
+                ),
+                stderr=self.process.stderr_excerpt() if self.process else "",
+            )
+            r.response = jsonrpc.ErrorResponse(r.id, None, "harness: unanswered")  # judged once
+        return missing
+
+    def drain(self, quiet_s: float = 0.0) -> None:
+        """Handle everything already queued (and anything arriving within quiet_s)."""
+        while self.pump(quiet_s):
+            pass
+
+    # -- protocol steps -------------------------------------------------------------
+    def initialize(self, offer: Offer) -> bool:
+        """Send initialize; True when the extension answered with a result."""
+        assert self.session is not None
+        rid = self.request("initialize", initialize_params(self.manifest, offer))
+        self.settle([rid], timeout=self.patience.startup_s)
+        req = self.session.request(rid)
+        ok = req is not None and isinstance(req.response, jsonrpc.Response)
+        if ok and self.session.negotiated is not None:
+            self.recorder.api_versions.add(offer.api_version)
+            self.recorder.negotiated_features.update(self.session.negotiated.features)
+        return ok
+
+    def shutdown(self) -> None:
+        """§1.8: request shutdown, expect an acknowledgement, then an exit
+        within the stage timeout."""
+        assert self.session is not None and self.process is not None
+        try:
+            rid = self.request("shutdown", {})
+        except (TargetGone, LocalProtocolError):
+            return
+        self.settle([rid], timeout=self.patience.shutdown_s)
+        req = self.session.request(rid)
+        if req is None or not isinstance(req.response, jsonrpc.Response):
+            return  # no acknowledgement: already judged; exit is not the question then
+        self.recorder.exercise("EXT-1.8-exit-after-shutdown")
+        code = self.process.wait_exit(self.patience.shutdown_s)
+        if code is None:
+            self.recorder.violate(
+                Violation(
+                    "EXT-1.8-exit-after-shutdown",
+                    f"process still running {self.patience.shutdown_s:.1f}s after acknowledging shutdown",
+                )
+            )
+        else:
+            self.session.advance(LifecycleInput.EXITED)
+
+    def stdin_eof(self, timeout: float) -> None:
+        """§0: closing stdin is transport loss; the extension should exit."""
+        assert self.process is not None
+        self.process.close_stdin()
+        self.recorder.exercise("EXT-0-stdin-eof-exit")
+        if self.process.wait_exit(timeout) is None:
+            self.recorder.violate(Violation("EXT-0-stdin-eof-exit", f"process still running {timeout:.1f}s after stdin EOF"))
+
+
+def initialize_params(manifest: Manifest, offer: Offer) -> dict[str, Any]:
+    """The initialize request of §1.1 for this manifest and offer."""
+    capabilities: dict[str, Any] = {
+        "filesystem": manifest.capabilities.get("filesystem", "none"),
+        "process": bool(manifest.capabilities.get("process", False)),
+        "network": bool(manifest.capabilities.get("network", False)),
+    }
+    if manifest.capabilities.get("secrets"):
+        capabilities["secrets"] = manifest.capabilities["secrets"]
+    if manifest.capabilities.get("provider_credentials") is True:
+        capabilities["provider_credentials"] = True
+    params: dict[str, Any] = {
+        "api_version": offer.api_version,
+        "octet_version": OCTET_VERSION,
+        "extension": {
+            "name": manifest.name,
+            "version": manifest.version,
+            "manifest_path": str(manifest.path),
+            "source": "explicit",
+        },
+        "workspace": str(manifest.folder),
+        "capabilities": capabilities,
+        "contributes": dict(manifest.contributes),
+        "host": host_state(),
+    }
+    if offer.protocol_version is not None:
+        protocol: dict[str, Any] = {
+            "version": offer.protocol_version,
+            "required_features": list(offer.required_features),
+            "optional_features": list(offer.optional_features),
+        }
+        if offer.max_concurrent_requests is not None:
+            protocol["limits"] = {"max_concurrent_requests": offer.max_concurrent_requests}
+        params["protocol"] = protocol
+    return params
+
+
+def host_state() -> dict[str, Any]:
+    return {
+        "session_id": "conformance-session",
+        "session_name": None,
+        "model": "conformance-model",
+        "reasoning": None,
+        "active_skills": [],
+    }

@@ -1,0 +1,842 @@
+"""Checks on the extension's answer to ``initialize`` (§1.1).
+
+Entry points:
+
+* :func:`check_initialize_result` -- every §1.1 response rule that applies,
+  as :class:`.Exercise` / :class:`.Violation` findings;
+* :func:`negotiated_from` -- what the response agreed to, for the session
+  state that later rules consult;
+* :func:`tools_from` -- the tool definitions by name, for the tool/call rules.
+
+Each rule is one small function decorated with :func:`.violations.rule`, named
+after its requirement id. ``result`` may be any decoded JSON value; nothing
+here raises on it.
+
+When a rule is evaluated (and so yields its Exercise):
+
+* a rule the catalog scopes to some API versions runs only when the offer's
+  ``api_version`` is one of them;
+* a rule that needs a feature runs only when the response negotiates it,
+  while its "... needs the feature" counterpart runs whatever was negotiated;
+* a rule runs only when the part of the result it reads has the right JSON
+  type. The wrong type is reported once, by ``result-shape`` (top-level
+  members) or ``protocol-present`` (the protocol object), and only the rules
+  that need that part are skipped.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Any
+
+from jsonschema.exceptions import SchemaError  # type: ignore[import-untyped]
+from jsonschema.validators import Draft202012Validator, validator_for  # type: ignore[import-untyped]
+
+from .describe import Path, dotted, duplicates, kind, shown, utf8_len
+from .ext_types import ManifestInfo, Negotiated, Offer, ToolInfo
+from .limits import (
+    FEATURE_DEPENDENCIES,
+    LIFECYCLE_EVENTS,
+    MAX_INITIALIZE_COMMANDS,
+    MAX_OUTPUT_SCHEMA_DEPTH,
+    MAX_PROMPT_GUIDELINES,
+    MAX_PROMPT_STRING_BYTES,
+    MAX_SCHEMA_PROPERTY_NAME_BYTES,
+    OUTPUT_SCHEMA_KEYWORDS,
+    REQUIRED_FEATURES,
+)
+from .violations import Finding, Violation, rule
+
+RESULT_SHAPE = "EXT-1.1-result-shape"
+API_VERSION_ECHO = "EXT-1.1-api-version-echo"
+TOOLS_MATCH = "EXT-1.1-tools-match-contributes"
+COMMANDS_MATCH = "EXT-1.1-commands-match-contributes"
+NO_DUPLICATE_NAMES = "EXT-1.1-no-duplicate-names"
+MAX_COMMANDS = "EXT-1.1-max-commands"
+TOOL_DESCRIPTION = "EXT-1.1-tool-description"
+TOOL_PARAMETERS = "EXT-1.1-tool-parameters-schema"
+PROTOCOL_ABSENT = "EXT-1.1-protocol-absent-0.1"
+NO_OUTPUT_SCHEMA = "EXT-1.1-no-output-schema-0.1"
+PROTOCOL_PRESENT = "EXT-1.1-protocol-present"
+REQUIRED = "EXT-1.1-required-features"
+OFFERED = "EXT-1.1-features-offered"
+UNIQUE = "EXT-1.1-features-unique"
+MAX_CONCURRENT = "EXT-1.1-max-concurrent-positive"
+LIFECYCLE_SUBSCRIPTION = "EXT-1.1-lifecycle-subscription"
+LIFECYCLE_NEEDS_FEATURE = "EXT-1.1-lifecycle-needs-feature"
+DEPENDENCIES = "EXT-1.1-feature-dependencies"
+PROVIDER_CREDENTIALS = "EXT-1.1-provider-credentials-manifest"
+OUTPUT_SCHEMA_SUBSET = "EXT-1.1-output-schema-subset"
+PROMPT_METADATA = "EXT-1.1-prompt-metadata"
+PROMPT_NEEDS_FEATURE = "EXT-1.1-prompt-metadata-needs-feature"
+
+# API versions (§1.1): 0.1 is frozen and negotiates nothing; 0.2 and 0.4
+# share the feature-negotiated wire; prompt metadata is offered only on 0.4.
+_LEGACY_API = "0.1"
+_NEGOTIATED_APIS = ("0.2", "0.4")
+_PROMPT_METADATA_API = "0.4"
+
+# Feature names the §1.1 rules branch on.
+_F_DYNAMIC_TOOLS = "dynamic_tools"
+_F_RUNTIME_COMMANDS = "runtime_commands"
+_F_LIFECYCLE = "lifecycle_events"
+_F_PROMPT_METADATA = "tool_prompt_metadata_v1"
+_F_PROVIDER_CREDENTIALS = "provider_credentials"
+
+_PROMPT_FIELDS = ("prompt_snippet", "prompt_guidelines")
+# §1.1 lets prompt strings carry line breaks and tabs, no other control.
+_PROMPT_CONTROLS_ALLOWED = frozenset("\n\t")
+
+# Where an output_schema holds further schema nodes (each one level deeper).
+# Everything else among the accepted keywords holds data or annotations: the
+# values of default/examples/enum/const are instances, not schemas.
+_SUBSCHEMA_LISTS = ("allOf", "anyOf", "oneOf")
+
+# When a schema names no $schema dialect, it is checked as the newest draft.
+_DEFAULT_DIALECT = Draft202012Validator
+
+# A jsonschema error message quotes the offending instance; keep it readable.
+_MAX_QUOTED_ERROR = 300
+
+_MISSING = object()
+
+
+# --------------------------------------------------------------------------
+# Entry points
+# --------------------------------------------------------------------------
+
+
+def check_initialize_result(result: object, *, offer: Offer, manifest: ManifestInfo) -> Iterator[Finding]:
+    """Every §1.1 rule on the initialize ``result`` that applies to ``offer``."""
+    yield from result_shape(result)
+    if not isinstance(result, dict):
+        return  # no member can be located in a non-object: nothing else can run
+    negotiated = negotiated_from(result, offer=offer)
+    yield from _check_catalog(result, manifest=manifest, negotiated=negotiated)
+    if offer.api_version == _LEGACY_API:
+        yield from _check_legacy(result)
+    elif offer.api_version in _NEGOTIATED_APIS:
+        yield from _check_protocol(result, offer=offer, manifest=manifest, negotiated=negotiated)
+        tools = result.get("tools")
+        if isinstance(tools, list):
+            yield from output_schema_subset(tools)
+    yield from _check_prompt_metadata(result, negotiated=negotiated)
+
+
+def negotiated_from(result: object, *, offer: Offer) -> Negotiated:
+    """What the response agreed to, as far as it is readable (never raises).
+
+    * ``features``: the string entries of ``protocol.features``, as claimed.
+      They are not intersected with the offer: an unoffered claim is already
+      a violation, and later rules should see what the extension believes it
+      agreed to. API 0.1 negotiates nothing, so its set is always empty.
+    * ``max_concurrent_requests``: the accepted integer when it is > 0,
+      lowered to the offered value when larger (§1.1: the host caps it);
+      otherwise None.
+    * ``lifecycle_events``: with the feature, the listed known event names
+      (first occurrence order), or all six when the list is omitted, null or
+      empty (§1.1); without the feature, none.
+    """
+    if offer.api_version == _LEGACY_API:
+        return Negotiated(api_version=offer.api_version)
+    protocol = _member(result, "protocol")
+    features = frozenset(name for _, name in _strings(_member(protocol, "features")))
+    limit = _member(_member(protocol, "limits"), "max_concurrent_requests")
+    accepted: int | None = None
+    if isinstance(limit, int) and not isinstance(limit, bool) and limit > 0:
+        accepted = limit if offer.max_concurrent_requests is None else min(limit, offer.max_concurrent_requests)
+    events: tuple[str, ...] = ()
+    if _F_LIFECYCLE in features:
+        listed = _member(protocol, "lifecycle_events")
+        if _subscribes_nothing(listed):
+            events = LIFECYCLE_EVENTS
+        else:
+            known = (name for _, name in _strings(listed) if name in LIFECYCLE_EVENTS)
+            events = tuple(dict.fromkeys(known))
+    return Negotiated(
+        api_version=offer.api_version,
+        features=features,
+        max_concurrent_requests=accepted,
+        lifecycle_events=events,
+    )
+
+
+def tools_from(result: object) -> dict[str, ToolInfo]:
+    """The tool definitions by name (never raises).
+
+    Entries that are not objects or have no string name are skipped; when a
+    name repeats, the first definition wins (the repeat is a violation, and the
+    host would refuse the whole catalog anyway). A null or absent
+    ``output_schema`` becomes None: both mean "no schema".
+    """
+    tools: dict[str, ToolInfo] = {}
+    for _, tool in _objects(_member(result, "tools")):
+        name = tool.get("name")
+        if isinstance(name, str) and name not in tools:
+            tools[name] = ToolInfo(name=name, parameters=tool.get("parameters"), output_schema=tool.get("output_schema"))
+    return tools
+
+
+# --------------------------------------------------------------------------
+# Chains: which rules run, given what the result looks like
+# --------------------------------------------------------------------------
+
+
+def _check_catalog(result: dict[str, Any], *, manifest: ManifestInfo, negotiated: Negotiated) -> Iterator[Finding]:
+    """Rules on api_version, tools and commands (every API version)."""
+    if isinstance(result.get("api_version"), str):
+        yield from api_version_echo(result["api_version"], manifest=manifest)
+    tools = result.get("tools")
+    commands = result.get("commands")
+    if isinstance(tools, list):
+        # dynamic_tools makes this list the authoritative epoch-0 catalog, so
+        # it no longer has to mirror the manifest (§1.1).
+        if not negotiated.has(_F_DYNAMIC_TOOLS):
+            yield from tools_match_contributes(tools, manifest=manifest)
+        yield from tool_description(tools)
+        yield from tool_parameters_schema(tools)
+    if isinstance(commands, list):
+        # Likewise runtime_commands for the command list (§1.1).
+        if not negotiated.has(_F_RUNTIME_COMMANDS):
+            yield from commands_match_contributes(commands, manifest=manifest)
+        yield from max_commands(commands)
+    if isinstance(tools, list) or isinstance(commands, list):
+        yield from no_duplicate_names(
+            tools if isinstance(tools, list) else [],
+            commands if isinstance(commands, list) else [],
+        )
+
+
+def _check_legacy(result: dict[str, Any]) -> Iterator[Finding]:
+    """Rules only the frozen API 0.1 shape has."""
+    yield from protocol_absent_0_1(result)
+    tools = result.get("tools")
+    if isinstance(tools, list):
+        yield from no_output_schema_0_1(tools)
+
+
+def _check_protocol(
+    result: dict[str, Any], *, offer: Offer, manifest: ManifestInfo, negotiated: Negotiated
+) -> Iterator[Finding]:
+    """Rules on the protocol object of an API 0.2/0.4 response."""
+    yield from protocol_present(result, offer=offer)
+    protocol = result.get("protocol")
+    if not isinstance(protocol, dict):
+        return
+    features = protocol.get("features")
+    if isinstance(features, list):
+        yield from required_features(features, offer=offer)
+        yield from features_offered(features, offer=offer)
+        yield from features_unique(features)
+        yield from feature_dependencies(features)
+        yield from provider_credentials_manifest(features, manifest=manifest)
+    limits = protocol.get("limits")
+    if isinstance(limits, dict):
+        yield from max_concurrent_positive(limits)
+    if negotiated.has(_F_LIFECYCLE):
+        yield from lifecycle_subscription(protocol)
+    yield from lifecycle_needs_feature(protocol, negotiated=negotiated)
+
+
+def _check_prompt_metadata(result: dict[str, Any], *, negotiated: Negotiated) -> Iterator[Finding]:
+    tools = result.get("tools")
+    if not isinstance(tools, list):
+        return
+    if _prompt_metadata_in_force(negotiated):
+        yield from prompt_metadata(tools)
+    yield from prompt_metadata_needs_feature(tools, negotiated=negotiated)
+
+
+# --------------------------------------------------------------------------
+# Rules: top-level shape and catalog (all API versions)
+# --------------------------------------------------------------------------
+
+
+@rule(RESULT_SHAPE)
+def result_shape(result: object) -> Iterator[Violation]:
+    """An object with api_version (string), tools and commands (arrays), and
+    a string name on every tool and command entry (§1.1)."""
+    if not isinstance(result, dict):
+        yield Violation(RESULT_SHAPE, f"result is {kind(result)}; expected an object")
+        return
+    if not isinstance(result.get("api_version"), str):
+        yield _wrong(RESULT_SHAPE, result, "api_version", (), "a string")
+    for member, entry_noun in (("tools", "tool definition"), ("commands", "command definition")):
+        entries = result.get(member)
+        if not isinstance(entries, list):
+            yield _wrong(RESULT_SHAPE, result, member, (), "an array")
+            continue
+        for index, entry in enumerate(entries):
+            path = (member, index)
+            if not isinstance(entry, dict):
+                yield Violation(RESULT_SHAPE, f"{dotted(path)} is {kind(entry)}; expected a {entry_noun} object", path)
+            elif not isinstance(entry.get("name"), str):
+                yield _wrong(RESULT_SHAPE, entry, "name", path, "a string")
+
+
+@rule(API_VERSION_ECHO)
+def api_version_echo(api_version: str, *, manifest: ManifestInfo) -> Iterator[Violation]:
+    """The response repeats the version the manifest selected, exactly."""
+    if api_version != manifest.api_version:
+        yield Violation(
+            API_VERSION_ECHO,
+            f"api_version is {shown(api_version)}; the manifest selects {shown(manifest.api_version)}",
+            ("api_version",),
+        )
+
+
+@rule(TOOLS_MATCH)
+def tools_match_contributes(tools: list[Any], *, manifest: ManifestInfo) -> Iterator[Violation]:
+    """The set of tool names equals contributes.tools (§1.1; the caller skips
+    this rule when dynamic_tools is negotiated)."""
+    yield from _match_contributes(TOOLS_MATCH, "tools", tools, manifest.declared_names("tools"))
+
+
+@rule(COMMANDS_MATCH)
+def commands_match_contributes(commands: list[Any], *, manifest: ManifestInfo) -> Iterator[Violation]:
+    """The set of command names equals contributes.commands (§1.1; the caller
+    skips this rule when runtime_commands is negotiated)."""
+    yield from _match_contributes(COMMANDS_MATCH, "commands", commands, manifest.declared_names("commands"))
+
+
+def _match_contributes(requirement: str, member: str, entries: list[Any], declared: list[str]) -> Iterator[Violation]:
+    # Compared as sets: repeats are the duplicate rule's business, not this one's.
+    returned = _names(entries)
+    returned_set = {name for _, name in returned}
+    declared_set = set(declared)
+    reported: set[str] = set()
+    for index, name in returned:
+        if name not in declared_set and name not in reported:
+            reported.add(name)
+            path = (member, index, "name")
+            yield Violation(requirement, f"{dotted(path)} {shown(name)} is not declared in contributes.{member}", path)
+    for name in dict.fromkeys(declared):
+        if name not in returned_set:
+            yield Violation(requirement, f"{member} lacks {shown(name)}, which contributes.{member} declares", (member,))
+
+
+@rule(NO_DUPLICATE_NAMES)
+def no_duplicate_names(tools: list[Any], commands: list[Any]) -> Iterator[Violation]:
+    """No name repeats within tools, nor within commands. A tool and a command
+    may share a name: §1.1 compares each list with its own contributes set."""
+    for member, entries in (("tools", tools), ("commands", commands)):
+        for name, where in duplicates(_names(entries)).items():
+            at = ", ".join(dotted((member, i)) for i in where)
+            yield Violation(
+                NO_DUPLICATE_NAMES,
+                f"{member} name {shown(name)} appears {len(where)} times ({at})",
+                (member, where[1], "name"),
+            )
+
+
+@rule(MAX_COMMANDS)
+def max_commands(commands: list[Any]) -> Iterator[Violation]:
+    """At most 256 command definitions. Every entry counts, well formed or not:
+    the bound is on definitions sent, and a malformed one was still sent."""
+    if len(commands) > MAX_INITIALIZE_COMMANDS:
+        yield Violation(
+            MAX_COMMANDS,
+            f"commands has {len(commands)} definitions; limit {MAX_INITIALIZE_COMMANDS}",
+            ("commands",),
+        )
+
+
+@rule(TOOL_DESCRIPTION)
+def tool_description(tools: list[Any]) -> Iterator[Violation]:
+    """Every tool has a non-empty string description. Whitespace counts as
+    content: §1.1 asks for non-empty, not for non-blank."""
+    for index, tool in _objects(tools):
+        path: Path = ("tools", index, "description")
+        description = tool.get("description", _MISSING)
+        if not isinstance(description, str):
+            yield _wrong(TOOL_DESCRIPTION, tool, "description", ("tools", index), "a non-empty string")
+        elif not description:
+            yield Violation(TOOL_DESCRIPTION, f"{dotted(path)} is empty", path)
+
+
+@rule(TOOL_PARAMETERS)
+def tool_parameters_schema(tools: list[Any]) -> Iterator[Violation]:
+    """Every tool's parameters is a JSON object that is a valid JSON Schema
+    under the dialect its ``$schema`` names (draft 2020-12 when it names none
+    or one jsonschema does not know). A boolean schema is refused: §1.1 asks
+    for a schema *object*. ``"type": "object"`` is not demanded, because §1.1
+    does not say the schema must describe an object."""
+    for index, tool in _objects(tools):
+        base: Path = ("tools", index)
+        parameters = tool.get("parameters", _MISSING)
+        if not isinstance(parameters, dict):
+            yield _wrong(TOOL_PARAMETERS, tool, "parameters", base, "a JSON Schema object")
+            continue
+        yield from _schema_validity(TOOL_PARAMETERS, parameters, (*base, "parameters"))
+
+
+# --------------------------------------------------------------------------
+# Rules: API 0.1 only
+# --------------------------------------------------------------------------
+
+
+@rule(PROTOCOL_ABSENT)
+def protocol_absent_0_1(result: Mapping[str, Any]) -> Iterator[Violation]:
+    """No protocol member at all on API 0.1 -- not even null: §1.1 asks for it
+    to be omitted, and a null member is present."""
+    if "protocol" in result:
+        yield Violation(
+            PROTOCOL_ABSENT,
+            f"protocol is present ({kind(result['protocol'])}) on API {_LEGACY_API}; a 0.1 response omits it",
+            ("protocol",),
+        )
+
+
+@rule(NO_OUTPUT_SCHEMA)
+def no_output_schema_0_1(tools: list[Any]) -> Iterator[Violation]:
+    """No API 0.1 tool declares an output schema. ``"output_schema": null``
+    passes: on the wire null is how a tool says it has none (§2.11)."""
+    for index, tool in _objects(tools):
+        if tool.get("output_schema") is not None:
+            path = ("tools", index, "output_schema")
+            yield Violation(
+                NO_OUTPUT_SCHEMA,
+                f"{dotted(path)} is {kind(tool['output_schema'])} on API {_LEGACY_API}; "
+                "only API 0.2+ tools may declare one",
+                path,
+            )
+
+
+# --------------------------------------------------------------------------
+# Rules: API 0.2 / 0.4 protocol object
+# --------------------------------------------------------------------------
+
+
+@rule(PROTOCOL_PRESENT)
+def protocol_present(result: Mapping[str, Any], *, offer: Offer) -> Iterator[Violation]:
+    """protocol is an object with the offered version, a features array of
+    names and a limits object (§1.1)."""
+    protocol = result.get("protocol", _MISSING)
+    if not isinstance(protocol, dict):
+        yield _wrong(PROTOCOL_PRESENT, result, "protocol", (), "an object")
+        return
+    base: Path = ("protocol",)
+    version = protocol.get("version", _MISSING)
+    if not isinstance(version, str):
+        yield _wrong(PROTOCOL_PRESENT, protocol, "version", base, f"the offered version {offer.protocol_version!r}")
+    elif version != offer.protocol_version:
+        path = (*base, "version")
+        yield Violation(
+            PROTOCOL_PRESENT,
+            f"{dotted(path)} is {shown(version)}; the host offered {offer.protocol_version!r}",
+            path,
+        )
+    features = protocol.get("features", _MISSING)
+    if not isinstance(features, list):
+        yield _wrong(PROTOCOL_PRESENT, protocol, "features", base, "an array of feature names")
+    else:
+        for index, name in enumerate(features):
+            if not isinstance(name, str):
+                path = (*base, "features", index)
+                yield Violation(PROTOCOL_PRESENT, f"{dotted(path)} is {kind(name)}; expected a feature name", path)
+    if not isinstance(protocol.get("limits"), dict):
+        yield _wrong(PROTOCOL_PRESENT, protocol, "limits", base, "an object")
+
+
+@rule(REQUIRED)
+def required_features(features: list[Any], *, offer: Offer) -> Iterator[Violation]:
+    """Every required feature is accepted: the two §1.1 fixes, plus any other
+    the offer lists as required."""
+    accepted = {name for _, name in _strings(features)}
+    for name in dict.fromkeys((*REQUIRED_FEATURES, *offer.required_features)):
+        if name not in accepted:
+            yield Violation(REQUIRED, f"protocol.features lacks required {shown(name)}", ("protocol", "features"))
+
+
+@rule(OFFERED)
+def features_offered(features: list[Any], *, offer: Offer) -> Iterator[Violation]:
+    """Every accepted feature was offered (conditional ones included, since
+    the offer lists them). The §1.1 required pair counts as offered even if
+    the harness forgot to list it: the host always offers it."""
+    offered = offer.offered | frozenset(REQUIRED_FEATURES)
+    for index, name in _strings(features):
+        if name not in offered:
+            path = ("protocol", "features", index)
+            yield Violation(OFFERED, f"{dotted(path)} {shown(name)} was not offered", path)
+
+
+@rule(UNIQUE)
+def features_unique(features: list[Any]) -> Iterator[Violation]:
+    """No feature name is accepted twice."""
+    for name, where in duplicates(_strings(features)).items():
+        at = ", ".join(f"[{i}]" for i in where)
+        yield Violation(
+            UNIQUE,
+            f"protocol.features lists {shown(name)} {len(where)} times (at {at})",
+            ("protocol", "features", where[1]),
+        )
+
+
+@rule(MAX_CONCURRENT)
+def max_concurrent_positive(limits: Mapping[str, Any]) -> Iterator[Violation]:
+    """limits.max_concurrent_requests is an integer above zero.
+
+    A boolean is not an integer, nor is ``4.0``: the host reads an unsigned
+    integer. A value above the offered one is not flagged -- §1.1 has the host
+    cap it, not refuse it.
+    """
+    base: Path = ("protocol", "limits")
+    value = limits.get("max_concurrent_requests", _MISSING)
+    if not isinstance(value, int) or isinstance(value, bool):
+        yield _wrong(MAX_CONCURRENT, limits, "max_concurrent_requests", base, "an integer greater than 0")
+    elif value <= 0:
+        path = (*base, "max_concurrent_requests")
+        yield Violation(MAX_CONCURRENT, f"{dotted(path)} is {value}; must be greater than 0", path)
+
+
+@rule(LIFECYCLE_SUBSCRIPTION)
+def lifecycle_subscription(protocol: Mapping[str, Any]) -> Iterator[Violation]:
+    """With lifecycle_events negotiated (the caller checks), a non-empty
+    subscription lists known event names, each once. Omitted, null or empty
+    means all six (§1.1); null is read as omitted since it names nothing."""
+    base: Path = ("protocol", "lifecycle_events")
+    events = protocol.get("lifecycle_events")
+    if _subscribes_nothing(events):
+        return
+    if not isinstance(events, list):
+        yield Violation(LIFECYCLE_SUBSCRIPTION, f"{dotted(base)} is {kind(events)}; expected an array of event names", base)
+        return
+    names: list[tuple[int, str]] = []
+    for index, name in enumerate(events):
+        path = (*base, index)
+        if not isinstance(name, str):
+            yield Violation(LIFECYCLE_SUBSCRIPTION, f"{dotted(path)} is {kind(name)}; expected an event name", path)
+        elif name not in LIFECYCLE_EVENTS:
+            yield Violation(LIFECYCLE_SUBSCRIPTION, f"{dotted(path)} {shown(name)} is not a lifecycle event", path)
+        else:
+            names.append((index, name))
+    for name, where in duplicates(names).items():
+        yield Violation(
+            LIFECYCLE_SUBSCRIPTION,
+            f"{dotted(base)} lists {shown(name)} {len(where)} times",
+            (*base, where[1]),
+        )
+
+
+@rule(LIFECYCLE_NEEDS_FEATURE)
+def lifecycle_needs_feature(protocol: Mapping[str, Any], *, negotiated: Negotiated) -> Iterator[Violation]:
+    """Without the lifecycle_events feature, no subscription. An omitted, null
+    or empty list subscribes to nothing and passes; any other value asks for
+    events the extension did not negotiate."""
+    events = protocol.get("lifecycle_events")
+    if negotiated.has(_F_LIFECYCLE) or _subscribes_nothing(events):
+        return
+    path = ("protocol", "lifecycle_events")
+    what = f"lists {len(events)} event(s)" if isinstance(events, list) else f"is {kind(events)}"
+    yield Violation(
+        LIFECYCLE_NEEDS_FEATURE,
+        f"{dotted(path)} {what}, but the lifecycle_events feature is not negotiated",
+        path,
+    )
+
+
+@rule(DEPENDENCIES)
+def feature_dependencies(features: list[Any]) -> Iterator[Violation]:
+    """A feature that builds on another is accepted only with it (§1.1, and
+    §2.24b for autocomplete_edit_v1)."""
+    accepted = _strings(features)
+    names = {name for _, name in accepted}
+    first = {name: index for index, name in reversed(accepted)}
+    for feature, needs in FEATURE_DEPENDENCIES:
+        if feature in names and needs not in names:
+            path = ("protocol", "features", first[feature])
+            yield Violation(DEPENDENCIES, f"{dotted(path)} {shown(feature)} is accepted without {shown(needs)}", path)
+
+
+@rule(PROVIDER_CREDENTIALS)
+def provider_credentials_manifest(features: list[Any], *, manifest: ManifestInfo) -> Iterator[Violation]:
+    """provider_credentials only when the manifest declares it with ``true``
+    -- whatever was offered: §1.1 makes the manifest the only source."""
+    capabilities = manifest.capabilities if isinstance(manifest.capabilities, Mapping) else {}
+    if capabilities.get(_F_PROVIDER_CREDENTIALS) is True:
+        return
+    for index, name in _strings(features):
+        if name == _F_PROVIDER_CREDENTIALS:
+            path = ("protocol", "features", index)
+            yield Violation(
+                PROVIDER_CREDENTIALS,
+                f"{dotted(path)} accepts 'provider_credentials' but the manifest does not declare "
+                "[capabilities].provider_credentials = true",
+                path,
+            )
+            return
+
+
+# --------------------------------------------------------------------------
+# Rules: output_schema (API 0.2 / 0.4)
+# --------------------------------------------------------------------------
+
+
+@rule(OUTPUT_SCHEMA_SUBSET)
+def output_schema_subset(tools: list[Any]) -> Iterator[Violation]:
+    """Each non-null output_schema stays inside the §1.1 subset.
+
+    The schema is walked as a tree of *nodes*. The root is a node at depth 1;
+    a node one level deeper is each value of its ``properties`` object, its
+    ``items`` (or each element, when ``items`` is an array), its
+    ``additionalProperties`` when that is not a boolean, and each element of
+    its ``allOf``/``anyOf``/``oneOf``. Nothing else holds nodes: the values of
+    ``default``, ``examples``, ``enum`` and ``const`` are data. On that tree:
+
+    * every node is a JSON object (``additionalProperties: true/false`` is the
+      keyword's flag form, not a node, so it passes);
+    * every key of a node is one of the accepted keywords;
+    * no node is deeper than 32 (reported once per tool, at the first node
+      found beyond the bound; deeper parts are not walked);
+    * every key of a ``properties`` object is at most 256 UTF-8 bytes.
+
+    A schema that passes all of that must also be a valid JSON Schema (its
+    own ``$schema`` dialect, else draft 2020-12), since §1.1 calls it a
+    subset of JSON Schema and §1.2 validates results against it. That check
+    runs only on a clean walk so one defect is not reported twice.
+    """
+    for index, tool in _objects(tools):
+        schema = tool.get("output_schema")
+        if schema is None:
+            continue  # absent or null: the tool declares no output schema
+        path: Path = ("tools", index, "output_schema")
+        problems = list(_subset_walk(schema, path))
+        yield from problems
+        if not problems and isinstance(schema, dict):
+            yield from _schema_validity(OUTPUT_SCHEMA_SUBSET, schema, path)
+
+
+def _subset_walk(schema: object, root: Path) -> Iterator[Violation]:
+    # Iterative on purpose: a hostile schema nested thousands deep must not
+    # exhaust the interpreter's stack before the depth bound is reported.
+    stack: list[tuple[object, Path, int]] = [(schema, root, 1)]
+    depth_reported = False
+    while stack:
+        node, path, depth = stack.pop()
+        if not isinstance(node, dict):
+            yield Violation(OUTPUT_SCHEMA_SUBSET, f"{dotted(path)} is {kind(node)}; schema nodes must be objects", path)
+            continue
+        if depth > MAX_OUTPUT_SCHEMA_DEPTH:
+            if not depth_reported:
+                depth_reported = True
+                yield Violation(
+                    OUTPUT_SCHEMA_SUBSET,
+                    f"{dotted(path)} is at nesting depth {depth}; limit {MAX_OUTPUT_SCHEMA_DEPTH}",
+                    path,
+                )
+            continue
+        for keyword in node:
+            if keyword not in OUTPUT_SCHEMA_KEYWORDS:
+                yield Violation(
+                    OUTPUT_SCHEMA_SUBSET,
+                    f"{dotted(path)} uses keyword {shown(str(keyword))}, outside the supported output_schema subset",
+                    (*path, keyword),
+                )
+        yield from _property_names(node, path)
+        # Pushed in reverse so nodes are visited (and reported) in document order.
+        stack.extend(reversed(list(_child_nodes(node, path, depth + 1))))
+
+
+def _property_names(node: Mapping[str, Any], path: Path) -> Iterator[Violation]:
+    properties = node.get("properties")
+    if not isinstance(properties, dict):
+        return
+    for name in properties:
+        size = utf8_len(name) if isinstance(name, str) else 0
+        if size > MAX_SCHEMA_PROPERTY_NAME_BYTES:
+            where = (*path, "properties", name)
+            yield Violation(
+                OUTPUT_SCHEMA_SUBSET,
+                f"{dotted((*path, 'properties'))} has a property name of {size} bytes; "
+                f"limit {MAX_SCHEMA_PROPERTY_NAME_BYTES}",
+                where,
+            )
+
+
+def _child_nodes(node: Mapping[str, Any], path: Path, depth: int) -> Iterator[tuple[object, Path, int]]:
+    """The nodes directly under ``node`` (see output_schema_subset). A keyword
+    whose value has the wrong container type yields nothing here; the
+    validity check reports it once the walk is clean."""
+    properties = node.get("properties")
+    if isinstance(properties, dict):
+        for name, sub in properties.items():
+            yield sub, (*path, "properties", name), depth
+    if "items" in node:
+        items = node["items"]
+        if isinstance(items, list):
+            for index, sub in enumerate(items):
+                yield sub, (*path, "items", index), depth
+        else:
+            yield items, (*path, "items"), depth
+    if "additionalProperties" in node and not isinstance(node["additionalProperties"], bool):
+        yield node["additionalProperties"], (*path, "additionalProperties"), depth
+    for keyword in _SUBSCHEMA_LISTS:
+        branches = node.get(keyword)
+        if isinstance(branches, list):
+            for index, sub in enumerate(branches):
+                yield sub, (*path, keyword, index), depth
+
+
+# --------------------------------------------------------------------------
+# Rules: prompt metadata (tool_prompt_metadata_v1, API 0.4)
+# --------------------------------------------------------------------------
+
+
+@rule(PROMPT_METADATA)
+def prompt_metadata(tools: list[Any]) -> Iterator[Violation]:
+    """With tool_prompt_metadata_v1 negotiated on API 0.4 (the caller checks):
+    prompt_snippet is a string; prompt_guidelines is an array of at most 16
+    strings; every such string is at most 1,024 UTF-8 bytes and holds no
+    control character but LF and TAB. Null reads as absent for both (the
+    fields are optional and null carries no metadata)."""
+    for index, tool in _objects(tools):
+        base: Path = ("tools", index)
+        snippet = tool.get("prompt_snippet")
+        if snippet is not None:
+            if isinstance(snippet, str):
+                yield from _prompt_string(snippet, (*base, "prompt_snippet"))
+            else:
+                yield _wrong(PROMPT_METADATA, tool, "prompt_snippet", base, "a string")
+        guidelines = tool.get("prompt_guidelines")
+        if guidelines is None:
+            continue
+        gpath: Path = (*base, "prompt_guidelines")
+        if not isinstance(guidelines, list):
+            yield _wrong(PROMPT_METADATA, tool, "prompt_guidelines", base, "an array of strings")
+            continue
+        if len(guidelines) > MAX_PROMPT_GUIDELINES:
+            yield Violation(
+                PROMPT_METADATA,
+                f"{dotted(gpath)} has {len(guidelines)} entries; limit {MAX_PROMPT_GUIDELINES}",
+                gpath,
+            )
+        for position, guideline in enumerate(guidelines):
+            path = (*gpath, position)
+            if isinstance(guideline, str):
+                yield from _prompt_string(guideline, path)
+            else:
+                yield Violation(PROMPT_METADATA, f"{dotted(path)} is {kind(guideline)}; expected a string", path)
+
+
+def _prompt_string(text: str, path: Path) -> Iterator[Violation]:
+    size = utf8_len(text)
+    if size > MAX_PROMPT_STRING_BYTES:
+        yield Violation(PROMPT_METADATA, f"{dotted(path)} is {size} UTF-8 bytes; limit {MAX_PROMPT_STRING_BYTES}", path)
+    # "Control character" is read as Unicode category Cc: C0, DEL and C1. CR is
+    # one of them; §1.1 names only newline and tab as allowed.
+    controls = [(i, ch) for i, ch in enumerate(text) if ch not in _PROMPT_CONTROLS_ALLOWED and _is_control(ch)]
+    if controls:
+        at, ch = controls[0]
+        yield Violation(
+            PROMPT_METADATA,
+            f"{dotted(path)} contains {len(controls)} control character(s), first U+{ord(ch):04X} at index {at}; "
+            "only LF and TAB are allowed",
+            path,
+        )
+
+
+@rule(PROMPT_NEEDS_FEATURE)
+def prompt_metadata_needs_feature(tools: list[Any], *, negotiated: Negotiated) -> Iterator[Violation]:
+    """Without tool_prompt_metadata_v1 in force (negotiated on API 0.4), no
+    tool carries prompt metadata. Null and an empty guideline list carry none
+    (empty is the documented default), so they pass."""
+    if _prompt_metadata_in_force(negotiated):
+        return
+    for index, tool in _objects(tools):
+        for field in _PROMPT_FIELDS:
+            value = tool.get(field)
+            if value is None or value == []:
+                continue
+            path = ("tools", index, field)
+            yield Violation(
+                PROMPT_NEEDS_FEATURE,
+                f"{dotted(path)} is set ({kind(value)}) but tool_prompt_metadata_v1 is not negotiated on API "
+                f"{negotiated.api_version}",
+                path,
+            )
+
+
+# --------------------------------------------------------------------------
+# Helpers
+# --------------------------------------------------------------------------
+
+
+def _prompt_metadata_in_force(negotiated: Negotiated) -> bool:
+    # The feature exists only on API 0.4; a claim of it elsewhere is an
+    # unoffered feature and does not license the fields.
+    return negotiated.api_version == _PROMPT_METADATA_API and negotiated.has(_F_PROMPT_METADATA)
+
+
+def _schema_validity(requirement: str, schema: dict[str, Any], path: Path) -> Iterator[Violation]:
+    """Check ``schema`` against its dialect's metaschema; one violation at the
+    first error found."""
+    dialect = _dialect(schema)
+    try:
+        dialect.check_schema(schema)
+    except SchemaError as error:
+        where = (*path, *error.absolute_path)
+        message = error.message
+        if len(message) > _MAX_QUOTED_ERROR:
+            message = message[:_MAX_QUOTED_ERROR] + "..."
+        name = dialect.__name__.removesuffix("Validator")
+        yield Violation(requirement, f"{dotted(where)} is not a valid JSON Schema ({name}): {message}", where)
+    except RecursionError:
+        # Nested deeper than the interpreter can walk. §1.1 sets no depth
+        # bound on parameters, so this is left unjudged rather than called
+        # invalid (output schemas never get here: their walk stops at 32).
+        return
+
+
+def _dialect(schema: Mapping[str, Any]) -> Any:
+    """The validator class for the schema's ``$schema``, or draft 2020-12."""
+    declared = schema.get("$schema")
+    if not isinstance(declared, str):
+        # A non-string $schema is itself a defect the 2020-12 metaschema names.
+        return _DEFAULT_DIALECT
+    try:
+        return validator_for(schema, default=_DEFAULT_DIALECT)
+    except (ValueError, TypeError):
+        # jsonschema normalises the URI before looking it up; a string that is
+        # not a parseable URI cannot name a known dialect.
+        return _DEFAULT_DIALECT
+
+
+def _wrong(requirement: str, container: Mapping[str, Any], key: str, base: Path, expected: str) -> Violation:
+    """``<base>.<key> is missing|<kind>; expected <expected>``."""
+    path = (*base, key)
+    actual = "missing" if key not in container else kind(container[key])
+    return Violation(requirement, f"{dotted(path)} is {actual}; expected {expected}", path)
+
+
+def _member(value: object, key: str) -> object:
+    """``value[key]`` when ``value`` is an object, else None."""
+    return value.get(key) if isinstance(value, dict) else None
+
+
+def _objects(entries: object) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(index, entry) for the object entries of an array (nothing otherwise)."""
+    if isinstance(entries, list):
+        for index, entry in enumerate(entries):
+            if isinstance(entry, dict):
+                yield index, entry
+
+
+def _names(entries: Iterable[Any]) -> list[tuple[int, str]]:
+    """(index, name) for entries that are objects with a string name."""
+    return [(i, e["name"]) for i, e in _objects(list(entries)) if isinstance(e.get("name"), str)]
+
+
+def _strings(entries: object) -> list[tuple[int, str]]:
+    """(index, entry) for the string entries of an array (none otherwise)."""
+    if not isinstance(entries, list):
+        return []
+    return [(index, entry) for index, entry in enumerate(entries) if isinstance(entry, str)]
+
+
+def _subscribes_nothing(events: object) -> bool:
+    return events is None or (isinstance(events, list) and not events)
+
+
+def _is_control(ch: str) -> bool:
+    return unicodedata.category(ch) == "Cc"

@@ -1,0 +1,458 @@
+"""Validators for the results an extension returns to host requests (§1.2-§1.7).
+
+Sans-IO and stateless: each ``check_*`` takes the ``result`` member of one
+response (plus what was negotiated, where the rules depend on it) and yields
+:class:`Exercise` / :class:`Violation` findings. One small function per
+requirement, in the jsonschema style; none raises on any JSON value. Paths are
+relative to ``result``; the session prefixes them.
+
+Decisions where the document leaves room. The rule throughout: strict where
+the text constrains, never stricter than the text when in doubt.
+
+§1.2 tool/call
+* API 0.1 (EXT-1.2-result-0.1): ``content`` is a required string, ``is_error``
+  a boolean when present; ``metadata`` may be any JSON (the 0.1 decoder
+  accepts and discards it), and the §1.2 bounds are API 0.2 guarantees, so
+  they are not applied to 0.1 metadata.
+* API 0.2/0.4: the content rules apply whenever the API is not 0.1 -- not
+  only when content_parts shows up in the negotiated list; a response that
+  fails to negotiate the required feature is the initialize rules' business.
+* "At least one explicit text part" counts parts whose ``type`` is ``"text"``;
+  a malformed text part still counts there and is reported by the shape rule.
+* Media (EXT-1.2-media-needs-artifact): a media part must name an artifact
+  the host verified for this owner and generation. The harness never issues
+  artifacts (it answers no artifact/publish with an id), so every image or
+  audio part is a violation -- "artifacts not negotiated" without the feature,
+  "never issued" with it. The MIME/kind match and the 64 MiB aggregate media
+  bound are host-side checks against artifact records and are not judged.
+* structured_content rules need the tool's declaration, so they are skipped
+  when the tool is unknown (``tool is None``).
+* An error result (``is_error: true``) need not carry structured_content even
+  when the tool declares an output_schema, and structured content it does
+  carry is not validated against the schema. The text states neither the
+  requirement nor the exemption for errors; a failed call has no output for
+  the schema to describe, so demanding one would be stricter than the text
+  can be shown to be. The forbidden rule and the bounds still apply to errors.
+* ``structured_content: null`` counts as absent (the convention of
+  :mod:`.members`), so it satisfies "forbidden" and fails "required".
+* EXT-1.2-structured-valid uses the JSON Schema draft the schema's
+  ``$schema`` names, 2020-12 otherwise (the §1.1 keyword subset means the
+  same in every draft since 6). A schema jsonschema rejects, or one it cannot
+  evaluate, is skipped without an Exercise: the output_schema rules of §1.1
+  report it.
+* The bounds use :mod:`.json_measure`'s definitions (compact UTF-8 encoding;
+  a scalar is depth 1; every value a node). Metadata keys are checked at
+  every depth, not only at the top.
+
+§1.3-§1.7 (their type-reference bodies in §4 are missing, so the examples and
+prose are all there is)
+* command/execute: every member (text, notifications, context) is optional;
+  ``{}`` is a valid result.
+* hook/run: ``disposition`` is optional (absent means continue); when present
+  it needs an ``action`` of continue or deny. ``reason`` is shown with deny but
+  never called required, so it is only required to be a string when present.
+  Hook-specific rules (e.g. §1.4b model-turn hooks refusing deny) need the
+  hook name and are not judged here.
+* context/collect: the result is an array; ``null`` is not allowed (only
+  §1.6 offers null as "nothing").
+* status/collect: ``null`` or an object with ``surface`` and ``text``
+  (required), ``style_role`` string or null, ``priority`` integer. Whether the
+  surface must echo the requested one is not stated, so it is not checked.
+* tool/render: ``segments`` is required; each segment needs ``text``;
+  ``style_role`` is a string or null and may be omitted (read as null).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import jsonschema
+import jsonschema.protocols
+import jsonschema.validators
+
+from . import limits
+from .describe import Path, kind
+from .ext_notifications import array_items_problems, contribution_problems, notification_problems
+from .ext_types import Negotiated, ToolInfo
+from .json_measure import depth, encoded_size, node_count, oversized_keys
+from .members import (
+    bool_member,
+    clip,
+    enum_member,
+    excerpt,
+    expected_object,
+    integer_member,
+    name,
+    nullable_string_member,
+    present,
+    string_member,
+)
+from .violations import Finding, Violation, rule
+
+RESULT_0_1 = "EXT-1.2-result-0.1"
+CONTENT_PARTS = "EXT-1.2-content-parts"
+CONTENT_PART_COUNT = "EXT-1.2-content-part-count"
+CONTENT_PART_SHAPE = "EXT-1.2-content-part-shape"
+MEDIA_NEEDS_ARTIFACT = "EXT-1.2-media-needs-artifact"
+IS_ERROR_BOOL = "EXT-1.2-is-error-bool"
+STRUCTURED_REQUIRED = "EXT-1.2-structured-required"
+STRUCTURED_FORBIDDEN = "EXT-1.2-structured-forbidden"
+STRUCTURED_VALID = "EXT-1.2-structured-valid"
+STRUCTURED_BOUNDS = "EXT-1.2-structured-content-bounds"
+METADATA_BOUNDS = "EXT-1.2-metadata-bounds"
+COMMAND_RESULT = "EXT-1.3-command-result"
+HOOK_RESULT = "EXT-1.4-hook-result"
+CONTEXT_RESULT = "EXT-1.5-context-result"
+STATUS_RESULT = "EXT-1.6-status-result"
+RENDER_RESULT = "EXT-1.7-render-result"
+
+ROOT = "result"
+
+
+# -- §1.2 tool/call, API 0.1 ----------------------------------------------------
+
+
+@rule(RESULT_0_1)
+def result_0_1(result: object) -> Iterator[Violation]:
+    if not isinstance(result, dict):
+        yield expected_object(result, RESULT_0_1, ROOT)
+        return
+    yield from string_member(result, "content", RESULT_0_1, ROOT, required=True)
+    yield from bool_member(result, "is_error", RESULT_0_1, ROOT)
+
+
+# -- §1.2 tool/call, API 0.2 / 0.4 ------------------------------------------------
+
+
+def _part_type(part: object) -> object:
+    return part.get("type") if isinstance(part, dict) else None
+
+
+@rule(CONTENT_PARTS)
+def content_parts(result: object) -> Iterator[Violation]:
+    if not isinstance(result, dict):
+        yield expected_object(result, CONTENT_PARTS, ROOT)
+        return
+    expected = "expected a non-empty array of content parts"
+    if "content" not in result:
+        yield Violation(CONTENT_PARTS, f"result has no content; {expected}")
+        return
+    content = result["content"]
+    if not isinstance(content, list):
+        yield Violation(CONTENT_PARTS, f"result.content is {kind(content)}; {expected}", ("content",))
+    elif not content:
+        yield Violation(CONTENT_PARTS, f"result.content is an empty array; {expected}", ("content",))
+    elif not any(_part_type(part) == "text" for part in content):
+        yield Violation(
+            CONTENT_PARTS,
+            f"result.content has {len(content):,} parts and none of type 'text'; at least one text part is required",
+            ("content",),
+        )
+
+
+@rule(CONTENT_PART_COUNT)
+def content_part_count(content: list[Any]) -> Iterator[Violation]:
+    if len(content) > limits.MAX_CONTENT_PARTS:
+        yield Violation(
+            CONTENT_PART_COUNT,
+            f"content has {len(content):,} parts; limit {limits.MAX_CONTENT_PARTS:,}",
+            ("content",),
+        )
+
+
+def _part_problems(part: object, path: Path) -> Iterator[Violation]:
+    if not isinstance(part, dict):
+        yield expected_object(part, CONTENT_PART_SHAPE, ROOT, path)
+        return
+    part_type = part.get("type")
+    if part_type == "text":
+        yield from string_member(part, "text", CONTENT_PART_SHAPE, ROOT, path, required=True)
+    elif part_type in limits.MEDIA_PART_TYPES:
+        yield from string_member(part, "artifact_id", CONTENT_PART_SHAPE, ROOT, path, required=True)
+        yield from string_member(part, "mime_type", CONTENT_PART_SHAPE, ROOT, path, required=True)
+        optional = "alt" if part_type == "image" else "transcript"
+        yield from string_member(part, optional, CONTENT_PART_SHAPE, ROOT, path, required=False)
+    else:
+        listing = ", ".join(limits.CONTENT_PART_TYPES)
+        if "type" not in part:
+            yield Violation(CONTENT_PART_SHAPE, f"{name(ROOT, path)} has no type; expected one of {listing}", path)
+        else:
+            shown = excerpt(part_type) if isinstance(part_type, str) else kind(part_type)
+            where = (*path, "type")
+            yield Violation(CONTENT_PART_SHAPE, f"{name(ROOT, where)} is {shown}; expected one of {listing}", where)
+
+
+@rule(CONTENT_PART_SHAPE)
+def content_part_shape(content: list[Any]) -> Iterator[Violation]:
+    for index, part in enumerate(content):
+        yield from _part_problems(part, ("content", index))
+
+
+@rule(MEDIA_NEEDS_ARTIFACT)
+def media_needs_artifact(content: list[Any], *, negotiated: Negotiated) -> Iterator[Violation]:
+    has_artifacts = negotiated.has("artifacts")
+    for index, part in enumerate(content):
+        part_type = _part_type(part)
+        if part_type not in limits.MEDIA_PART_TYPES:
+            continue
+        path: Path = ("content", index)
+        label = f"{name(ROOT, path)} is an {part_type} part"
+        if not has_artifacts:
+            yield Violation(MEDIA_NEEDS_ARTIFACT, f"{label}, but artifacts not negotiated", path)
+            continue
+        assert isinstance(part, dict)
+        artifact_id = part.get("artifact_id")
+        shown = excerpt(artifact_id) if isinstance(artifact_id, str) else kind(artifact_id)
+        yield Violation(
+            MEDIA_NEEDS_ARTIFACT,
+            f"{label}: artifact id {shown} was never issued by the host",
+            (*path, "artifact_id"),
+        )
+
+
+@rule(IS_ERROR_BOOL)
+def is_error_bool(result: dict[str, Any]) -> Iterator[Violation]:
+    yield from bool_member(result, "is_error", IS_ERROR_BOOL, ROOT)
+
+
+def _is_error_result(result: dict[str, Any]) -> bool:
+    return result.get("is_error") is True
+
+
+@rule(STRUCTURED_REQUIRED)
+def structured_required(result: dict[str, Any], *, tool: ToolInfo) -> Iterator[Violation]:
+    # Error results are exempt; see the module docstring.
+    if _is_error_result(result) or present(result, "structured_content"):
+        return
+    shown = "null" if "structured_content" in result else "absent"
+    yield Violation(
+        STRUCTURED_REQUIRED,
+        f"result.structured_content is {shown}, but tool {excerpt(tool.name)} declares an output_schema",
+    )
+
+
+@rule(STRUCTURED_FORBIDDEN)
+def structured_forbidden(result: dict[str, Any], *, tool: ToolInfo) -> Iterator[Violation]:
+    if present(result, "structured_content"):
+        yield Violation(
+            STRUCTURED_FORBIDDEN,
+            f"result.structured_content is {kind(result['structured_content'])}, "
+            f"but tool {excerpt(tool.name)} declares no output_schema",
+            ("structured_content",),
+        )
+
+
+def schema_validator(schema: object) -> jsonschema.protocols.Validator | None:
+    """A validator for ``schema``, or None when jsonschema rejects the schema."""
+    if not isinstance(schema, dict | bool):
+        return None
+    try:
+        cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
+        cls.check_schema(schema)
+        return cls(schema)
+    except Exception:  # any failure means "not a schema we can use"; never raise
+        return None
+
+
+@rule(STRUCTURED_VALID)
+def structured_valid(
+    result: dict[str, Any], *, tool: ToolInfo, validator: jsonschema.protocols.Validator
+) -> Iterator[Violation]:
+    instance = result.get("structured_content")
+    errors = validator.iter_errors(instance)
+    while True:
+        try:
+            error = next(errors)
+        except StopIteration:
+            return
+        except Exception:
+            # jsonschema could not go on: a schema it cannot evaluate (the
+            # §1.1 rules report those) or an instance too deep even to repr
+            # in a message (far over the depth bound, reported there).
+            return
+        path: Path = ("structured_content", *error.absolute_path)
+        keyword = "/".join(str(step) for step in error.absolute_schema_path)
+        yield Violation(
+            STRUCTURED_VALID,
+            f"{name(ROOT, path)} does not match the output_schema of tool {excerpt(tool.name)} "
+            f"at {keyword or 'the root'}: {clip(error.message)}",
+            path,
+        )
+
+
+def _json_bounds(value: object, field: str, max_bytes: int, requirement: str) -> Iterator[Violation]:
+    path: Path = (field,)
+    size = encoded_size(value)
+    if size > max_bytes:
+        yield Violation(requirement, f"{field} is {size:,} bytes encoded; limit {max_bytes:,}", path)
+    levels = depth(value)
+    if levels > limits.MAX_JSON_DEPTH:
+        yield Violation(
+            requirement, f"{field} is nested {levels:,} levels deep; limit {limits.MAX_JSON_DEPTH:,}", path
+        )
+    nodes = node_count(value)
+    if nodes > limits.MAX_JSON_NODES:
+        yield Violation(requirement, f"{field} has {nodes:,} nodes; limit {limits.MAX_JSON_NODES:,}", path)
+
+
+@rule(STRUCTURED_BOUNDS)
+def structured_content_bounds(structured_content: object) -> Iterator[Violation]:
+    yield from _json_bounds(
+        structured_content, "structured_content", limits.MAX_STRUCTURED_CONTENT_BYTES, STRUCTURED_BOUNDS
+    )
+
+
+@rule(METADATA_BOUNDS)
+def metadata_bounds(metadata: object) -> Iterator[Violation]:
+    yield from _json_bounds(metadata, "metadata", limits.MAX_METADATA_BYTES, METADATA_BOUNDS)
+    for key_path, key, size in oversized_keys(metadata, limits.MAX_METADATA_KEY_BYTES):
+        path: Path = ("metadata", *key_path)
+        yield Violation(
+            METADATA_BOUNDS,
+            f"metadata key {excerpt(key)} at {name(ROOT, path[:-1])} is {size:,} bytes in UTF-8; "
+            f"limit {limits.MAX_METADATA_KEY_BYTES:,}",
+            path,
+        )
+
+
+def check_tool_result(result: object, *, negotiated: Negotiated, tool: ToolInfo | None) -> Iterator[Finding]:
+    """Judge a ``tool/call`` result (§1.2) under the negotiated API.
+
+    ``tool`` is the called tool's definition, or None when the call named a
+    tool the extension never declared (the schema rules are then skipped).
+    """
+    if negotiated.is_legacy:
+        yield from result_0_1(result)
+        return
+    yield from content_parts(result)
+    if not isinstance(result, dict):
+        return
+    content = result.get("content")
+    if isinstance(content, list):
+        yield from content_part_count(content)
+        yield from content_part_shape(content)
+        yield from media_needs_artifact(content, negotiated=negotiated)
+    yield from is_error_bool(result)
+    if tool is not None:
+        if tool.output_schema is None:
+            yield from structured_forbidden(result, tool=tool)
+        else:
+            yield from structured_required(result, tool=tool)
+            validator = schema_validator(tool.output_schema)
+            if validator is not None and present(result, "structured_content") and not _is_error_result(result):
+                yield from structured_valid(result, tool=tool, validator=validator)
+    if present(result, "structured_content"):
+        yield from structured_content_bounds(result["structured_content"])
+    if present(result, "metadata"):
+        yield from metadata_bounds(result["metadata"])
+
+
+# -- §1.3 command/execute -------------------------------------------------------
+
+
+@rule(COMMAND_RESULT)
+def command_result(result: object) -> Iterator[Violation]:
+    if not isinstance(result, dict):
+        yield expected_object(result, COMMAND_RESULT, ROOT)
+        return
+    yield from string_member(result, "text", COMMAND_RESULT, ROOT, required=False)
+    yield from array_items_problems(result, "notifications", COMMAND_RESULT, ROOT, notification_problems)
+    yield from array_items_problems(result, "context", COMMAND_RESULT, ROOT, contribution_problems)
+
+
+def check_command_result(result: object) -> Iterator[Finding]:
+    """Judge a ``command/execute`` result (§1.3)."""
+    yield from command_result(result)
+
+
+# -- §1.4 hook/run ----------------------------------------------------------------
+
+
+@rule(HOOK_RESULT)
+def hook_result(result: object) -> Iterator[Violation]:
+    if not isinstance(result, dict):
+        yield expected_object(result, HOOK_RESULT, ROOT)
+        return
+    if present(result, "disposition"):
+        disposition = result["disposition"]
+        path: Path = ("disposition",)
+        if not isinstance(disposition, dict):
+            yield expected_object(disposition, HOOK_RESULT, ROOT, path)
+        else:
+            yield from enum_member(disposition, "action", limits.HOOK_ACTIONS, HOOK_RESULT, ROOT, path, required=True)
+            yield from string_member(disposition, "reason", HOOK_RESULT, ROOT, path, required=False)
+    yield from array_items_problems(result, "context", HOOK_RESULT, ROOT, contribution_problems)
+    yield from array_items_problems(result, "notifications", HOOK_RESULT, ROOT, notification_problems)
+
+
+def check_hook_result(result: object) -> Iterator[Finding]:
+    """Judge a ``hook/run`` result (§1.4)."""
+    yield from hook_result(result)
+
+
+# -- §1.5 context/collect ------------------------------------------------------
+
+
+@rule(CONTEXT_RESULT)
+def context_result(result: object) -> Iterator[Violation]:
+    if not isinstance(result, list):
+        yield Violation(CONTEXT_RESULT, f"result is {kind(result)}; expected an array of context contributions")
+        return
+    for index, item in enumerate(result):
+        yield from contribution_problems(item, CONTEXT_RESULT, ROOT, (index,))
+
+
+def check_context_result(result: object) -> Iterator[Finding]:
+    """Judge a ``context/collect`` result (§1.5)."""
+    yield from context_result(result)
+
+
+# -- §1.6 status/collect --------------------------------------------------------
+
+
+@rule(STATUS_RESULT)
+def status_result(result: object) -> Iterator[Violation]:
+    if result is None:  # "contribute nothing"
+        return
+    if not isinstance(result, dict):
+        yield Violation(STATUS_RESULT, f"result is {kind(result)}; expected null or a status contribution object")
+        return
+    yield from enum_member(result, "surface", limits.STATUS_SURFACES, STATUS_RESULT, ROOT, required=True)
+    yield from string_member(result, "text", STATUS_RESULT, ROOT, required=True)
+    yield from nullable_string_member(result, "style_role", STATUS_RESULT, ROOT)
+    yield from integer_member(result, "priority", STATUS_RESULT, ROOT, required=False)
+
+
+def check_status_result(result: object) -> Iterator[Finding]:
+    """Judge a ``status/collect`` result (§1.6)."""
+    yield from status_result(result)
+
+
+# -- §1.7 tool/render -------------------------------------------------------------
+
+
+@rule(RENDER_RESULT)
+def render_result(result: object) -> Iterator[Violation]:
+    if not isinstance(result, dict):
+        yield expected_object(result, RENDER_RESULT, ROOT)
+        return
+    if "segments" not in result:
+        yield Violation(RENDER_RESULT, "result has no segments; expected an array")
+        return
+    segments = result["segments"]
+    if not isinstance(segments, list):
+        yield Violation(RENDER_RESULT, f"result.segments is {kind(segments)}; expected an array", ("segments",))
+        return
+    for index, segment in enumerate(segments):
+        path: Path = ("segments", index)
+        if not isinstance(segment, dict):
+            yield expected_object(segment, RENDER_RESULT, ROOT, path)
+            continue
+        yield from string_member(segment, "text", RENDER_RESULT, ROOT, path, required=True)
+        yield from nullable_string_member(segment, "style_role", RENDER_RESULT, ROOT, path)
+
+
+def check_render_result(result: object) -> Iterator[Finding]:
+    """Judge a ``tool/render`` result (§1.7)."""
+    yield from render_result(result)

@@ -1,0 +1,531 @@
+"""The host's view of one extension process generation, as pure state.
+
+What this module is responsible for: remembering what the host (the
+harness) sent -- requests, cancellations, unreadable frames -- and judging
+every frame the extension writes against that memory: does a response answer
+a live request, once; is progress tied to a live request with rising
+sequence numbers; do child requests use legal, fresh ids under the bounds;
+does each result have the shape its method and the negotiation demand.
+
+What it is not responsible for: time. Deadlines (the 2 s cancellation grace,
+"every request is answered", exit after shutdown) are judged by the peer that
+owns a clock, using :meth:`HostSession.unanswered` and friends. Nor does it
+decide what to send; machines do.
+
+Per-request states (h2 style; anything missing from the table is a
+violation named by the table):
+
+      PENDING --written--> WRITTEN --cancel--> CANCEL_SENT
+                              |                    |
+                           response             response
+                              v                    v
+                           SETTLED <-----------TOMBSTONED (settled after cancel)
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from typing import Any
+
+from . import limits
+from .ext_initialize import check_initialize_result, negotiated_from, tools_from
+from .ext_notifications import check_notification, check_progress_event
+from .ext_results import (
+    check_command_result,
+    check_context_result,
+    check_hook_result,
+    check_render_result,
+    check_status_result,
+    check_tool_result,
+)
+from .ext_types import ManifestInfo, Negotiated, Offer, ToolInfo
+from .jsonrpc import (
+    INVALID_PARAMS,
+    METHOD_NOT_FOUND,
+    REQUEST_CANCELLED,
+    Decoded,
+    ErrorResponse,
+    JsonRpcId,
+    Notification,
+    Request,
+    Response,
+)
+from .violations import Exercise, Finding, Violation
+
+
+class RequestState(enum.Enum):
+    PENDING = "pending"  # decided, not yet written (a scheduler may still skip it)
+    WRITTEN = "written"
+    CANCEL_SENT = "cancel-sent"
+    SETTLED = "settled"
+    TOMBSTONED = "tombstoned"
+
+
+class RequestInput(enum.Enum):
+    WRITTEN = "written"
+    CANCEL = "cancel"
+    RESPONSE = "response"
+    PROGRESS = "progress"
+
+
+S, I = RequestState, RequestInput
+# (state, input) -> (next state, requirement violated or None)
+REQUEST_TRANSITIONS: dict[tuple[RequestState, RequestInput], tuple[RequestState, str | None]] = {
+    (S.PENDING, I.WRITTEN): (S.WRITTEN, None),
+    (S.PENDING, I.CANCEL): (S.TOMBSTONED, None),  # §1.9: an unwritten frame is skipped
+    (S.PENDING, I.RESPONSE): (S.PENDING, "JSONRPC-5-id-echo"),
+    (S.PENDING, I.PROGRESS): (S.PENDING, "EXT-2.6-progress-active-request"),
+    (S.WRITTEN, I.WRITTEN): (S.WRITTEN, None),
+    (S.WRITTEN, I.CANCEL): (S.CANCEL_SENT, None),
+    (S.WRITTEN, I.RESPONSE): (S.SETTLED, None),
+    (S.WRITTEN, I.PROGRESS): (S.WRITTEN, None),
+    (S.CANCEL_SENT, I.WRITTEN): (S.CANCEL_SENT, None),
+    (S.CANCEL_SENT, I.CANCEL): (S.CANCEL_SENT, None),
+    (S.CANCEL_SENT, I.RESPONSE): (S.TOMBSTONED, None),  # result or -32800: either may win (§1.9)
+    (S.CANCEL_SENT, I.PROGRESS): (S.CANCEL_SENT, None),  # the extension has not seen the cancel yet
+    (S.SETTLED, I.WRITTEN): (S.SETTLED, None),
+    (S.SETTLED, I.CANCEL): (S.SETTLED, None),  # cancel after the reply: the extension ignores it
+    (S.SETTLED, I.RESPONSE): (S.SETTLED, "JSONRPC-5-one-response"),
+    (S.SETTLED, I.PROGRESS): (S.SETTLED, "EXT-2.6-progress-active-request"),
+    (S.TOMBSTONED, I.WRITTEN): (S.TOMBSTONED, None),
+    (S.TOMBSTONED, I.CANCEL): (S.TOMBSTONED, None),
+    (S.TOMBSTONED, I.RESPONSE): (S.TOMBSTONED, "JSONRPC-5-one-response"),
+    (S.TOMBSTONED, I.PROGRESS): (S.TOMBSTONED, "EXT-2.6-progress-active-request"),
+}
+ACTIVE = frozenset({S.WRITTEN, S.CANCEL_SENT})
+
+
+class Lifecycle(enum.Enum):
+    """§5: starting -> initializing -> ready -> draining -> stopped, with
+    degraded/crashed reachable from the live states."""
+
+    STARTING = "starting"
+    INITIALIZING = "initializing"
+    READY = "ready"
+    DRAINING = "draining"
+    STOPPED = "stopped"
+    DEGRADED = "degraded"
+    CRASHED = "crashed"
+
+
+class LifecycleInput(enum.Enum):
+    INITIALIZE_SENT = "initialize-sent"
+    INITIALIZED = "initialized"
+    SHUTDOWN_SENT = "shutdown-sent"
+    EXITED = "exited"
+    GRACE_EXPIRED = "grace-expired"
+
+
+L, LI = Lifecycle, LifecycleInput
+LIFECYCLE_TRANSITIONS: dict[tuple[Lifecycle, LifecycleInput], Lifecycle] = {
+    (L.STARTING, LI.INITIALIZE_SENT): L.INITIALIZING,
+    (L.STARTING, LI.EXITED): L.CRASHED,
+    (L.INITIALIZING, LI.INITIALIZED): L.READY,
+    (L.INITIALIZING, LI.EXITED): L.CRASHED,
+    (L.INITIALIZING, LI.SHUTDOWN_SENT): L.DRAINING,
+    (L.READY, LI.SHUTDOWN_SENT): L.DRAINING,
+    (L.READY, LI.EXITED): L.CRASHED,
+    (L.READY, LI.GRACE_EXPIRED): L.DEGRADED,
+    (L.DRAINING, LI.EXITED): L.STOPPED,
+    (L.DRAINING, LI.GRACE_EXPIRED): L.DEGRADED,
+    (L.DEGRADED, LI.EXITED): L.STOPPED,
+    (L.DEGRADED, LI.SHUTDOWN_SENT): L.DEGRADED,
+    (L.DEGRADED, LI.GRACE_EXPIRED): L.DEGRADED,
+}
+
+
+class LocalProtocolError(RuntimeError):
+    """The harness misused the session (a bug in the suite, not the target)."""
+
+
+# §2: requests that act inside one host operation name it as their parent.
+OPERATION_SCOPED = frozenset(
+    {"confirmation/request", "input/request", "artifact/publish", "policy/evaluate", "secret/get"}
+)
+# §2.20: the one documented exception to "nothing before initialize completes".
+ALLOWED_BEFORE_READY = frozenset({"shortcut/register"})
+
+Intent = str | None  # "unknown-method" | "invalid-params" | None (a valid call)
+
+
+@dataclass
+class HostRequest:
+    id: JsonRpcId
+    method: str
+    params: Any
+    intent: Intent = None
+    state: RequestState = RequestState.WRITTEN
+    last_sequence: int | None = None
+    response: Response | ErrorResponse | None = None
+
+
+@dataclass
+class ChildRequest:
+    id: JsonRpcId
+    method: str
+    params: Any
+    parent: JsonRpcId | None
+
+
+@dataclass
+class HostSession:
+    manifest: ManifestInfo
+    offer: Offer
+    lifecycle: Lifecycle = Lifecycle.STARTING
+    negotiated: Negotiated | None = None
+    tools: dict[str, ToolInfo] = field(default_factory=dict)
+    requests: dict[Any, HostRequest] = field(default_factory=dict)
+    children: dict[Any, ChildRequest] = field(default_factory=dict)
+    child_ids_used: set[Any] = field(default_factory=set)
+    unreadable_sent: int = 0
+    exercised_before_ready: bool = False
+
+    # -- what the host did -------------------------------------------------
+    def advance(self, event: LifecycleInput) -> None:
+        key = (self.lifecycle, event)
+        if key not in LIFECYCLE_TRANSITIONS:
+            raise LocalProtocolError(f"lifecycle: no transition from {self.lifecycle.value} on {event.value}")
+        self.lifecycle = LIFECYCLE_TRANSITIONS[key]
+
+    def sent_request(self, rid: JsonRpcId, method: str, params: Any, *, intent: Intent = None) -> HostRequest:
+        if _key(rid) in self.requests:
+            raise LocalProtocolError(f"request id {rid!r} reused by the harness")
+        req = HostRequest(rid, method, params, intent)
+        self.requests[_key(rid)] = req
+        if method == "initialize":
+            self.advance(LifecycleInput.INITIALIZE_SENT)
+        elif method == "shutdown":
+            self.advance(LifecycleInput.SHUTDOWN_SENT)
+        return req
+
+    def sent_cancel(self, rid: JsonRpcId) -> None:
+        req = self.requests.get(_key(rid))
+        if req is not None:
+            self._step(req, RequestInput.CANCEL, None)
+
+    def sent_unreadable(self) -> None:
+        """A frame with no readable id was written: one id-null reply is fine."""
+        self.unreadable_sent += 1
+
+    def child_answered(self, cid: JsonRpcId) -> None:
+        self.children.pop(_key(cid), None)
+
+    # -- queries for the clock owner ----------------------------------------
+    def unanswered(self) -> list[HostRequest]:
+        return [r for r in self.requests.values() if r.state in ACTIVE]
+
+    def request(self, rid: JsonRpcId) -> HostRequest | None:
+        return self.requests.get(_key(rid))
+
+    # -- what the extension wrote -------------------------------------------
+    def received(self, decoded: Decoded) -> list[Finding]:
+        findings: list[Finding] = [Exercise(r) for r in decoded.rules]
+        findings.extend(decoded.violations)
+        msg = decoded.message
+        if isinstance(msg, Response | ErrorResponse):
+            findings.extend(self._on_response(msg))
+        elif isinstance(msg, Request):
+            findings.extend(self._before_ready(msg.method))
+            findings.extend(self._on_child_request(msg))
+        elif isinstance(msg, Notification):
+            findings.extend(self._before_ready(msg.method))
+            findings.extend(self._on_notification(msg))
+        return [f.in_frame(decoded.frame_index) if isinstance(f, Violation) else f for f in findings]
+
+    def _step(self, req: HostRequest, event: RequestInput, requirement_text: str | None) -> list[Violation]:
+        nxt, broken = REQUEST_TRANSITIONS[(req.state, event)]
+        req.state = nxt
+        if broken is None:
+            return []
+        return [Violation(broken, requirement_text or f"{event.value} for request {req.id!r} in state {req.state.value}")]
+
+    def _before_ready(self, method: str) -> list[Finding]:
+        if self.lifecycle in (Lifecycle.STARTING, Lifecycle.INITIALIZING) and method not in ALLOWED_BEFORE_READY:
+            return [
+                Violation(
+                    "EXT-0-messages-after-initialize",
+                    f"{method} was sent before the extension answered initialize",
+                )
+            ]
+        return []
+
+    # responses ---------------------------------------------------------------
+    def _on_response(self, msg: Response | ErrorResponse) -> list[Finding]:
+        req = self.requests.get(_key(msg.id))
+        if req is None:
+            return self._unmatched(msg)
+        findings: list[Finding] = [Exercise("JSONRPC-5-id-echo"), Exercise("JSONRPC-5-one-response")]
+        first = req.state in ACTIVE
+        was_cancelled = req.state is RequestState.CANCEL_SENT
+        findings.extend(
+            self._step(req, RequestInput.RESPONSE, f"request {msg.id!r} ({req.method}) answered a second time")
+        )
+        if not first:
+            return findings
+        req.response = msg
+        if isinstance(msg, ErrorResponse):
+            findings.extend(self._error_code_rules(req, msg, was_cancelled))
+        else:
+            findings.extend(self._result_rules(req, msg.result))
+        return findings
+
+    def _unmatched(self, msg: Response | ErrorResponse) -> list[Finding]:
+        if msg.id is None:
+            if self.unreadable_sent:
+                self.unreadable_sent -= 1
+                return [Exercise("JSONRPC-5-null-id-on-parse-error")]
+            return [
+                Exercise("JSONRPC-4.1-no-reply-to-notification"),
+                Violation(
+                    "JSONRPC-4.1-no-reply-to-notification",
+                    "a response with id null arrived, but every frame the host sent was readable: "
+                    "it answers a notification",
+                ),
+            ]
+        if self.unreadable_sent:
+            self.unreadable_sent -= 1
+            return [
+                Exercise("JSONRPC-5-null-id-on-parse-error"),
+                Violation(
+                    "JSONRPC-5-null-id-on-parse-error",
+                    f"reply to an unreadable frame carries id {msg.id!r}; it must be null",
+                ),
+            ]
+        return [
+            Exercise("JSONRPC-5-id-echo"),
+            Violation("JSONRPC-5-id-echo", f"response id {msg.id!r} matches no request the host sent"),
+        ]
+
+    def _error_code_rules(self, req: HostRequest, msg: ErrorResponse, was_cancelled: bool) -> list[Finding]:
+        out: list[Finding] = []
+        if was_cancelled and req.intent is None:
+            out.append(Exercise("EXT-1.9-cancel-reply-code"))
+            if msg.code != REQUEST_CANCELLED:
+                out.append(
+                    Violation(
+                        "EXT-1.9-cancel-reply-code",
+                        f"cancelled {req.method} {req.id!r} answered with error code {msg.code!r}; "
+                        f"expected {REQUEST_CANCELLED} (or a normal result)",
+                        ("error", "code"),
+                    )
+                )
+        if req.intent == "unknown-method":
+            out.append(Exercise("EXT-3-unknown-method-code"))
+            if msg.code != METHOD_NOT_FOUND:
+                out.append(
+                    Violation(
+                        "EXT-3-unknown-method-code",
+                        f"unknown method {req.method!r} answered with code {msg.code!r}; expected {METHOD_NOT_FOUND}",
+                        ("error", "code"),
+                    )
+                )
+        if req.intent == "invalid-params":
+            out.append(Exercise("EXT-3-invalid-params-code"))
+            if msg.code != INVALID_PARAMS:
+                out.append(
+                    Violation(
+                        "EXT-3-invalid-params-code",
+                        f"{req.method} with invalid params answered with code {msg.code!r}; expected {INVALID_PARAMS}",
+                        ("error", "code"),
+                    )
+                )
+        if req.method == "initialize":
+            out.append(Exercise("EXT-1.1-result-shape"))
+            out.append(
+                Violation(
+                    "EXT-1.1-result-shape",
+                    f"initialize was refused with error {msg.code!r}: {str(msg.message)[:200]!r}",
+                    ("error",),
+                )
+            )
+        return out
+
+    def _result_rules(self, req: HostRequest, result: Any) -> list[Finding]:
+        out: list[Finding] = []
+        if req.intent == "unknown-method":
+            out.append(Exercise("EXT-3-unknown-method-code"))
+            out.append(
+                Violation(
+                    "EXT-3-unknown-method-code",
+                    f"unknown method {req.method!r} answered with a result; expected error {METHOD_NOT_FOUND}",
+                )
+            )
+            return out
+        method, params = req.method, req.params if isinstance(req.params, dict) else {}
+        if method == "initialize":
+            out.extend(self._on_initialized(result))
+        elif method == "tool/call" and req.intent is None and self.negotiated is not None:
+            tool = self.tools.get(params.get("name"))
+            out.extend(check_tool_result(result, negotiated=self.negotiated, tool=tool))
+        elif method == "command/execute" and req.intent is None:
+            out.extend(check_command_result(result))
+        elif method == "hook/run" and req.intent is None:
+            out.extend(check_hook_result(result))
+        elif method == "context/collect":
+            out.extend(check_context_result(result))
+        elif method == "status/collect":
+            out.extend(check_status_result(result))
+        elif method == "tool/render":
+            out.extend(check_render_result(result))
+        elif method == "shutdown":
+            out.append(Exercise("EXT-1.8-shutdown-ack"))
+            if not isinstance(result, dict):
+                out.append(Violation("EXT-1.8-shutdown-ack", f"shutdown result must be an object; got {result!r:.40}"))
+        return [f.at("result") if isinstance(f, Violation) else f for f in out]
+
+    def _on_initialized(self, result: Any) -> list[Finding]:
+        out: list[Finding] = list(check_initialize_result(result, offer=self.offer, manifest=self.manifest))
+        self.negotiated = negotiated_from(result, offer=self.offer)
+        self.tools = tools_from(result)
+        out.append(Exercise("EXT-0-messages-after-initialize"))
+        self.advance(LifecycleInput.INITIALIZED)
+        return out
+
+    # requests from the extension ---------------------------------------------
+    def _on_child_request(self, msg: Request) -> list[Finding]:
+        out: list[Finding] = [Exercise(r) for r in _CHILD_ID_RULES]
+        cid, key = msg.id, _key(msg.id)
+        if not _legal_child_id(cid):
+            out.append(
+                Violation(
+                    "EXT-2-child-id-type",
+                    f"extension request id {cid!r:.80} is neither an unsigned 64-bit integer nor a string "
+                    f"of at most {limits.MAX_CHILD_ID_BYTES} UTF-8 bytes",
+                    ("id",),
+                )
+            )
+        if key in self.children:
+            out.append(Violation("EXT-2-child-id-unique", f"id {cid!r} is already used by an outstanding request", ("id",)))
+        elif key in self.child_ids_used:
+            out.append(Violation("EXT-2-child-id-no-reuse", f"id {cid!r} was already used in this generation", ("id",)))
+        self.child_ids_used.add(key)
+        if len(self.child_ids_used) > limits.MAX_CHILD_IDS_PER_GENERATION:
+            out.append(
+                Violation(
+                    "EXT-2-child-max-ids",
+                    f"{len(self.child_ids_used):,} distinct child ids in one generation; "
+                    f"limit {limits.MAX_CHILD_IDS_PER_GENERATION:,}",
+                )
+            )
+        params = msg.params if isinstance(msg.params, dict) else {}
+        parent = params.get("parent_request_id")
+        self.children[key] = ChildRequest(cid, msg.method, msg.params, parent)
+        if len(self.children) > limits.MAX_OUTSTANDING_CHILDREN:
+            out.append(
+                Violation(
+                    "EXT-2-child-max-outstanding",
+                    f"{len(self.children)} child requests outstanding; limit {limits.MAX_OUTSTANDING_CHILDREN}",
+                )
+            )
+        out.extend(self._parent_rules(msg.method, params))
+        return out
+
+    def _parent_rules(self, method: str, params: dict[str, Any]) -> list[Finding]:
+        api = self.negotiated.api_version if self.negotiated else self.offer.api_version
+        scoped = method in OPERATION_SCOPED or method.startswith("agent/")
+        if not scoped:
+            return []
+        if api == "0.1":
+            if method != "confirmation/request":
+                return []
+            out: list[Finding] = [Exercise("EXT-2.2-confirmation-0.1-no-parent")]
+            if "parent_request_id" in params:
+                out.append(
+                    Violation(
+                        "EXT-2.2-confirmation-0.1-no-parent",
+                        "API 0.1 confirmation/request carries parent_request_id",
+                        ("params", "parent_request_id"),
+                    )
+                )
+            return out
+        out = [Exercise("EXT-2-parent-request-id")]
+        parent = params.get("parent_request_id")
+        where = ("params", "parent_request_id")
+        if isinstance(parent, bool) or not isinstance(parent, int):
+            got = "absent" if "parent_request_id" not in params else repr(parent)
+            out.append(Violation("EXT-2-parent-request-id", f"{method} needs a numeric parent_request_id; got {got}", where))
+            return out
+        req = self.requests.get(_key(parent))
+        if req is None or req.state not in ACTIVE:
+            state = "never sent" if req is None else f"already {req.state.value}"
+            out.append(
+                Violation(
+                    "EXT-2-parent-request-id",
+                    f"{method} names parent_request_id {parent}, which is {state}, not an active host request",
+                    where,
+                )
+            )
+        return out
+
+    # notifications from the extension ----------------------------------------
+    def _on_notification(self, msg: Notification) -> list[Finding]:
+        if msg.method == "$/progress":
+            return self._on_progress(msg.params)
+        if msg.method == "notification":
+            return [f.at("params") if isinstance(f, Violation) else f for f in check_notification(msg.params)]
+        return []
+
+    def _on_progress(self, params: Any) -> list[Finding]:
+        negotiated = self.negotiated or Negotiated(self.offer.api_version)
+        out: list[Finding] = [
+            f.at("params") if isinstance(f, Violation) else f for f in check_progress_event(params, negotiated=negotiated)
+        ]
+        if not isinstance(params, dict) or not negotiated.has("request_progress"):
+            return out
+        rid, seq = params.get("request_id"), params.get("sequence")
+        req = self.requests.get(_key(rid)) if isinstance(rid, int | str) and not isinstance(rid, bool) else None
+        out.append(Exercise("EXT-2.6-progress-active-request"))
+        if req is None:
+            out.append(
+                Violation(
+                    "EXT-2.6-progress-active-request",
+                    f"progress names request_id {rid!r:.60}, which the host never sent",
+                    ("params", "request_id"),
+                )
+            )
+            return out
+        out.extend(
+            v.at("params", "request_id")
+            for v in self._step(
+                req,
+                RequestInput.PROGRESS,
+                f"progress for request {rid!r} arrived after it was answered ({req.state.value})",
+            )
+        )
+        if isinstance(seq, int) and not isinstance(seq, bool):
+            out.append(Exercise("EXT-2.6-sequence-increasing"))
+            if req.last_sequence is not None and seq <= req.last_sequence:
+                out.append(
+                    Violation(
+                        "EXT-2.6-sequence-increasing",
+                        f"progress sequence {seq} for request {rid!r} does not exceed the previous {req.last_sequence}",
+                        ("params", "sequence"),
+                    )
+                )
+            req.last_sequence = seq if req.last_sequence is None else max(seq, req.last_sequence)
+        return out
+
+
+_CHILD_ID_RULES = (
+    "EXT-2-child-id-type",
+    "EXT-2-child-id-unique",
+    "EXT-2-child-id-no-reuse",
+    "EXT-2-child-max-outstanding",
+    "EXT-2-child-max-ids",
+)
+
+
+def _legal_child_id(cid: Any) -> bool:
+    if isinstance(cid, bool):
+        return False
+    if isinstance(cid, int):
+        return 0 <= cid <= limits.MAX_U64
+    if isinstance(cid, str):
+        return len(cid.encode("utf-8", "surrogatepass")) <= limits.MAX_CHILD_ID_BYTES
+    return False
+
+
+def _key(rid: Any) -> Any:
+    """Ids as dictionary keys: 1 and "1" differ, and 1.0 is not 1."""
+    return (type(rid).__name__, rid) if isinstance(rid, int | str | float) and not isinstance(rid, bool) else ("other", repr(rid))

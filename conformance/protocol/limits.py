@@ -1,0 +1,118 @@
+"""Every numeric bound of the extension wire protocol, named once.
+
+Each constant carries the requirement id that states it; tests exercise each
+at N-1, N and N+1. Sizes are in bytes of UTF-8 / encoded JSON.
+"""
+
+from __future__ import annotations
+
+KIB = 1024
+MIB = 1024 * KIB
+
+# §2.7/§2.8 (full JSON line bound; the newline terminator is not counted)
+MAX_FRAME_BYTES = 1 * MIB  # EXT-0-frame-bound
+
+# §1.1
+MAX_INITIALIZE_COMMANDS = 256  # EXT-1.1-max-commands
+MAX_OUTPUT_SCHEMA_DEPTH = 32  # EXT-1.1-output-schema-subset (root schema = depth 1)
+MAX_SCHEMA_PROPERTY_NAME_BYTES = 256  # EXT-1.1-output-schema-subset
+MAX_PROMPT_GUIDELINES = 16  # EXT-1.1-prompt-metadata
+MAX_PROMPT_STRING_BYTES = 1024  # EXT-1.1-prompt-metadata
+MAX_SECRET_NAME_BYTES = 64  # EXT-1.1-secret-names
+
+# §1.2
+MAX_CONTENT_PARTS = 256  # EXT-1.2-content-part-count
+MAX_STRUCTURED_CONTENT_BYTES = 256 * KIB  # EXT-1.2-structured-content-bounds
+MAX_METADATA_BYTES = 64 * KIB  # EXT-1.2-metadata-bounds
+MAX_JSON_DEPTH = 32  # EXT-1.2-structured-content-bounds, EXT-1.2-metadata-bounds
+MAX_JSON_NODES = 16_384  # EXT-1.2-structured-content-bounds, EXT-1.2-metadata-bounds
+MAX_METADATA_KEY_BYTES = 256  # EXT-1.2-metadata-bounds
+MAX_REFERENCED_MEDIA_BYTES = 64 * MIB  # EXT-1.2-media-aggregate (host-side)
+
+# §1.10
+MAX_SETTLED_REASON_BYTES = 4 * KIB
+
+# §1.8, §1.9 (host defaults; the harness uses them as its patience)
+SHUTDOWN_TIMEOUT_S = 2.0  # EXT-1.8-exit-after-shutdown
+CANCEL_GRACE_S = 2.0  # EXT-1.9-settle-within-grace
+
+# §2
+MAX_CHILD_ID_BYTES = 256  # EXT-2-child-id-type
+MAX_U64 = 2**64 - 1  # EXT-2-child-id-type
+MAX_OUTSTANDING_CHILDREN = 128  # EXT-2-child-max-outstanding
+MAX_CHILD_IDS_PER_GENERATION = 65_536  # EXT-2-child-max-ids
+
+# §1.1 features
+REQUIRED_FEATURES = ("request_cancellation", "content_parts")  # EXT-1.1-required-features
+LIFECYCLE_EVENTS = (
+    "session/started",
+    "session/settled",
+    "turn/started",
+    "turn/settled",
+    "tool/started",
+    "tool/settled",
+)  # EXT-1.1-lifecycle-subscription
+
+# §1.1: the one ambient variable a manifest may ask the host to pass through.
+ENVIRONMENT_ALLOWLIST = ("SSH_AUTH_SOCK",)  # EXT-1.1-environment-allowlist
+
+# §1.1: the JSON Schema keywords an API 0.2+ output_schema may use; anything
+# else is vocabulary the host refuses.
+OUTPUT_SCHEMA_KEYWORDS = frozenset(
+    {
+        "$schema",
+        "title",
+        "description",
+        "default",
+        "examples",
+        "type",
+        "properties",
+        "required",
+        "additionalProperties",
+        "items",
+        "enum",
+        "const",
+        "allOf",
+        "anyOf",
+        "oneOf",
+        "minimum",
+        "maximum",
+        "exclusiveMinimum",
+        "exclusiveMaximum",
+        "minLength",
+        "maxLength",
+        "minItems",
+        "maxItems",
+        "uniqueItems",
+        "minProperties",
+        "maxProperties",
+    }
+)  # EXT-1.1-output-schema-subset
+
+# (feature, the feature it cannot be negotiated without). §1.1 states all but
+# the last pair; autocomplete_edit_v1 -> autocomplete is stated in §2.24b.
+FEATURE_DEPENDENCIES: tuple[tuple[str, str], ...] = (
+    ("approvals", "policy_intents"),
+    ("agent_model_selection_v1", "agent_sessions"),
+    ("agent_session_events_v1", "agent_sessions"),
+    ("agent_session_lifetime_v1", "agent_sessions"),
+    ("session_compaction_v1", "session_control_v1"),
+    ("autocomplete_edit_v1", "autocomplete"),
+)  # EXT-1.1-feature-dependencies
+
+# Reporting only -- not a protocol bound, so no requirement id: the longest
+# excerpt of a peer-supplied value that a violation message quotes.
+MESSAGE_EXCERPT_CHARS = 80
+
+# Closed vocabularies of the result and notification shapes (§1.2-§1.7, §2.1,
+# §2.6). Kept here with the bounds so each is spelled once.
+CONTENT_PART_TYPES = ("text", "image", "audio")  # EXT-1.2-content-part-shape
+MEDIA_PART_TYPES = ("image", "audio")  # EXT-1.2-media-needs-artifact
+NOTIFICATION_LEVELS = ("info", "success", "warning", "error")  # EXT-2.1-notification-shape
+CONTEXT_PLACEMENTS = ("system_prefix", "system_suffix", "prompt_prefix", "prompt_suffix")  # EXT-1.5-context-result
+HOOK_ACTIONS = ("continue", "deny")  # EXT-1.4-hook-result
+STATUS_SURFACES = ("status", "header", "footer")  # EXT-1.6-status-result
+PROGRESS_EVENT_TYPES = ("status", "output", "decoration")  # EXT-2.6-event-shape
+PROGRESS_PARTIAL_RESULT = "partial_result"  # EXT-2.6-event-shape (API 0.4 addition, §2.25)
+PROGRESS_OUTPUT_STREAMS = ("stdout", "stderr")  # EXT-2.6-event-shape
+PROGRESS_OUTPUT_ENCODINGS = ("utf8", "base64")  # EXT-2.6-event-shape

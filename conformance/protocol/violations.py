@@ -1,0 +1,70 @@
+"""What a validator yields when the peer breaks a rule of the catalog."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from typing import ParamSpec
+
+P = ParamSpec("P")
+
+
+@dataclass(frozen=True)
+class Violation:
+    """One broken requirement, with enough context to act on it.
+
+    ``message`` names the field, the limit and the observed value
+    ("content has 257 parts; limit 256"). ``path`` is the JSON path inside the
+    frame (empty for whole-frame problems); ``frame_index`` is the index of the
+    offending frame in the direction it travelled, when one frame is to blame.
+    """
+
+    requirement: str
+    message: str
+    path: tuple[str | int, ...] = ()
+    frame_index: int | None = None
+
+    def at(self, *prefix: str | int) -> Violation:
+        """The same violation, nested under ``prefix`` in the JSON path."""
+        return Violation(self.requirement, self.message, (*prefix, *self.path), self.frame_index)
+
+    def in_frame(self, index: int | None) -> Violation:
+        return Violation(self.requirement, self.message, self.path, index)
+
+    def where(self) -> str:
+        """A JSON-pointer-like rendering of ``path`` ("" for the whole frame)."""
+        return "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in self.path)
+
+
+@dataclass(frozen=True)
+class Exercise:
+    """Evidence that a requirement was checked (and, by itself, not violated)."""
+
+    requirement: str
+    detail: str = ""
+
+
+Finding = Violation | Exercise
+
+
+def rule(requirement: str) -> Callable[[Callable[P, Iterable[Violation]]], Callable[P, Iterator[Finding]]]:
+    """Tie a small check function to the requirement it covers.
+
+    Calling the decorated function yields an :class:`Exercise` for
+    ``requirement`` (the rule was evaluated) followed by whatever violations
+    the body yields. Bodies yield ``Violation``s only; the requirement id is
+    written once, here, so a body cannot cite the wrong id by accident and cite the
+    id explicitly, so one rule may also report a related requirement.
+    """
+
+    def decorate(fn: Callable[P, Iterable[Violation]]) -> Callable[P, Iterator[Finding]]:
+        @functools.wraps(fn)
+        def wrapper(*args: P.args, **kwargs: P.kwargs) -> Iterator[Finding]:
+            yield Exercise(requirement)
+            yield from fn(*args, **kwargs)
+
+        wrapper.requirement = requirement  # type: ignore[attr-defined]
+        return wrapper
+
+    return decorate

@@ -1,0 +1,1 @@
+"""Reports read verdicts; they never run checks."""

@@ -1,0 +1,42 @@
+"""``junit.xml``: one testcase per requirement, for CI dashboards."""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+from ..runner.extension import RunResult
+from ..verdicts import summary
+
+
+def junit(run: RunResult) -> ET.ElementTree:
+    counts = summary(run.verdicts)
+    suite = ET.Element(
+        "testsuite",
+        name=f"octet-conformance extension {run.manifest.name} {run.manifest.version} (API {run.manifest.api_version})",
+        tests=str(len(run.verdicts)),
+        failures=str(counts["fail"]),
+        errors=str(counts["error"]),
+        skipped=str(counts["skip"] + counts["untested"] + counts["xfail"]),
+    )
+    for v in run.verdicts:
+        req = v.requirement
+        case = ET.SubElement(suite, "testcase", classname=f"{req.document}.{req.section}", name=req.id)
+        if v.verdict == "fail":
+            ET.SubElement(case, "failure", message=f"{req.level}: {req.summary}").text = v.evidence
+        elif v.verdict == "error":
+            ET.SubElement(case, "error", message="harness error").text = v.evidence
+        elif v.verdict in ("skip", "untested", "xfail"):
+            ET.SubElement(case, "skipped", message=f"{v.verdict}: {v.evidence}")
+        elif v.verdict == "warn":
+            ET.SubElement(case, "system-out").text = f"warning (should): {v.evidence}"
+    return ET.ElementTree(suite)
+
+
+def write_junit(run: RunResult, directory: Path) -> Path:
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / "junit.xml"
+    tree = junit(run)
+    ET.indent(tree)
+    tree.write(path, encoding="utf-8", xml_declaration=True)
+    return path

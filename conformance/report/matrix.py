@@ -1,0 +1,50 @@
+"""``matrix.json`` (format octet-conformance/matrix@1, docs/matrix-format.md)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from .. import __version__
+from ..runner.extension import RunResult
+from ..verdicts import summary
+
+FORMAT = "octet-conformance/matrix@1"
+
+
+def matrix(run: RunResult) -> dict[str, Any]:
+    m = run.manifest
+    return {
+        "format": FORMAT,
+        "suite": {"version": __version__, "profile": run.profile.name, "seed": run.seed},
+        "target": {
+            "role": "extension",
+            "name": m.name,
+            "version": m.version,
+            "api_version": m.api_version,
+            "command": list(m.command),
+        },
+        "results": [
+            {
+                "id": v.requirement.id,
+                "document": v.requirement.document,
+                "section": v.requirement.section,
+                "level": v.requirement.level,
+                "verdict": v.verdict,
+                "summary": v.requirement.summary,
+                "evidence": v.evidence,
+                "trace": v.trace,
+                "replay": v.replay,
+            }
+            for v in run.verdicts
+        ],
+        "summary": summary(run.verdicts),
+    }
+
+
+def write_matrix(run: RunResult, directory: Path) -> Path:
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / "matrix.json"
+    path.write_text(json.dumps(matrix(run), indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    return path

@@ -1,0 +1,1 @@
+"""Running certifications: profiles, the extension certification, exit status."""

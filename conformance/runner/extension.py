@@ -1,0 +1,153 @@
+"""Certify an extension: manifest rules, the state machine, fixed scenarios.
+
+The run never stops at the first broken requirement. Harness failures (a bug
+in the suite, a target we cannot spawn) become ``error`` verdicts and exit
+status 2; they never pass for target verdicts.
+"""
+
+from __future__ import annotations
+
+import traceback
+from dataclasses import dataclass
+from typing import Any
+
+from hypothesis import HealthCheck, Phase, seed, settings
+from hypothesis.errors import Flaky
+from hypothesis.stateful import run_state_machine_as_test
+
+from ..evidence import Recorder
+from ..machines.extension import UNKNOWN_METHODS, machine_for
+from ..manifest import Manifest
+from ..peers.ext_host import ExtensionHostPeer, Patience, TargetGone
+from ..protocol import limits
+from ..protocol.ext_manifest import check_manifest
+from ..protocol.ext_types import Offer
+from ..requirements import load_catalog
+from ..verdicts import Verdict, decide
+from .profiles import Profile
+from conformance.strategies.extension import HOSTED_OPTIONAL_FEATURES, OFFERED_CONCURRENCY, PROTOCOL_VERSION
+
+
+@dataclass(frozen=True)
+class RunResult:
+    manifest: Manifest
+    profile: Profile
+    seed: int
+    verdicts: tuple[Verdict, ...]
+    harness_errors: tuple[str, ...]
+
+
+def full_offer(api_version: str) -> Offer:
+    if api_version == "0.1":
+        return Offer("0.1", None)
+    return Offer(
+        api_version,
+        PROTOCOL_VERSION,
+        limits.REQUIRED_FEATURES,
+        HOSTED_OPTIONAL_FEATURES[api_version],
+        OFFERED_CONCURRENCY,
+    )
+
+
+def certify_extension(manifest: Manifest, profile: Profile, run_seed: int, patience: Patience | None = None) -> RunResult:
+    patience = patience or Patience()
+    recorder = Recorder()
+    recorder.context = "manifest"
+    recorder.add(check_manifest(manifest.info))
+    _guarded(recorder, "state machine", lambda: _run_machine(manifest, recorder, patience, profile, run_seed))
+    _guarded(recorder, "frame-size scenario", lambda: frame_size_scenario(manifest, recorder, patience))
+    _guarded(recorder, "stdin-EOF scenario", lambda: stdin_eof_scenario(manifest, recorder, patience))
+    verdicts = decide(load_catalog(), recorder, role="extension", api_version=manifest.api_version)
+    return RunResult(manifest, profile, run_seed, tuple(verdicts), tuple(recorder.harness_errors))
+
+
+def _guarded(recorder: Recorder, what: str, fn: Any) -> None:
+    try:
+        fn()
+    except Flaky as exc:
+        # Timing must never flip a verdict; if Hypothesis saw nondeterminism
+        # we say so plainly instead of surfacing a bare Flaky.
+        recorder.harness_errors.append(f"{what}: the target behaved nondeterministically ({type(exc).__name__})")
+    except Exception as exc:  # noqa: BLE001 -- any harness failure becomes an `error` verdict, never a pass
+        tail = traceback.format_exception(exc)[-3:]
+        recorder.harness_errors.append(f"{what}: {type(exc).__name__}: {exc} | {''.join(tail).strip()[-400:]}")
+
+
+def _run_machine(manifest: Manifest, recorder: Recorder, patience: Patience, profile: Profile, run_seed: int) -> None:
+    machine = machine_for(manifest, recorder, patience)
+    machine = seed(run_seed)(machine)
+    run_state_machine_as_test(
+        machine,
+        settings=settings(
+            max_examples=profile.examples,
+            stateful_step_count=profile.steps,
+            deadline=None,
+            database=None,
+            derandomize=False,
+            phases=[Phase.explicit, Phase.generate],
+            suppress_health_check=list(HealthCheck),
+            print_blob=False,
+        ),
+    )
+
+
+def _started(manifest: Manifest, recorder: Recorder, patience: Patience) -> ExtensionHostPeer | None:
+    peer = ExtensionHostPeer(manifest, recorder, patience)
+    offer = full_offer(manifest.api_version)
+    peer.start(offer)
+    try:
+        if peer.initialize(offer):
+            return peer
+    except TargetGone:
+        pass
+    peer.close()
+    return None
+
+
+def frame_size_scenario(manifest: Manifest, recorder: Recorder, patience: Patience) -> None:
+    """Frames of 1 MiB - 1 and 1 MiB must be accepted and answered; one of
+    1 MiB + 1 may be refused any way the extension likes, so nothing is
+    judged for it beyond the frames the extension writes."""
+    recorder.context = "scenario=frame-size"
+    peer = _started(manifest, recorder, patience)
+    if peer is None:
+        return
+    try:
+        for size in (limits.MAX_FRAME_BYTES - 1, limits.MAX_FRAME_BYTES):
+            rid, frame = peer.request_frame(UNKNOWN_METHODS[0], {"pad": ""}, intent="unknown-method")
+            peer.write_raw(padded(frame, size))
+            peer.settle([rid], timeout=patience.response_s)
+        if peer.alive:
+            assert peer.session is not None
+            peer.session.sent_unreadable()  # an id-null refusal is one legal answer
+            # Registered so a reply with its id is matched, but never awaited.
+            _, frame = peer.request_frame(UNKNOWN_METHODS[0], {"pad": ""}, intent="oversize")
+            peer.write_raw(padded(frame, limits.MAX_FRAME_BYTES + 1))
+            peer.drain(0.2)
+        peer.drain()
+        peer.shutdown()
+    except TargetGone:
+        pass
+    finally:
+        peer.close()
+
+
+def padded(frame: bytes, size: int) -> bytes:
+    """Grow the empty ``"pad":""`` string so the payload is exactly ``size`` bytes."""
+    payload = frame[:-1]
+    marker = b'"pad":""'
+    grow = size - len(payload)
+    assert marker in payload and grow >= 0, "frame too large to pad"
+    return payload.replace(marker, b'"pad":"' + b"x" * grow + b'"', 1) + b"\n"
+
+
+def stdin_eof_scenario(manifest: Manifest, recorder: Recorder, patience: Patience) -> None:
+    recorder.context = "scenario=stdin-eof"
+    peer = _started(manifest, recorder, patience)
+    if peer is None:
+        return
+    try:
+        peer.drain()
+        peer.stdin_eof(patience.shutdown_s)
+    finally:
+        peer.close()

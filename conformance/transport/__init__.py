@@ -1,0 +1,1 @@
+"""Processes and pipes: where the suite meets a real target."""

@@ -1,0 +1,27 @@
+"""Hypothesis generators for the suite (installed as ``conformance.strategies``).
+
+Strategies only generate; they never talk to a target. Bounds are
+keyword-only and validated at once, with a message saying how to fix the call.
+"""
+
+from __future__ import annotations
+
+from .extension import (
+    HOSTED_OPTIONAL_FEATURES,
+    SPECIAL_IDS,
+    invalid_arguments,
+    malformed_frames,
+    offers,
+    oversized_sizes,
+    tool_arguments,
+)
+
+__all__ = [
+    "HOSTED_OPTIONAL_FEATURES",
+    "SPECIAL_IDS",
+    "invalid_arguments",
+    "malformed_frames",
+    "offers",
+    "oversized_sizes",
+    "tool_arguments",
+]

@@ -1,0 +1,122 @@
+"""Generators for driving an extension: offers, arguments, ids, bad frames."""
+
+from __future__ import annotations
+
+import functools
+import json
+from typing import Any
+
+import jsonschema
+from hypothesis import strategies as st
+from hypothesis.errors import InvalidArgument
+
+from conformance.protocol import limits
+from conformance.protocol.ext_types import API_VERSIONS, Offer
+
+# Optional features the harness can honestly host, per API version (§1.1):
+# it answers policy/evaluate (deny), sends lifecycle notifications, accepts
+# progress. Conditional services (agent_sessions, secrets, approvals ...) are
+# never offered, so an extension negotiating them is caught.
+HOSTED_OPTIONAL_FEATURES: dict[str, tuple[str, ...]] = {
+    "0.1": (),
+    "0.2": ("request_progress", "lifecycle_events", "policy_intents"),
+    "0.4": ("request_progress", "lifecycle_events", "policy_intents", "tool_prompt_metadata_v1"),
+}
+PROTOCOL_VERSION = "0.2"  # §1.1: the feature-negotiated wire of API 0.2, retained by 0.4
+OFFERED_CONCURRENCY = 16
+
+# Ids a careless implementation mangles (§2 range, 2**53 + 1 loses precision
+# as a double, strings incl. non-ASCII and the empty string).
+SPECIAL_IDS: tuple[Any, ...] = (0, 2**53 + 1, limits.MAX_U64, "octet-conformance", "ïd-☃", "")
+
+
+def offers(*, api_version: str) -> st.SearchStrategy[Offer]:
+    """Initialize offers: everything the harness hosts, nothing optional, or a subset."""
+    if api_version not in API_VERSIONS:
+        raise InvalidArgument(f"api_version must be one of {API_VERSIONS}; got {api_version!r}")
+    if api_version == "0.1":
+        return st.just(Offer("0.1", None))
+    hosted = HOSTED_OPTIONAL_FEATURES[api_version]
+
+    def make(features: tuple[str, ...]) -> Offer:
+        return Offer(api_version, PROTOCOL_VERSION, limits.REQUIRED_FEATURES, features, OFFERED_CONCURRENCY)
+
+    subsets = st.lists(st.sampled_from(hosted), unique=True).map(lambda fs: tuple(f for f in hosted if f in fs))
+    return st.one_of(st.just(hosted), st.just(()), subsets).map(make)
+
+
+@functools.lru_cache(maxsize=256)
+def _from_schema(schema_json: str) -> st.SearchStrategy[Any]:
+    from hypothesis_jsonschema import from_schema
+
+    schema = json.loads(schema_json)
+    try:
+        strategy = from_schema(schema)
+    except Exception:  # noqa: BLE001 -- unsupported schema: fall back to an empty object
+        return st.just({})
+    return strategy
+
+
+def tool_arguments(schema: Any) -> st.SearchStrategy[Any]:
+    """Arguments valid against a tool's ``parameters`` schema."""
+    if not isinstance(schema, dict):
+        return st.just({})
+    return _from_schema(json.dumps(schema, sort_keys=True))
+
+
+def invalid_arguments(schema: Any) -> st.SearchStrategy[tuple[Any, str]]:
+    """Near-miss arguments: a valid value with one mutation, confirmed invalid
+    with jsonschema; yields (arguments, which mutation made it invalid)."""
+    if not isinstance(schema, dict):
+        return st.just(([], "arguments is an array, not an object"))
+    properties = schema.get("properties") if isinstance(schema.get("properties"), dict) else {}
+    required = [r for r in schema.get("required", []) if isinstance(r, str)] if isinstance(schema.get("required"), list) else []
+
+    @st.composite
+    def mutate(draw: st.DrawFn) -> tuple[Any, str]:
+        base = draw(tool_arguments(schema))
+        candidates: list[tuple[Any, str]] = [([], "arguments is an array, not an object")]
+        if isinstance(base, dict):
+            for name in required:
+                candidates.append(({k: v for k, v in base.items() if k != name}, f"required {name!r} dropped"))
+            for name, sub in properties.items():
+                if isinstance(sub, dict) and sub.get("type") in ("string", "integer", "number", "boolean", "object"):
+                    wrong = [] if sub.get("type") != "array" else {}
+                    candidates.append(({**base, name: wrong}, f"{name!r} given the wrong type"))
+            if schema.get("additionalProperties") is False:
+                candidates.append(({**base, "zz_unexpected": 1}, "undeclared property added"))
+        valid = [c for c in candidates if not _is_valid(c[0], schema)]
+        return draw(st.sampled_from(valid or candidates[:1]))
+
+    return mutate()
+
+
+def _is_valid(value: Any, schema: dict[str, Any]) -> bool:
+    try:
+        return jsonschema.validators.validator_for(schema)(schema).is_valid(value)
+    except Exception:  # noqa: BLE001 -- an invalid schema validates nothing
+        return False
+
+
+def malformed_frames() -> st.SearchStrategy[bytes]:
+    """Lines whose id cannot be read: not JSON, not UTF-8, truncated, scalar."""
+    fixed = st.sampled_from(
+        [b"not json at all", b'{"jsonrpc":"2.0","id":', b"\xff\xfe\xfd", b"42", b"{]", b'"just a string"', b"nul\x00l"]
+    )
+    noise = st.binary(min_size=1, max_size=64).filter(lambda b: b"\n" not in b and not _parses_with_id(b))
+    return st.one_of(fixed, noise)
+
+
+def _parses_with_id(data: bytes) -> bool:
+    try:
+        value = json.loads(data)
+    except ValueError:
+        return False
+    return isinstance(value, dict)
+
+
+def oversized_sizes(bound: int) -> tuple[int, int, int]:
+    """The three sizes every bound is tested at."""
+    if bound < 1:
+        raise InvalidArgument(f"bound must be >= 1; got {bound}")
+    return (bound - 1, bound, bound + 1)
