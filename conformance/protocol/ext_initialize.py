@@ -27,7 +27,7 @@ When a rule is evaluated (and so yields its Exercise):
 from __future__ import annotations
 
 import unicodedata
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from jsonschema.exceptions import SchemaError  # type: ignore[import-untyped]
@@ -822,9 +822,9 @@ def _objects(entries: object) -> Iterator[tuple[int, dict[str, Any]]]:
                 yield index, entry
 
 
-def _names(entries: Iterable[Any]) -> list[tuple[int, str]]:
+def _names(entries: list[Any]) -> list[tuple[int, str]]:
     """(index, name) for entries that are objects with a string name."""
-    return [(i, e["name"]) for i, e in _objects(list(entries)) if isinstance(e.get("name"), str)]
+    return [(i, e["name"]) for i, e in _objects(entries) if isinstance(e.get("name"), str)]
 
 
 def _strings(entries: object) -> list[tuple[int, str]]:

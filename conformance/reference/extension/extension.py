@@ -1,0 +1,239 @@
+"""The reference extension's behaviour: one method per handler.
+
+Test fixtures subclass ``ReferenceExtension`` and override exactly one method
+to inject one fault; everything about transport, concurrency and cancellation
+lives in :mod:`.server`, so an override cannot break it by accident.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, TypeAlias
+
+from . import catalog
+from .calls import CallContext
+from .children import ChildBudgetExhausted
+from .jsonrpc import INVALID_PARAMS, JsonObject, RpcError
+from .negotiation import negotiate
+from .schema import first_violation
+
+Handler: TypeAlias = Callable[[JsonObject, CallContext], Any]
+ToolHandler: TypeAlias = Callable[[JsonObject, CallContext], JsonObject]
+HookHandler: TypeAlias = Callable[[JsonObject, CallContext], JsonObject]
+
+# Keeps every reply frame far below the 1 MiB frame bound (§0), even when
+# JSON escaping grows the text several-fold.
+MAX_ECHO_BYTES = 64 * 1024
+MAX_NAME_BYTES = 256
+STYLE_PREFIX = "extension.octet_reference_extension"
+
+
+def truncate_utf8(text: str, limit: int) -> str:
+    """At most ``limit`` UTF-8 bytes, cut on a character boundary."""
+    data = text.encode("utf-8", "surrogatepass")
+    if len(data) <= limit:
+        return text
+    return data[:limit].decode("utf-8", "ignore")
+
+
+def continue_hook() -> JsonObject:
+    return {"disposition": {"action": "continue"}, "context": [], "notifications": []}
+
+
+class ReferenceExtension:
+    """A correct extension for one API version ("0.1", "0.2" or "0.4")."""
+
+    def __init__(self, api_version: str) -> None:
+        if api_version not in catalog.API_VERSIONS:
+            raise ValueError(f"unsupported API version {api_version!r}; expected one of {catalog.API_VERSIONS}")
+        self.api_version = api_version
+        self.tools = catalog.tools_for(api_version)
+
+    # -- routing --------------------------------------------------------------
+
+    def handler_for(self, method: str) -> Handler | None:
+        """The handler for a host request method other than initialize and
+        shutdown (the server runs those two itself); None -> -32601."""
+        handlers: dict[str, Handler] = {
+            "tool/call": self.tool_call,
+            "command/execute": self.command_execute,
+            "hook/run": self.hook_run,
+            "context/collect": self.context_collect,
+            "status/collect": self.status_collect,
+            "tool/render": self.tool_render,
+        }
+        return handlers.get(method)
+
+    def tool_handlers(self) -> dict[str, ToolHandler]:
+        handlers: dict[str, ToolHandler] = {
+            "echo": self.tool_echo,
+            "slow": self.tool_slow,
+            "structured": self.tool_structured,
+            "failing": self.tool_failing,
+            "confirm": self.tool_confirm,
+        }
+        return {name: handler for name, handler in handlers.items() if name in self.tools}
+
+    def hook_handlers(self) -> dict[str, HookHandler]:
+        return {
+            "before_prompt": self.hook_before_prompt,
+            "after_response": self.hook_after_response,
+            "before_tool_call": self.hook_before_tool_call,
+            "after_tool_call": self.hook_after_tool_call,
+        }
+
+    # -- §1.1 initialize -------------------------------------------------------
+
+    def initialize(self, params: JsonObject) -> JsonObject:
+        requested = params.get("api_version")
+        if requested != self.api_version:
+            # §1.1: the response must match the manifest-selected version; a
+            # mismatch means host and manifest disagree, so say so plainly.
+            raise RpcError(INVALID_PARAMS, f"this extension speaks API {self.api_version}, host asked for {requested!r}")
+        protocol = negotiate(self.api_version, params.get("protocol"))
+        features = protocol["features"] if protocol is not None else []
+        result: JsonObject = {
+            "api_version": self.api_version,
+            "tools": catalog.tool_definitions(
+                self.api_version, with_prompt_metadata="tool_prompt_metadata_v1" in features
+            ),
+            "commands": catalog.command_definitions(),
+        }
+        if protocol is not None:
+            result["protocol"] = protocol
+        return result
+
+    # -- §1.2 tool/call --------------------------------------------------------
+
+    def tool_call(self, params: JsonObject, ctx: CallContext) -> JsonObject:
+        name = params.get("name")
+        handler = self.tool_handlers().get(name) if isinstance(name, str) else None
+        if handler is None or not isinstance(name, str):
+            known = ", ".join(self.tools)
+            raise RpcError(INVALID_PARAMS, f"unknown tool {name!r}; this extension provides: {known}")
+        arguments = params.get("arguments", {})
+        problem = first_violation(arguments, self.tools[name].parameters)
+        if problem is not None:
+            raise RpcError(INVALID_PARAMS, f"invalid arguments for tool {name!r}: {problem}")
+        return handler(arguments, ctx)
+
+    def tool_result(self, text: str, *, is_error: bool = False, structured: JsonObject | None = None) -> JsonObject:
+        """§1.2 result shape: a string on API 0.1, content parts on 0.2+."""
+        if self.api_version == "0.1":
+            return {"content": text, "is_error": is_error}
+        result: JsonObject = {"content": [{"type": "text", "text": text}], "is_error": is_error}
+        if structured is not None:
+            result["structured_content"] = structured
+        return result
+
+    def tool_echo(self, arguments: JsonObject, ctx: CallContext) -> JsonObject:
+        return self.tool_result(truncate_utf8(arguments["text"], MAX_ECHO_BYTES))
+
+    def tool_slow(self, arguments: JsonObject, ctx: CallContext) -> JsonObject:
+        steps = int(arguments.get("steps", catalog.DEFAULT_SLOW_STEPS))
+        delay_ms = int(arguments.get("delay_ms", catalog.DEFAULT_SLOW_DELAY_MS))
+        for step in range(1, steps + 1):
+            ctx.sleep(delay_ms / 1000)  # raises RequestCancelled (§1.9)
+            ctx.progress(f"step {step} of {steps}", current=step, total=steps)
+        return self.tool_result(f"slept {steps} x {delay_ms} ms")
+
+    def tool_structured(self, arguments: JsonObject, ctx: CallContext) -> JsonObject:
+        text: str = arguments["text"]
+        # §1.2: structured_content is bounded to 256 KiB; cap the copy.
+        upper = truncate_utf8(text.upper(), MAX_ECHO_BYTES)
+        structured = {"length": len(text), "upper": upper}
+        return self.tool_result(f"{len(text)} characters", structured=structured)
+
+    def tool_failing(self, arguments: JsonObject, ctx: CallContext) -> JsonObject:
+        # A tool-level failure is a *result* with is_error, not a JSON-RPC error.
+        return self.tool_result("the failing tool always fails", is_error=True)
+
+    def tool_confirm(self, arguments: JsonObject, ctx: CallContext) -> JsonObject:
+        params: JsonObject = {
+            "prompt": truncate_utf8(arguments["question"], MAX_ECHO_BYTES),
+            "destructive": False,
+            "default": False,
+        }
+        if ctx.session.parent_correlation:
+            params = {"parent_request_id": ctx.request_id, **params}  # §2.2
+        try:
+            outcome = ctx.request("confirmation/request", params, id_prefix="confirm")
+        except ChildBudgetExhausted as exc:
+            return self.tool_result(f"cannot ask for confirmation: {exc}", is_error=True)
+        # §2.2: a dropped request or an error denies; only an explicit
+        # {"confirmed": true} confirms.
+        confirmed = outcome.error is None and isinstance(outcome.result, dict) and outcome.result.get("confirmed") is True
+        return self.tool_result("confirmed" if confirmed else "declined")
+
+    # -- §1.3 command/execute --------------------------------------------------
+
+    def command_execute(self, params: JsonObject, ctx: CallContext) -> JsonObject:
+        name = params.get("name")
+        if name != "greet":
+            raise RpcError(INVALID_PARAMS, f"unknown command {name!r}; this extension provides: greet")
+        arguments = params.get("arguments", [])
+        if not isinstance(arguments, list) or not all(isinstance(a, str) for a in arguments):
+            raise RpcError(INVALID_PARAMS, "command arguments must be an array of strings")
+        return self.command_greet(arguments, ctx)
+
+    def command_greet(self, arguments: list[str], ctx: CallContext) -> JsonObject:
+        who = truncate_utf8(" ".join(arguments).strip(), MAX_NAME_BYTES) or "world"
+        notification = {"level": "info", "title": "Greeting", "message": f"Hello, {who}!"}
+        # §2.1: an unsolicited notification; allowed because initialize has
+        # been answered before any command can run.
+        ctx.notify("notification", notification)
+        return {"text": f"Hello, {who}!", "notifications": [notification], "context": []}
+
+    # -- §1.4 hook/run ---------------------------------------------------------
+
+    def hook_run(self, params: JsonObject, ctx: CallContext) -> JsonObject:
+        hook = params.get("hook")
+        handler = self.hook_handlers().get(hook) if isinstance(hook, str) else None
+        if handler is None:
+            raise RpcError(INVALID_PARAMS, f"unknown or undeclared hook {hook!r}; declared: {', '.join(catalog.HOOKS)}")
+        payload = params.get("payload", {})
+        if not isinstance(payload, dict):
+            raise RpcError(INVALID_PARAMS, "hook payload must be an object")
+        return handler(payload, ctx)
+
+    def hook_before_prompt(self, payload: JsonObject, ctx: CallContext) -> JsonObject:
+        return continue_hook()
+
+    def hook_after_response(self, payload: JsonObject, ctx: CallContext) -> JsonObject:
+        return continue_hook()
+
+    def hook_before_tool_call(self, payload: JsonObject, ctx: CallContext) -> JsonObject:
+        return continue_hook()
+
+    def hook_after_tool_call(self, payload: JsonObject, ctx: CallContext) -> JsonObject:
+        return continue_hook()
+
+    # -- §1.5 context/collect, §1.6 status/collect, §1.7 tool/render ------------
+
+    def context_collect(self, params: JsonObject, ctx: CallContext) -> list[JsonObject]:
+        content = "The octet reference extension is active; it offers echo, slow and confirm tools."
+        return [{"label": catalog.EXTENSION_NAME, "content": content, "placement": "system_suffix"}]
+
+    def status_collect(self, params: JsonObject, ctx: CallContext) -> JsonObject | None:
+        surface = params.get("surface")
+        if surface not in catalog.STATUS_SURFACES:
+            raise RpcError(INVALID_PARAMS, f"surface must be one of {list(catalog.STATUS_SURFACES)}, got {surface!r}")
+        if surface not in catalog.DECLARED_SURFACES:
+            return None  # §1.6: null contributes nothing to undeclared surfaces
+        return {"surface": surface, "text": "reference ready", "style_role": f"{STYLE_PREFIX}.status", "priority": 0}
+
+    def tool_render(self, params: JsonObject, ctx: CallContext) -> JsonObject:
+        name = params.get("name")
+        if name not in catalog.TOOL_RENDERERS:
+            raise RpcError(INVALID_PARAMS, f"no renderer for tool {name!r}; renderers: {list(catalog.TOOL_RENDERERS)}")
+        output = params.get("output", "")
+        if not isinstance(output, str):
+            raise RpcError(INVALID_PARAMS, "output must be a string")
+        role = f"{STYLE_PREFIX}.{'error' if params.get('is_error') is True else 'echo'}"
+        first_line = output.split("\n", 1)[0][:80]
+        return {"segments": [{"text": f"echo · {first_line}", "style_role": role}]}
+
+    # -- §1.8 shutdown ---------------------------------------------------------
+
+    def shutdown(self, params: JsonObject) -> JsonObject:
+        return {}
