@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
+from .limits import MESSAGE_EXCERPT_CHARS
+
 Path = tuple[str | int, ...]
 
 
@@ -37,13 +39,19 @@ def dotted(path: Sequence[str | int]) -> str:
     """``("tools", 2, "name")`` -> ``"tools[2].name"``; ``()`` -> ``"result"``.
 
     The empty path is rendered as the caller's root name so a message never
-    starts with an empty subject.
+    starts with an empty subject. Member names longer than the message
+    excerpt are cut short: a peer's 1 MiB key must not be copied into every
+    message about it (the ``Violation.path`` keeps the exact key).
     """
     if not path:
         return "result"
     out = ""
     for part in path:
-        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            key = part if len(part) <= MESSAGE_EXCERPT_CHARS else part[: MESSAGE_EXCERPT_CHARS - 1] + "…"
+            out += f".{key}" if out else key
     return out
 
 
@@ -65,11 +73,3 @@ def duplicates(entries: Iterable[tuple[int, str]]) -> dict[str, list[int]]:
     for index, value in entries:
         seen.setdefault(value, []).append(index)
     return {value: where for value, where in seen.items() if len(where) > 1}
-
-
-def shown(value: str, limit: int = 60) -> str:
-    """``value`` quoted for a message, cut short when it is long (a 1 MiB
-    string must not be copied into every violation about it)."""
-    if len(value) <= limit:
-        return repr(value)
-    return repr(value[:limit]) + f"... ({len(value)} characters)"

@@ -30,10 +30,10 @@ import unicodedata
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from jsonschema.exceptions import SchemaError  # type: ignore[import-untyped]
-from jsonschema.validators import Draft202012Validator, validator_for  # type: ignore[import-untyped]
+from jsonschema.exceptions import SchemaError
+from jsonschema.validators import Draft202012Validator, validator_for
 
-from .describe import Path, dotted, duplicates, kind, shown, utf8_len
+from .describe import Path, dotted, duplicates, kind, utf8_len
 from .ext_types import ManifestInfo, Negotiated, Offer, ToolInfo
 from .limits import (
     FEATURE_DEPENDENCIES,
@@ -46,6 +46,7 @@ from .limits import (
     OUTPUT_SCHEMA_KEYWORDS,
     REQUIRED_FEATURES,
 )
+from .members import clip, excerpt, is_integer
 from .violations import Finding, Violation, rule
 
 RESULT_SHAPE = "EXT-1.1-result-shape"
@@ -96,9 +97,6 @@ _SUBSCHEMA_LISTS = ("allOf", "anyOf", "oneOf")
 # When a schema names no $schema dialect, it is checked as the newest draft.
 _DEFAULT_DIALECT = Draft202012Validator
 
-# A jsonschema error message quotes the offending instance; keep it readable.
-_MAX_QUOTED_ERROR = 300
-
 _MISSING = object()
 
 
@@ -144,8 +142,10 @@ def negotiated_from(result: object, *, offer: Offer) -> Negotiated:
     features = frozenset(name for _, name in _strings(_member(protocol, "features")))
     limit = _member(_member(protocol, "limits"), "max_concurrent_requests")
     accepted: int | None = None
-    if isinstance(limit, int) and not isinstance(limit, bool) and limit > 0:
-        accepted = limit if offer.max_concurrent_requests is None else min(limit, offer.max_concurrent_requests)
+    if is_integer(limit) and isinstance(limit, int | float) and limit > 0:
+        accepted = int(limit)
+        if offer.max_concurrent_requests is not None:
+            accepted = min(accepted, offer.max_concurrent_requests)
     events: tuple[str, ...] = ()
     if _F_LIFECYCLE in features:
         listed = _member(protocol, "lifecycle_events")
@@ -174,7 +174,9 @@ def tools_from(result: object) -> dict[str, ToolInfo]:
     for _, tool in _objects(_member(result, "tools")):
         name = tool.get("name")
         if isinstance(name, str) and name not in tools:
-            tools[name] = ToolInfo(name=name, parameters=tool.get("parameters"), output_schema=tool.get("output_schema"))
+            tools[name] = ToolInfo(
+                name=name, parameters=tool.get("parameters"), output_schema=tool.get("output_schema")
+            )
     return tools
 
 
@@ -281,7 +283,7 @@ def api_version_echo(api_version: str, *, manifest: ManifestInfo) -> Iterator[Vi
     if api_version != manifest.api_version:
         yield Violation(
             API_VERSION_ECHO,
-            f"api_version is {shown(api_version)}; the manifest selects {shown(manifest.api_version)}",
+            f"api_version is {excerpt(api_version)}; the manifest selects {excerpt(manifest.api_version)}",
             ("api_version",),
         )
 
@@ -310,10 +312,12 @@ def _match_contributes(requirement: str, member: str, entries: list[Any], declar
         if name not in declared_set and name not in reported:
             reported.add(name)
             path = (member, index, "name")
-            yield Violation(requirement, f"{dotted(path)} {shown(name)} is not declared in contributes.{member}", path)
+            message = f"{dotted(path)} {excerpt(name)} is not declared in contributes.{member}"
+            yield Violation(requirement, message, path)
     for name in dict.fromkeys(declared):
         if name not in returned_set:
-            yield Violation(requirement, f"{member} lacks {shown(name)}, which contributes.{member} declares", (member,))
+            message = f"{member} lacks {excerpt(name)}, which contributes.{member} declares"
+            yield Violation(requirement, message, (member,))
 
 
 @rule(NO_DUPLICATE_NAMES)
@@ -325,7 +329,7 @@ def no_duplicate_names(tools: list[Any], commands: list[Any]) -> Iterator[Violat
             at = ", ".join(dotted((member, i)) for i in where)
             yield Violation(
                 NO_DUPLICATE_NAMES,
-                f"{member} name {shown(name)} appears {len(where)} times ({at})",
+                f"{member} name {excerpt(name)} appears {len(where)} times ({at})",
                 (member, where[1], "name"),
             )
 
@@ -424,7 +428,7 @@ def protocol_present(result: Mapping[str, Any], *, offer: Offer) -> Iterator[Vio
         path = (*base, "version")
         yield Violation(
             PROTOCOL_PRESENT,
-            f"{dotted(path)} is {shown(version)}; the host offered {offer.protocol_version!r}",
+            f"{dotted(path)} is {excerpt(version)}; the host offered {offer.protocol_version!r}",
             path,
         )
     features = protocol.get("features", _MISSING)
@@ -446,7 +450,7 @@ def required_features(features: list[Any], *, offer: Offer) -> Iterator[Violatio
     accepted = {name for _, name in _strings(features)}
     for name in dict.fromkeys((*REQUIRED_FEATURES, *offer.required_features)):
         if name not in accepted:
-            yield Violation(REQUIRED, f"protocol.features lacks required {shown(name)}", ("protocol", "features"))
+            yield Violation(REQUIRED, f"protocol.features lacks required {excerpt(name)}", ("protocol", "features"))
 
 
 @rule(OFFERED)
@@ -458,7 +462,7 @@ def features_offered(features: list[Any], *, offer: Offer) -> Iterator[Violation
     for index, name in _strings(features):
         if name not in offered:
             path = ("protocol", "features", index)
-            yield Violation(OFFERED, f"{dotted(path)} {shown(name)} was not offered", path)
+            yield Violation(OFFERED, f"{dotted(path)} {excerpt(name)} was not offered", path)
 
 
 @rule(UNIQUE)
@@ -468,7 +472,7 @@ def features_unique(features: list[Any]) -> Iterator[Violation]:
         at = ", ".join(f"[{i}]" for i in where)
         yield Violation(
             UNIQUE,
-            f"protocol.features lists {shown(name)} {len(where)} times (at {at})",
+            f"protocol.features lists {excerpt(name)} {len(where)} times (at {at})",
             ("protocol", "features", where[1]),
         )
 
@@ -477,17 +481,19 @@ def features_unique(features: list[Any]) -> Iterator[Violation]:
 def max_concurrent_positive(limits: Mapping[str, Any]) -> Iterator[Violation]:
     """limits.max_concurrent_requests is an integer above zero.
 
-    A boolean is not an integer, nor is ``4.0``: the host reads an unsigned
-    integer. A value above the offered one is not flagged -- §1.1 has the host
-    cap it, not refuse it.
+    "Integer" follows the suite-wide reading in :mod:`.members`: a JSON number
+    without a fractional part (``4`` and ``4.0`` alike), never a boolean.
+    Absence is a violation: §1.1 has the response state the accepted value.
+    A value above the offered one is not flagged -- §1.1 has the host cap it,
+    not refuse it.
     """
     base: Path = ("protocol", "limits")
     value = limits.get("max_concurrent_requests", _MISSING)
-    if not isinstance(value, int) or isinstance(value, bool):
+    if not is_integer(value):
         yield _wrong(MAX_CONCURRENT, limits, "max_concurrent_requests", base, "an integer greater than 0")
-    elif value <= 0:
+    elif isinstance(value, int | float) and value <= 0:
         path = (*base, "max_concurrent_requests")
-        yield Violation(MAX_CONCURRENT, f"{dotted(path)} is {value}; must be greater than 0", path)
+        yield Violation(MAX_CONCURRENT, f"{dotted(path)} is {excerpt(value)}; must be greater than 0", path)
 
 
 @rule(LIFECYCLE_SUBSCRIPTION)
@@ -500,7 +506,8 @@ def lifecycle_subscription(protocol: Mapping[str, Any]) -> Iterator[Violation]:
     if _subscribes_nothing(events):
         return
     if not isinstance(events, list):
-        yield Violation(LIFECYCLE_SUBSCRIPTION, f"{dotted(base)} is {kind(events)}; expected an array of event names", base)
+        message = f"{dotted(base)} is {kind(events)}; expected an array of event names"
+        yield Violation(LIFECYCLE_SUBSCRIPTION, message, base)
         return
     names: list[tuple[int, str]] = []
     for index, name in enumerate(events):
@@ -508,13 +515,13 @@ def lifecycle_subscription(protocol: Mapping[str, Any]) -> Iterator[Violation]:
         if not isinstance(name, str):
             yield Violation(LIFECYCLE_SUBSCRIPTION, f"{dotted(path)} is {kind(name)}; expected an event name", path)
         elif name not in LIFECYCLE_EVENTS:
-            yield Violation(LIFECYCLE_SUBSCRIPTION, f"{dotted(path)} {shown(name)} is not a lifecycle event", path)
+            yield Violation(LIFECYCLE_SUBSCRIPTION, f"{dotted(path)} {excerpt(name)} is not a lifecycle event", path)
         else:
             names.append((index, name))
     for name, where in duplicates(names).items():
         yield Violation(
             LIFECYCLE_SUBSCRIPTION,
-            f"{dotted(base)} lists {shown(name)} {len(where)} times",
+            f"{dotted(base)} lists {excerpt(name)} {len(where)} times",
             (*base, where[1]),
         )
 
@@ -546,7 +553,8 @@ def feature_dependencies(features: list[Any]) -> Iterator[Violation]:
     for feature, needs in FEATURE_DEPENDENCIES:
         if feature in names and needs not in names:
             path = ("protocol", "features", first[feature])
-            yield Violation(DEPENDENCIES, f"{dotted(path)} {shown(feature)} is accepted without {shown(needs)}", path)
+            message = f"{dotted(path)} {excerpt(feature)} is accepted without {excerpt(needs)}"
+            yield Violation(DEPENDENCIES, message, path)
 
 
 @rule(PROVIDER_CREDENTIALS)
@@ -630,7 +638,7 @@ def _subset_walk(schema: object, root: Path) -> Iterator[Violation]:
             if keyword not in OUTPUT_SCHEMA_KEYWORDS:
                 yield Violation(
                     OUTPUT_SCHEMA_SUBSET,
-                    f"{dotted(path)} uses keyword {shown(str(keyword))}, outside the supported output_schema subset",
+                    f"{dotted(path)} uses keyword {excerpt(str(keyword))}, outside the supported output_schema subset",
                     (*path, keyword),
                 )
         yield from _property_names(node, path)
@@ -776,15 +784,15 @@ def _schema_validity(requirement: str, schema: dict[str, Any], path: Path) -> It
         dialect.check_schema(schema)
     except SchemaError as error:
         where = (*path, *error.absolute_path)
-        message = error.message
-        if len(message) > _MAX_QUOTED_ERROR:
-            message = message[:_MAX_QUOTED_ERROR] + "..."
         name = dialect.__name__.removesuffix("Validator")
-        yield Violation(requirement, f"{dotted(where)} is not a valid JSON Schema ({name}): {message}", where)
-    except RecursionError:
-        # Nested deeper than the interpreter can walk. §1.1 sets no depth
-        # bound on parameters, so this is left unjudged rather than called
-        # invalid (output schemas never get here: their walk stops at 32).
+        message = f"{dotted(where)} is not a valid JSON Schema ({name}): {clip(error.message)}"
+        yield Violation(requirement, message, where)
+    except (RecursionError, ValueError):
+        # jsonschema itself gave up: the schema is nested deeper than the
+        # interpreter can walk, or holds an integer too long for Python to
+        # print in an error message. Neither makes a schema invalid, and §1.1
+        # sets no depth bound on parameters, so the schema is left unjudged
+        # rather than called invalid.
         return
 
 

@@ -19,9 +19,10 @@ import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from .describe import dotted, duplicates, kind, shown, utf8_len
+from .describe import dotted, duplicates, kind
 from .ext_types import ManifestInfo
 from .limits import ENVIRONMENT_ALLOWLIST, MAX_SECRET_NAME_BYTES
+from .members import excerpt
 from .violations import Finding, Violation, rule
 
 SECRET_NAMES = "EXT-1.1-secret-names"
@@ -75,13 +76,13 @@ def secret_names(secrets: object) -> Iterator[Violation]:
         at = ", ".join(dotted((*base, i)) for i in where)
         yield Violation(
             SECRET_NAMES,
-            f"{dotted(base)} lists {shown(name)} {len(where)} times ({at}); names must be unique",
+            f"{dotted(base)} lists {excerpt(name)} {len(where)} times ({at}); names must be unique",
             (*base, where[1]),
         )
 
 
 def _secret_name(name: str, path: tuple[str | int, ...]) -> Iterator[Violation]:
-    subject = f"{dotted(path)} {shown(name)}"
+    subject = f"{dotted(path)} {excerpt(name)}"
     if not name.isascii():
         # The bound and the grammar are both ASCII; measuring a non-ASCII name
         # against them would only repeat this one fact.
@@ -99,7 +100,8 @@ def _secret_name(name: str, path: tuple[str | int, ...]) -> Iterator[Violation]:
     if bad:
         yield Violation(
             SECRET_NAMES,
-            f"{subject} contains {bad[0]!r}; after the first character only letters, digits, '_', '-' and '.' are allowed",
+            f"{subject} contains {bad[0]!r}; after the first character only letters, digits, "
+            "'_', '-' and '.' are allowed",
             path,
         )
 
@@ -119,7 +121,8 @@ def environment_allowlist(environment: object, *, api_version: str) -> Iterator[
     if environment is None:
         return
     if not isinstance(environment, list):
-        yield Violation(ENVIRONMENT, f"{dotted(base)} is {kind(environment)}; expected an array of variable names", base)
+        message = f"{dotted(base)} is {kind(environment)}; expected an array of variable names"
+        yield Violation(ENVIRONMENT, message, base)
         return
     if api_version == _LEGACY_API and environment:
         yield Violation(
@@ -134,7 +137,8 @@ def environment_allowlist(environment: object, *, api_version: str) -> Iterator[
         if not isinstance(name, str):
             yield Violation(ENVIRONMENT, f"{dotted(path)} is {kind(name)}; expected a variable name string", path)
         elif name not in ENVIRONMENT_ALLOWLIST:
-            yield Violation(ENVIRONMENT, f"{dotted(path)} {shown(name)} is not an allowed name; allowed: {allowed}", path)
+            message = f"{dotted(path)} {excerpt(name)} is not an allowed name; allowed: {allowed}"
+            yield Violation(ENVIRONMENT, message, path)
 
 
 @rule(PRESENTATION)

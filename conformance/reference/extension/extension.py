@@ -89,7 +89,8 @@ class ReferenceExtension:
         if requested != self.api_version:
             # §1.1: the response must match the manifest-selected version; a
             # mismatch means host and manifest disagree, so say so plainly.
-            raise RpcError(INVALID_PARAMS, f"this extension speaks API {self.api_version}, host asked for {requested!r}")
+            message = f"this extension speaks API {self.api_version}, host asked for {requested!r}"
+            raise RpcError(INVALID_PARAMS, message)
         protocol = negotiate(self.api_version, params.get("protocol"))
         features = protocol["features"] if protocol is not None else []
         result: JsonObject = {
@@ -162,7 +163,8 @@ class ReferenceExtension:
             return self.tool_result(f"cannot ask for confirmation: {exc}", is_error=True)
         # §2.2: a dropped request or an error denies; only an explicit
         # {"confirmed": true} confirms.
-        confirmed = outcome.error is None and isinstance(outcome.result, dict) and outcome.result.get("confirmed") is True
+        answer = outcome.result if outcome.error is None else None
+        confirmed = isinstance(answer, dict) and answer.get("confirmed") is True
         return self.tool_result("confirmed" if confirmed else "declined")
 
     # -- §1.3 command/execute --------------------------------------------------

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeGuard
 
 from .jsonrpc import INVALID_PARAMS, JsonObject, RpcError
 
@@ -80,12 +80,13 @@ def _choose_concurrency(limits: Any) -> int:
     if offered is None:
         return MAX_CONCURRENT_REQUESTS
     if not _is_positive_int(offered):
-        raise RpcError(INVALID_PARAMS, f"protocol.limits.max_concurrent_requests must be a positive integer, got {offered!r}")
+        message = f"protocol.limits.max_concurrent_requests must be a positive integer, got {offered!r}"
+        raise RpcError(INVALID_PARAMS, message)
     # §1.1: the accepted value must be > 0 and is capped by the host.
     return min(offered, MAX_CONCURRENT_REQUESTS)
 
 
-def _is_positive_int(value: Any) -> bool:
+def _is_positive_int(value: Any) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool) and value > 0
 
 
