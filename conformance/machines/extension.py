@@ -240,16 +240,23 @@ class ExtensionMachine(RuleBasedStateMachine):
         self._run(go)
 
     @rule(data=st.data())
-    def contribution_request(self, data: st.DataObject) -> None:
+    def contribution_requests(self, data: st.DataObject) -> None:
         """command/execute, hook/run, context/collect, status/collect and
-        tool/render for each contribution the manifest declares."""
+        tool/render for every contribution the manifest declares, pipelined
+        in one write, in a generated order."""
         if not self._guard():
             return
         choices = contribution_requests(self.manifest)
         if not choices:
             return
-        method, params = data.draw(st.sampled_from(choices), label="contribution")
-        self._run(lambda: self.peer.settle([self.peer.request(method, params)]))
+        order = data.draw(st.permutations(choices), label="contributions")
+
+        def go() -> None:
+            frames = [self.peer.request_frame(method, params) for method, params in order]
+            self.peer.write_raw(b"".join(f for _, f in frames))
+            self.peer.settle([rid for rid, _ in frames])
+
+        self._run(go)
 
     @rule(event=st.sampled_from(limits.LIFECYCLE_EVENTS))
     def lifecycle_notification(self, event: str) -> None:
@@ -264,7 +271,7 @@ class ExtensionMachine(RuleBasedStateMachine):
             params |= {"outcome": "completed", "duration_ms": 1, "reason": None}
         if event.startswith("tool/"):
             params |= {"tool_call_id": "call-1", "tool_name": self.tools[0] if self.tools else "tool"}
-        self._run(lambda: self.peer.send({"jsonrpc": "2.0", "method": event, "params": params}))
+        self._run(lambda: self.peer.notify(event, params))
 
 
 def call_context() -> dict[str, Any]:

@@ -111,7 +111,12 @@ class ExtensionHostPeer:
         assert self.session is not None
         self.session.sent_cancel(rid)
         self._cancel_sent_at.setdefault(rid, time.monotonic())
+        self.recorder.exercise("JSONRPC-4.1-no-reply-to-notification")  # any reply to it would be seen
         return encode_frame(dumps(jsonrpc.notification("$/cancelRequest", {"id": rid, "reason": reason})))
+
+    def notify(self, method: str, params: Any) -> None:
+        self.recorder.exercise("JSONRPC-4.1-no-reply-to-notification")
+        self.send(jsonrpc.notification(method, params))
 
     def cancel(self, rid: Any, reason: str = "user") -> None:
         self.write_raw(self.cancel_frame(rid, reason))

@@ -27,7 +27,7 @@ MAX_METADATA_BYTES = 64 * KIB  # EXT-1.2-metadata-bounds
 MAX_JSON_DEPTH = 32  # EXT-1.2-structured-content-bounds, EXT-1.2-metadata-bounds
 MAX_JSON_NODES = 16_384  # EXT-1.2-structured-content-bounds, EXT-1.2-metadata-bounds
 MAX_METADATA_KEY_BYTES = 256  # EXT-1.2-metadata-bounds
-MAX_REFERENCED_MEDIA_BYTES = 64 * MIB  # EXT-1.2-media-aggregate (host-side)
+MAX_REFERENCED_MEDIA_BYTES = 64 * MIB  # EXT-1.2-media-aggregate
 
 # §1.10
 MAX_SETTLED_REASON_BYTES = 4 * KIB
