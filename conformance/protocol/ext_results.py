@@ -288,9 +288,7 @@ def _json_bounds(value: object, field: str, max_bytes: int, requirement: str) ->
         yield Violation(requirement, f"{field} is {size:,} bytes encoded; limit {max_bytes:,}", path)
     levels = depth(value)
     if levels > limits.MAX_JSON_DEPTH:
-        yield Violation(
-            requirement, f"{field} is nested {levels:,} levels deep; limit {limits.MAX_JSON_DEPTH:,}", path
-        )
+        yield Violation(requirement, f"{field} is nested {levels:,} levels deep; limit {limits.MAX_JSON_DEPTH:,}", path)
     nodes = node_count(value)
     if nodes > limits.MAX_JSON_NODES:
         yield Violation(requirement, f"{field} has {nodes:,} nodes; limit {limits.MAX_JSON_NODES:,}", path)

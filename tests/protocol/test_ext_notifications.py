@@ -77,7 +77,9 @@ VALID_PROGRESS: list[tuple[Any, Negotiated]] = [
     (progress({"type": "output", "stream": "stdout", "encoding": "utf8", "data": "line\n"}), PROGRESS),
     (progress({"type": "output", "stream": "stderr", "encoding": "utf8", "data": ""}), PROGRESS),
     (
-        progress({"type": "output", "stream": "stdout", "encoding": "base64", "data": base64.b64encode(b"\0\xff").decode()}),
+        progress(
+            {"type": "output", "stream": "stdout", "encoding": "base64", "data": base64.b64encode(b"\0\xff").decode()}
+        ),
         PROGRESS,
     ),
     (progress({"type": "output", "stream": "stdout", "encoding": "base64", "data": ""}), PROGRESS),
@@ -126,7 +128,12 @@ INVALID_PROGRESS: list[tuple[Any, Negotiated, str, tuple[str | int, ...]]] = [
     ),
     ({"request_id": 2, "event": STATUS_EVENT}, PROGRESS, "params has no sequence; expected an integer", ()),
     (progress(STATUS_EVENT, sequence=-1), PROGRESS, "params.sequence is -1; expected an integer >= 0", ("sequence",)),
-    (progress(STATUS_EVENT, sequence=True), PROGRESS, "params.sequence is a boolean; expected an integer", ("sequence",)),
+    (
+        progress(STATUS_EVENT, sequence=True),
+        PROGRESS,
+        "params.sequence is a boolean; expected an integer",
+        ("sequence",),
+    ),
     (progress(STATUS_EVENT, sequence=1.5), PROGRESS, "params.sequence is 1.5; expected an integer", ("sequence",)),
     (progress(STATUS_EVENT, sequence="7"), PROGRESS, "params.sequence is a string; expected an integer", ("sequence",)),
     (progress(STATUS_EVENT, sequence=None), PROGRESS, "params.sequence is null; expected an integer", ("sequence",)),
@@ -343,12 +350,30 @@ def test_invalid_notifications(params: Any, message: str, path: tuple[str | int,
 # -- never raises, whatever JSON arrives -----------------------------------------------
 
 json_text = st.text(st.characters(exclude_categories=()), max_size=6) | st.sampled_from(
-    ["type", "status", "output", "decoration", "partial_result", "stream", "stdout", "encoding", "base64",
-     "utf8", "data", "label", "message", "level", "title", "result", "content", "request_id", "sequence", "event"]
+    [
+        "type",
+        "status",
+        "output",
+        "decoration",
+        "partial_result",
+        "stream",
+        "stdout",
+        "encoding",
+        "base64",
+        "utf8",
+        "data",
+        "label",
+        "message",
+        "level",
+        "title",
+        "result",
+        "content",
+        "request_id",
+        "sequence",
+        "event",
+    ]
 )
-json_scalars = (
-    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | json_text
-)
+json_scalars = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | json_text
 json_values = st.recursive(
     json_scalars,
     lambda children: st.lists(children, max_size=5) | st.dictionaries(json_text, children, max_size=6),

@@ -29,7 +29,9 @@ NEG_ART = Negotiated("0.2", BASE | {"artifacts"})
 
 SCHEMA = {
     "type": "object",
-    "properties": {"sources": {"type": "array", "items": {"type": "object", "properties": {"url": {"type": "string"}}}}},
+    "properties": {
+        "sources": {"type": "array", "items": {"type": "object", "properties": {"url": {"type": "string"}}}}
+    },
     "required": ["sources"],
 }
 TOOL_PLAIN = ToolInfo("git_status", {"type": "object"})
@@ -325,7 +327,9 @@ def bound_ids(result: Any) -> list[Violation]:
     return violations(tool_findings(result, NEG_02, None))
 
 
-@pytest.mark.parametrize("parts", [limits.MAX_CONTENT_PARTS - 1, limits.MAX_CONTENT_PARTS, limits.MAX_CONTENT_PARTS + 1])
+@pytest.mark.parametrize(
+    "parts", [limits.MAX_CONTENT_PARTS - 1, limits.MAX_CONTENT_PARTS, limits.MAX_CONTENT_PARTS + 1]
+)
 def test_content_part_count_bound(parts: int) -> None:
     found = violations(tool_findings({"content": [TEXT] * parts}))
     if parts <= limits.MAX_CONTENT_PARTS:
@@ -561,8 +565,11 @@ INVALID: list[tuple[str, Any, str]] = [
         "result.context[0].placement is 'system'; expected one of system_prefix, system_suffix, prompt_prefix,"
         " prompt_suffix",
     ),
-    ("EXT-1.4-hook-result", {"notifications": [{"message": 3}]}, "result.notifications[0].message is an integer;"
-     " expected a string"),
+    (
+        "EXT-1.4-hook-result",
+        {"notifications": [{"message": 3}]},
+        "result.notifications[0].message is an integer; expected a string",
+    ),
     # context/collect
     ("EXT-1.5-context-result", None, "result is null; expected an array of context contributions"),
     ("EXT-1.5-context-result", CONTEXT_OK[0], "result is an object; expected an array of context contributions"),
@@ -609,7 +616,11 @@ INVALID: list[tuple[str, Any, str]] = [
     ("EXT-1.7-render-result", {}, "result has no segments; expected an array"),
     ("EXT-1.7-render-result", {"segments": "text"}, "result.segments is a string; expected an array"),
     ("EXT-1.7-render-result", {"segments": [1]}, "result.segments[0] is an integer; expected an object"),
-    ("EXT-1.7-render-result", {"segments": [{"style_role": None}]}, "result.segments[0] has no text; expected a string"),
+    (
+        "EXT-1.7-render-result",
+        {"segments": [{"style_role": None}]},
+        "result.segments[0] has no text; expected a string",
+    ),
     (
         "EXT-1.7-render-result",
         {"segments": [{"text": "t", "style_role": {}}]},
@@ -635,13 +646,31 @@ def test_other_result_paths_are_relative_to_result() -> None:
 # -- never raises, whatever JSON arrives --------------------------------------------
 
 json_text = st.text(st.characters(exclude_categories=()), max_size=6) | st.sampled_from(
-    ["type", "text", "image", "audio", "content", "is_error", "structured_content", "metadata", "artifact_id",
-     "mime_type", "segments", "surface", "disposition", "action", "deny", "notifications", "context", "label",
-     "placement", "message", "level"]
+    [
+        "type",
+        "text",
+        "image",
+        "audio",
+        "content",
+        "is_error",
+        "structured_content",
+        "metadata",
+        "artifact_id",
+        "mime_type",
+        "segments",
+        "surface",
+        "disposition",
+        "action",
+        "deny",
+        "notifications",
+        "context",
+        "label",
+        "placement",
+        "message",
+        "level",
+    ]
 )
-json_scalars = (
-    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | json_text
-)
+json_scalars = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | json_text
 json_values = st.recursive(
     json_scalars,
     lambda children: st.lists(children, max_size=5) | st.dictionaries(json_text, children, max_size=6),

@@ -1,0 +1,243 @@
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+import pytest
+
+from conformance.protocol import limits
+from conformance.protocol.ext_session import (
+    LIFECYCLE_TRANSITIONS,
+    REQUEST_TRANSITIONS,
+    HostSession,
+    Lifecycle,
+    LifecycleInput,
+    LocalProtocolError,
+    RequestInput,
+    RequestState,
+)
+from conformance.protocol.ext_types import ManifestInfo, Offer
+from conformance.protocol.framing import Frame
+from conformance.protocol.jsonrpc import decode_frame
+from conformance.protocol.strict_json import dumps
+from conformance.protocol.violations import Violation
+
+MANIFEST = ManifestInfo("t", "1", "0.2", {"tools": ["echo"], "commands": []}, {})
+OFFER = Offer("0.2", "0.2", limits.REQUIRED_FEATURES, ("request_progress",), 8)
+INIT_RESULT = {
+    "api_version": "0.2",
+    "tools": [{"name": "echo", "description": "d", "parameters": {"type": "object"}}],
+    "commands": [],
+    "protocol": {
+        "version": "0.2",
+        "features": ["request_cancellation", "content_parts", "request_progress"],
+        "limits": {"max_concurrent_requests": 4},
+    },
+}
+
+
+def frame(msg: dict[str, Any], index: int = 0) -> Any:
+    return decode_frame(Frame(index, dumps({"jsonrpc": "2.0", **msg}), "lf"))
+
+
+def violations(session: HostSession, msg: dict[str, Any]) -> list[str]:
+    return [f.requirement for f in session.received(frame(msg)) if isinstance(f, Violation)]
+
+
+def ready_session() -> HostSession:
+    s = HostSession(MANIFEST, OFFER)
+    s.sent_request(1, "initialize", {})
+    assert violations(s, {"id": 1, "result": INIT_RESULT}) == []
+    assert s.lifecycle is Lifecycle.READY
+    return s
+
+
+def test_request_table_covers_every_state_and_input() -> None:
+    for state, event in itertools.product(RequestState, RequestInput):
+        assert (state, event) in REQUEST_TRANSITIONS, (state, event)
+
+
+def test_lifecycle_every_pair_is_a_transition_or_a_local_error() -> None:
+    for state, event in itertools.product(Lifecycle, LifecycleInput):
+        s = HostSession(MANIFEST, OFFER, lifecycle=state)
+        if (state, event) in LIFECYCLE_TRANSITIONS:
+            s.advance(event)
+            assert s.lifecycle is LIFECYCLE_TRANSITIONS[(state, event)]
+        else:
+            with pytest.raises(LocalProtocolError):
+                s.advance(event)
+
+
+def test_response_to_unknown_id() -> None:
+    assert violations(ready_session(), {"id": 99, "result": {}}) == ["JSONRPC-5-id-echo"]
+
+
+def test_second_response() -> None:
+    s = ready_session()
+    s.sent_request(2, "status/collect", {})
+    assert violations(s, {"id": 2, "result": None}) == []
+    assert violations(s, {"id": 2, "result": None}) == ["JSONRPC-5-one-response"]
+
+
+def test_id_types_must_match_exactly() -> None:
+    s = ready_session()
+    s.sent_request(2**53 + 1, "x", {}, intent="unknown-method")
+    assert violations(s, {"id": 2**53, "error": {"code": -32601, "message": "m"}}) == ["JSONRPC-5-id-echo"]
+    s.sent_request("7", "y", {}, intent="unknown-method")
+    assert violations(s, {"id": 7, "error": {"code": -32601, "message": "m"}}) == ["JSONRPC-5-id-echo"]
+
+
+@pytest.mark.parametrize(("reply", "expected"), [
+    ({"error": {"code": -32800, "message": "cancelled"}}, []),
+    ({"result": {"content": [{"type": "text", "text": "won the race"}]}}, []),
+    ({"error": {"code": -32603, "message": "cancelled"}}, ["EXT-1.9-cancel-reply-code"]),
+])
+def test_cancelled_request_outcomes(reply: dict[str, Any], expected: list[str]) -> None:
+    s = ready_session()
+    s.sent_request(2, "tool/call", {"name": "echo", "arguments": {}})
+    s.sent_cancel(2)
+    assert violations(s, {"id": 2, **reply}) == expected
+    assert s.request(2) is not None and s.request(2).state is RequestState.TOMBSTONED  # type: ignore[union-attr]
+
+
+def test_cancel_after_reply_is_ignored_and_a_reply_to_it_is_a_second_response() -> None:
+    s = ready_session()
+    s.sent_request(2, "status/collect", {})
+    violations(s, {"id": 2, "result": None})
+    s.sent_cancel(2)
+    assert violations(s, {"id": 2, "error": {"code": -32800, "message": "c"}}) == ["JSONRPC-5-one-response"]
+
+
+def test_progress_rules() -> None:
+    s = ready_session()
+    s.sent_request(2, "tool/call", {"name": "echo", "arguments": {}})
+    status = {"type": "status", "message": "m"}
+    ok = {"method": "$/progress", "params": {"request_id": 2, "sequence": 1, "event": status}}
+    assert violations(s, ok) == []
+    again = {"method": "$/progress", "params": {"request_id": 2, "sequence": 1, "event": status}}
+    assert violations(s, again) == ["EXT-2.6-sequence-increasing"]
+    violations(s, {"id": 2, "result": {"content": [{"type": "text", "text": "t"}]}})
+    late = {"method": "$/progress", "params": {"request_id": 2, "sequence": 5, "event": status}}
+    assert violations(s, late) == ["EXT-2.6-progress-active-request"]
+    ghost = {"method": "$/progress", "params": {"request_id": 77, "sequence": 1, "event": status}}
+    assert violations(s, ghost) == ["EXT-2.6-progress-active-request"]
+
+
+def confirm(cid: Any, parent: Any = 2) -> dict[str, Any]:
+    params: dict[str, Any] = {"prompt": "ok?"}
+    if parent is not None:
+        params["parent_request_id"] = parent
+    return {"id": cid, "method": "confirmation/request", "params": params}
+
+
+@pytest.mark.parametrize(
+    ("cid", "ok"),
+    [(0, True), (limits.MAX_U64, True), (limits.MAX_U64 + 1, False), (-1, False), (True, False),
+     ("x" * limits.MAX_CHILD_ID_BYTES, True), ("x" * (limits.MAX_CHILD_ID_BYTES + 1), False),
+     ("é" * 128, True), ("é" * 129, False)],
+)
+def test_child_id_type(cid: Any, ok: bool) -> None:
+    s = ready_session()
+    s.sent_request(2, "tool/call", {"name": "echo", "arguments": {}})
+    got = [v for v in violations(s, confirm(cid)) if v != "JSONRPC-4-id-type"]  # bool breaks JSON-RPC too
+    assert got == ([] if ok else ["EXT-2-child-id-type"])
+
+
+def test_child_id_unique_and_never_reused() -> None:
+    s = ready_session()
+    s.sent_request(2, "tool/call", {"name": "echo", "arguments": {}})
+    assert violations(s, confirm("c1")) == []
+    assert violations(s, confirm("c1")) == ["EXT-2-child-id-unique"]
+    s.child_answered("c1")
+    assert violations(s, confirm("c1")) == ["EXT-2-child-id-no-reuse"]
+
+
+@pytest.mark.parametrize("outstanding", [limits.MAX_OUTSTANDING_CHILDREN - 1, limits.MAX_OUTSTANDING_CHILDREN,
+                                         limits.MAX_OUTSTANDING_CHILDREN + 1])
+def test_outstanding_children_bound(outstanding: int) -> None:
+    s = ready_session()
+    s.sent_request(2, "tool/call", {"name": "echo", "arguments": {}})
+    found = [v for i in range(outstanding) for v in violations(s, confirm(f"c{i}"))]
+    assert found == ([] if outstanding <= limits.MAX_OUTSTANDING_CHILDREN else ["EXT-2-child-max-outstanding"])
+
+
+def test_distinct_child_id_bound() -> None:
+    s = ready_session()
+    s.sent_request(2, "tool/call", {"name": "echo", "arguments": {}})
+    for i in range(limits.MAX_CHILD_IDS_PER_GENERATION - 1):
+        s.child_ids_used.add(("int", 10_000_000 + i))
+    assert violations(s, confirm("last-allowed")) == []
+    assert violations(s, confirm("one-too-many")) == ["EXT-2-child-max-ids"]
+
+
+@pytest.mark.parametrize(("parent", "expected"), [
+    (2, []), (None, ["EXT-2-parent-request-id"]), ("2", ["EXT-2-parent-request-id"]),
+    (99, ["EXT-2-parent-request-id"]), (1, ["EXT-2-parent-request-id"]),  # 1 = initialize, already settled
+])
+def test_parent_request_id(parent: Any, expected: list[str]) -> None:
+    s = ready_session()
+    s.sent_request(2, "tool/call", {"name": "echo", "arguments": {}})
+    assert violations(s, confirm("c", parent)) == expected
+
+
+def test_parent_cancelled_but_unanswered_is_a_legal_race() -> None:
+    s = ready_session()
+    s.sent_request(2, "tool/call", {"name": "echo", "arguments": {}})
+    s.sent_cancel(2)
+    assert violations(s, confirm("c")) == []
+
+
+def test_api_01_confirmation_omits_parent() -> None:
+    manifest = ManifestInfo("t", "1", "0.1", {"tools": [], "commands": []}, {})
+    s = HostSession(manifest, Offer("0.1", None))
+    s.sent_request(1, "initialize", {})
+    violations(s, {"id": 1, "result": {"api_version": "0.1", "tools": [], "commands": []}})
+    s.sent_request(2, "tool/call", {})
+    assert violations(s, confirm("c", None)) == []
+    assert violations(s, confirm("d", 2)) == ["EXT-2.2-confirmation-0.1-no-parent"]
+
+
+def test_messages_before_initialize_answer() -> None:
+    s = HostSession(MANIFEST, OFFER)
+    s.sent_request(1, "initialize", {})
+    note = {"method": "notification", "params": {"message": "hi"}}
+    assert violations(s, note) == ["EXT-0-messages-after-initialize"]
+    assert violations(s, {"method": "shortcut/register", "params": {}}) == []  # §2.20 exception
+
+
+def test_null_id_replies() -> None:
+    s = ready_session()
+    s.sent_unreadable()
+    assert violations(s, {"id": None, "error": {"code": -32700, "message": "parse"}}) == []
+    assert violations(s, {"id": None, "error": {"code": -32700, "message": "parse"}}) == [
+        "JSONRPC-4.1-no-reply-to-notification"
+    ]
+    s.sent_unreadable()
+    assert violations(s, {"id": 0, "error": {"code": -32700, "message": "parse"}}) == [
+        "JSONRPC-5-null-id-on-parse-error"
+    ]
+
+
+@pytest.mark.parametrize(("intent", "reply", "expected"), [
+    ("unknown-method", {"error": {"code": -32601, "message": "m"}}, []),
+    ("unknown-method", {"error": {"code": -32600, "message": "m"}}, ["EXT-3-unknown-method-code"]),
+    ("unknown-method", {"result": {}}, ["EXT-3-unknown-method-code"]),
+    ("invalid-params", {"error": {"code": -32602, "message": "m"}}, []),
+    ("invalid-params", {"error": {"code": -32603, "message": "m"}}, ["EXT-3-invalid-params-code"]),
+])
+def test_error_code_advice(intent: str, reply: dict[str, Any], expected: list[str]) -> None:
+    s = ready_session()
+    s.sent_request(2, "x/y", {}, intent=intent)
+    assert violations(s, {"id": 2, **reply}) == expected
+
+
+def test_initialize_refused_is_a_shape_violation() -> None:
+    s = HostSession(MANIFEST, OFFER)
+    s.sent_request(1, "initialize", {})
+    assert violations(s, {"id": 1, "error": {"code": -32603, "message": "no"}}) == ["EXT-1.1-result-shape"]
+
+
+def test_harness_misuse_is_local() -> None:
+    s = ready_session()
+    with pytest.raises(LocalProtocolError):
+        s.sent_request(1, "again", {})
