@@ -15,7 +15,9 @@ here raises on it.
 When a rule is evaluated (and so yields its Exercise):
 
 * a rule the catalog scopes to some API versions runs only when the offer's
-  ``api_version`` is one of them;
+  ``api_version`` is one of them (the version in force is the one the host
+  sent; whether the result echoes the manifest's is api-version-echo's
+  business, so a wrong echo does not switch the rule set);
 * a rule that needs a feature runs only when the response negotiates it,
   while its "... needs the feature" counterpart runs whatever was negotiated;
 * a rule runs only when the part of the result it reads has the right JSON
@@ -587,7 +589,8 @@ def output_schema_subset(tools: list[Any]) -> Iterator[Violation]:
 
     The schema is walked as a tree of *nodes*. The root is a node at depth 1;
     a node one level deeper is each value of its ``properties`` object, its
-    ``items`` (or each element, when ``items`` is an array), its
+    ``items`` (or each element of a tuple-form ``items`` array -- whether the
+    tuple form is allowed is left to the dialect check below), its
     ``additionalProperties`` when that is not a boolean, and each element of
     its ``allOf``/``anyOf``/``oneOf``. Nothing else holds nodes: the values of
     ``default``, ``examples``, ``enum`` and ``const`` are data. On that tree:

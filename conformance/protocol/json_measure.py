@@ -22,8 +22,8 @@ Every walk here is iterative: a 100,000-deep array from a hostile peer must be
 measured, not crash the harness with ``RecursionError``.
 
 The functions take values as :func:`json.loads` returns them (dict, list, str,
-int, float, bool, None); anything else raises ``TypeError`` like
-:func:`json.dumps` does.
+int, float, bool, None). On anything else :func:`encoded_size` raises
+``TypeError`` as :func:`json.dumps` does; the walks count it as a leaf.
 """
 
 from __future__ import annotations

@@ -19,9 +19,7 @@ PRESENTATION = "EXT-1.1-presentation-0.2"
 ALL_IDS = {SECRETS, ENVIRONMENT, PRESENTATION}
 
 
-def manifest(
-    api: str = "0.2", *, capabilities: Any = None, contributes: Any = None
-) -> ManifestInfo:
+def manifest(api: str = "0.2", *, capabilities: Any = None, contributes: Any = None) -> ManifestInfo:
     return ManifestInfo(
         name="demo",
         version="1.0.0",
@@ -197,10 +195,13 @@ def test_presentation_is_allowed_from_0_2(api: str) -> None:
 
 # -- robustness ---------------------------------------------------------------
 
+# Any characters, lone surrogates included: json.loads produces them from
+# "\ud800"-style escapes, so the validators must survive them.
+any_text = st.text(st.characters(exclude_categories=()), max_size=8)
 json_values = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8),
-    lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=8), children, max_size=4),
-    max_leaves=20,
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | any_text,
+    lambda children: st.lists(children, max_size=4) | st.dictionaries(any_text, children, max_size=4),
+    max_leaves=25,
 )
 
 

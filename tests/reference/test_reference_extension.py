@@ -463,11 +463,10 @@ def test_other_methods(peer: Peer) -> None:
 def test_shutdown_exits_promptly(peer: Peer) -> None:
     peer.tool("slow", {"steps": 50, "delay_ms": 200})
     shutdown_id = peer.request("shutdown", {})
-    started = time.monotonic()
+    # §1.8: the host waits 2 s for the reply, then 2 s for the exit.
     response, _ = peer.response_to(shutdown_id, timeout=2.0)
     assert response["result"] == {}
     assert peer.proc.wait(timeout=2.0) == 0
-    assert time.monotonic() - started < 2.0
 
 
 def test_stdin_eof_exits(peer: Peer) -> None:
