@@ -29,7 +29,9 @@ LINE = b'{"jsonrpc":"2.0","id":1,"method":"tool/call","params":{"name":"echo","a
 
 
 def raw_echo(seconds: float) -> dict[str, float]:
-    proc = subprocess.Popen([sys.executable, str(HERE / "echo_child.py")], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    proc = subprocess.Popen(
+        [sys.executable, str(HERE / "echo_child.py")], stdin=subprocess.PIPE, stdout=subprocess.PIPE
+    )
     assert proc.stdin and proc.stdout
     try:
         n, start = 0, time.perf_counter()
@@ -101,10 +103,18 @@ def main() -> None:
     rows: list[tuple[str, float, str, float | None]] = [
         ("raw echo pair, serial round trips", ceiling["serial_rtt_per_s"], "/s", 1.0),
         ("raw echo pair, pipelined messages", ceiling["pipelined_msgs_per_s"], "/s", 1.0),
-        ("harness <-> reference, serial tool/call", harness["serial_rtt_per_s"], "/s",
-         harness["serial_rtt_per_s"] / ceiling["serial_rtt_per_s"]),
-        (f"harness <-> reference, {int(harness['concurrency'])} concurrent", harness["concurrent_calls_per_s"], "/s",
-         harness["concurrent_calls_per_s"] / ceiling["pipelined_msgs_per_s"]),
+        (
+            "harness <-> reference, serial tool/call",
+            harness["serial_rtt_per_s"],
+            "/s",
+            harness["serial_rtt_per_s"] / ceiling["serial_rtt_per_s"],
+        ),
+        (
+            f"harness <-> reference, {int(harness['concurrency'])} concurrent",
+            harness["concurrent_calls_per_s"],
+            "/s",
+            harness["concurrent_calls_per_s"] / ceiling["pipelined_msgs_per_s"],
+        ),
     ]
     results: dict[str, Any] = {"ceiling": ceiling, "harness": harness, "certify_wall_s": {}}
     for profile in [p for p in args.profiles.split(",") if p]:

@@ -87,7 +87,9 @@ def parse_manifest(data: dict[str, Any], path: Path) -> Manifest:
     capabilities = _table(data, "capabilities", path)
     for key in contributes:
         if key not in CONTRIBUTION_NAMES:
-            raise ManifestError(f"{path}: contributes.{key} is not a known contribution ({', '.join(CONTRIBUTION_NAMES)})")
+            raise ManifestError(
+                f"{path}: contributes.{key} is not a known contribution ({', '.join(CONTRIBUTION_NAMES)})"
+            )
     for key in ("tools", "commands", "hooks", "ui", "tool_renderers"):
         value = contributes.get(key, [])
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):

@@ -48,7 +48,9 @@ def _one(req: Requirement, rec: Recorder, api_version: str) -> Verdict:
         first = observed[0]
         where = first.violation.where()
         frame = f" frame #{first.violation.frame_index}" if first.violation.frame_index is not None else ""
-        evidence = f"{first.violation.message}{' at ' + where if where else ''}{frame} ({first.context}); {count} time(s)"
+        evidence = (
+            f"{first.violation.message}{' at ' + where if where else ''}{frame} ({first.context}); {count} time(s)"
+        )
         if first.stderr:
             evidence += f"\nstderr tail: {first.stderr[-600:]}"
         return Verdict(req, "fail" if req.level == "must" else "warn", evidence)

@@ -69,8 +69,10 @@ def invalid_arguments(schema: Any) -> st.SearchStrategy[tuple[Any, str]]:
     with jsonschema; yields (arguments, which mutation made it invalid)."""
     if not isinstance(schema, dict):
         return st.just(([], "arguments is an array, not an object"))
-    properties = schema.get("properties") if isinstance(schema.get("properties"), dict) else {}
-    required = [r for r in schema.get("required", []) if isinstance(r, str)] if isinstance(schema.get("required"), list) else []
+    raw_properties = schema.get("properties")
+    properties: dict[str, Any] = raw_properties if isinstance(raw_properties, dict) else {}
+    raw_required = schema.get("required")
+    required = [r for r in raw_required if isinstance(r, str)] if isinstance(raw_required, list) else []
 
     @st.composite
     def mutate(draw: st.DrawFn) -> tuple[Any, str]:
@@ -81,8 +83,7 @@ def invalid_arguments(schema: Any) -> st.SearchStrategy[tuple[Any, str]]:
                 candidates.append(({k: v for k, v in base.items() if k != name}, f"required {name!r} dropped"))
             for name, sub in properties.items():
                 if isinstance(sub, dict) and sub.get("type") in ("string", "integer", "number", "boolean", "object"):
-                    wrong = [] if sub.get("type") != "array" else {}
-                    candidates.append(({**base, name: wrong}, f"{name!r} given the wrong type"))
+                    candidates.append(({**base, name: []}, f"{name!r} given an array instead of {sub['type']}"))
             if schema.get("additionalProperties") is False:
                 candidates.append(({**base, "zz_unexpected": 1}, "undeclared property added"))
         valid = [c for c in candidates if not _is_valid(c[0], schema)]

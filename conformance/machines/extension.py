@@ -15,6 +15,12 @@ from typing import Any, ClassVar
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, rule
 
+from conformance.evidence import Recorder
+from conformance.manifest import Manifest
+from conformance.peers.ext_host import ExtensionHostPeer, Patience, TargetGone
+from conformance.protocol import limits
+from conformance.protocol.ext_types import Offer
+from conformance.protocol.framing import encode_frame
 from conformance.strategies import (
     SPECIAL_IDS,
     invalid_arguments,
@@ -22,13 +28,6 @@ from conformance.strategies import (
     offers,
     tool_arguments,
 )
-
-from ..evidence import Recorder
-from ..manifest import Manifest
-from ..peers.ext_host import ExtensionHostPeer, Patience, TargetGone
-from ..protocol import limits
-from ..protocol.ext_types import Offer
-from ..protocol.framing import encode_frame
 
 UNKNOWN_METHODS = ("octet-conformance/no-such-method", "tools/frobnicate", "commands/register")
 HOOK_PAYLOADS: dict[str, dict[str, Any]] = {
@@ -266,7 +265,7 @@ class ExtensionMachine(RuleBasedStateMachine):
         s = self.peer.session
         if not (s and s.negotiated and s.negotiated.has("lifecycle_events") and event in s.negotiated.lifecycle_events):
             return
-        params = {"session_id": "conformance-session", "run_id": "run-1", "turn_id": "turn-1"}
+        params: dict[str, Any] = {"session_id": "conformance-session", "run_id": "run-1", "turn_id": "turn-1"}
         if event.endswith("settled"):
             params |= {"outcome": "completed", "duration_ms": 1, "reason": None}
         if event.startswith("tool/"):
@@ -293,9 +292,7 @@ def contribution_requests(manifest: Manifest) -> list[tuple[str, dict[str, Any]]
         if surface in SURFACES:
             out.append(("status/collect", {"surface": surface, "context": ctx}))
     for name in info.declared_names("tool_renderers"):
-        out.append(
-            ("tool/render", {"name": name, "arguments": {}, "output": "ok", "is_error": False, "context": ctx})
-        )
+        out.append(("tool/render", {"name": name, "arguments": {}, "output": "ok", "is_error": False, "context": ctx}))
     return out
 
 
@@ -306,4 +303,3 @@ def machine_for(manifest: Manifest, recorder: Recorder, patience: Patience) -> t
         (ExtensionMachine,),
         {"manifest": manifest, "recorder": recorder, "patience": patience, "example_counter": [0]},
     )
-

@@ -14,15 +14,15 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..evidence import Recorder
-from ..manifest import OCTET_VERSION, Manifest
-from ..protocol import jsonrpc, limits
-from ..protocol.ext_session import HostRequest, HostSession, Intent, LifecycleInput, LocalProtocolError
-from ..protocol.ext_types import Offer
-from ..protocol.framing import encode_frame
-from ..protocol.strict_json import dumps
-from ..protocol.violations import Violation
-from ..transport.process import Received, StdoutClosed, TargetProcess, WriteTimeout
+from conformance.evidence import Recorder
+from conformance.manifest import OCTET_VERSION, Manifest
+from conformance.protocol import jsonrpc, limits
+from conformance.protocol.ext_session import HostRequest, HostSession, Intent, LifecycleInput, LocalProtocolError
+from conformance.protocol.ext_types import Offer
+from conformance.protocol.framing import encode_frame
+from conformance.protocol.strict_json import dumps
+from conformance.protocol.violations import Violation
+from conformance.transport.process import Received, StdoutClosed, TargetProcess, WriteTimeout
 
 WRITE_TIMEOUT_S = 5.0
 
@@ -172,7 +172,11 @@ class ExtensionHostPeer:
             self.children.confirm = not self.children.confirm  # alternate: both paths get exercised
         elif msg.method == "input/request":
             reply = jsonrpc.result(msg.id, {"value": None})  # §2.7: headless input is cancelled
-        elif msg.method == "policy/evaluate" and self.session.negotiated and self.session.negotiated.has("policy_intents"):
+        elif (
+            msg.method == "policy/evaluate"
+            and self.session.negotiated
+            and self.session.negotiated.has("policy_intents")
+        ):
             reply = jsonrpc.result(msg.id, {"decision": "deny"})
         else:
             reply = jsonrpc.error(msg.id, jsonrpc.METHOD_NOT_FOUND, f"{msg.method} is not hosted by the harness")
@@ -257,7 +261,9 @@ class ExtensionHostPeer:
         self.process.close_stdin()
         self.recorder.exercise("EXT-0-stdin-eof-exit")
         if self.process.wait_exit(timeout) is None:
-            self.recorder.violate(Violation("EXT-0-stdin-eof-exit", f"process still running {timeout:.1f}s after stdin EOF"))
+            self.recorder.violate(
+                Violation("EXT-0-stdin-eof-exit", f"process still running {timeout:.1f}s after stdin EOF")
+            )
 
 
 def initialize_params(manifest: Manifest, offer: Offer) -> dict[str, Any]:

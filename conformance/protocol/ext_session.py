@@ -69,29 +69,29 @@ class RequestInput(enum.Enum):
     PROGRESS = "progress"
 
 
-S, I = RequestState, RequestInput
+S, In = RequestState, RequestInput
 # (state, input) -> (next state, requirement violated or None)
 REQUEST_TRANSITIONS: dict[tuple[RequestState, RequestInput], tuple[RequestState, str | None]] = {
-    (S.PENDING, I.WRITTEN): (S.WRITTEN, None),
-    (S.PENDING, I.CANCEL): (S.TOMBSTONED, None),  # §1.9: an unwritten frame is skipped
-    (S.PENDING, I.RESPONSE): (S.PENDING, "JSONRPC-5-id-echo"),
-    (S.PENDING, I.PROGRESS): (S.PENDING, "EXT-2.6-progress-active-request"),
-    (S.WRITTEN, I.WRITTEN): (S.WRITTEN, None),
-    (S.WRITTEN, I.CANCEL): (S.CANCEL_SENT, None),
-    (S.WRITTEN, I.RESPONSE): (S.SETTLED, None),
-    (S.WRITTEN, I.PROGRESS): (S.WRITTEN, None),
-    (S.CANCEL_SENT, I.WRITTEN): (S.CANCEL_SENT, None),
-    (S.CANCEL_SENT, I.CANCEL): (S.CANCEL_SENT, None),
-    (S.CANCEL_SENT, I.RESPONSE): (S.TOMBSTONED, None),  # result or -32800: either may win (§1.9)
-    (S.CANCEL_SENT, I.PROGRESS): (S.CANCEL_SENT, None),  # the extension has not seen the cancel yet
-    (S.SETTLED, I.WRITTEN): (S.SETTLED, None),
-    (S.SETTLED, I.CANCEL): (S.SETTLED, None),  # cancel after the reply: the extension ignores it
-    (S.SETTLED, I.RESPONSE): (S.SETTLED, "JSONRPC-5-one-response"),
-    (S.SETTLED, I.PROGRESS): (S.SETTLED, "EXT-2.6-progress-active-request"),
-    (S.TOMBSTONED, I.WRITTEN): (S.TOMBSTONED, None),
-    (S.TOMBSTONED, I.CANCEL): (S.TOMBSTONED, None),
-    (S.TOMBSTONED, I.RESPONSE): (S.TOMBSTONED, "JSONRPC-5-one-response"),
-    (S.TOMBSTONED, I.PROGRESS): (S.TOMBSTONED, "EXT-2.6-progress-active-request"),
+    (S.PENDING, In.WRITTEN): (S.WRITTEN, None),
+    (S.PENDING, In.CANCEL): (S.TOMBSTONED, None),  # §1.9: an unwritten frame is skipped
+    (S.PENDING, In.RESPONSE): (S.PENDING, "JSONRPC-5-id-echo"),
+    (S.PENDING, In.PROGRESS): (S.PENDING, "EXT-2.6-progress-active-request"),
+    (S.WRITTEN, In.WRITTEN): (S.WRITTEN, None),
+    (S.WRITTEN, In.CANCEL): (S.CANCEL_SENT, None),
+    (S.WRITTEN, In.RESPONSE): (S.SETTLED, None),
+    (S.WRITTEN, In.PROGRESS): (S.WRITTEN, None),
+    (S.CANCEL_SENT, In.WRITTEN): (S.CANCEL_SENT, None),
+    (S.CANCEL_SENT, In.CANCEL): (S.CANCEL_SENT, None),
+    (S.CANCEL_SENT, In.RESPONSE): (S.TOMBSTONED, None),  # result or -32800: either may win (§1.9)
+    (S.CANCEL_SENT, In.PROGRESS): (S.CANCEL_SENT, None),  # the extension has not seen the cancel yet
+    (S.SETTLED, In.WRITTEN): (S.SETTLED, None),
+    (S.SETTLED, In.CANCEL): (S.SETTLED, None),  # cancel after the reply: the extension ignores it
+    (S.SETTLED, In.RESPONSE): (S.SETTLED, "JSONRPC-5-one-response"),
+    (S.SETTLED, In.PROGRESS): (S.SETTLED, "EXT-2.6-progress-active-request"),
+    (S.TOMBSTONED, In.WRITTEN): (S.TOMBSTONED, None),
+    (S.TOMBSTONED, In.CANCEL): (S.TOMBSTONED, None),
+    (S.TOMBSTONED, In.RESPONSE): (S.TOMBSTONED, "JSONRPC-5-one-response"),
+    (S.TOMBSTONED, In.PROGRESS): (S.TOMBSTONED, "EXT-2.6-progress-active-request"),
 }
 ACTIVE = frozenset({S.WRITTEN, S.CANCEL_SENT})
 
@@ -238,7 +238,9 @@ class HostSession:
         req.state = nxt
         if broken is None:
             return []
-        return [Violation(broken, requirement_text or f"{event.value} for request {req.id!r} in state {req.state.value}")]
+        return [
+            Violation(broken, requirement_text or f"{event.value} for request {req.id!r} in state {req.state.value}")
+        ]
 
     def _before_ready(self, method: str) -> list[Finding]:
         if self.lifecycle in (Lifecycle.STARTING, Lifecycle.INITIALIZING) and method not in ALLOWED_BEFORE_READY:
@@ -356,7 +358,8 @@ class HostSession:
         if method == "initialize":
             out.extend(self._on_initialized(result))
         elif method == "tool/call" and req.intent is None and self.negotiated is not None:
-            tool = self.tools.get(params.get("name"))
+            name = params.get("name")
+            tool = self.tools.get(name) if isinstance(name, str) else None
             out.extend(check_tool_result(result, negotiated=self.negotiated, tool=tool))
         elif method == "command/execute" and req.intent is None:
             out.extend(check_command_result(result))
@@ -396,7 +399,9 @@ class HostSession:
                 )
             )
         if key in self.children:
-            out.append(Violation("EXT-2-child-id-unique", f"id {cid!r} is already used by an outstanding request", ("id",)))
+            out.append(
+                Violation("EXT-2-child-id-unique", f"id {cid!r} is already used by an outstanding request", ("id",))
+            )
         elif key in self.child_ids_used:
             out.append(Violation("EXT-2-child-id-no-reuse", f"id {cid!r} was already used in this generation", ("id",)))
         self.child_ids_used.add(key)
@@ -444,7 +449,9 @@ class HostSession:
         where = ("params", "parent_request_id")
         if isinstance(parent, bool) or not isinstance(parent, int):
             got = "absent" if "parent_request_id" not in params else repr(parent)
-            out.append(Violation("EXT-2-parent-request-id", f"{method} needs a numeric parent_request_id; got {got}", where))
+            out.append(
+                Violation("EXT-2-parent-request-id", f"{method} needs a numeric parent_request_id; got {got}", where)
+            )
             return out
         req = self.requests.get(_key(parent))
         if req is None or req.state not in ACTIVE:
@@ -469,7 +476,8 @@ class HostSession:
     def _on_progress(self, params: Any) -> list[Finding]:
         negotiated = self.negotiated or Negotiated(self.offer.api_version)
         out: list[Finding] = [
-            f.at("params") if isinstance(f, Violation) else f for f in check_progress_event(params, negotiated=negotiated)
+            f.at("params") if isinstance(f, Violation) else f
+            for f in check_progress_event(params, negotiated=negotiated)
         ]
         if not isinstance(params, dict) or not negotiated.has("request_progress"):
             return out
@@ -528,4 +536,8 @@ def _legal_child_id(cid: Any) -> bool:
 
 def _key(rid: Any) -> Any:
     """Ids as dictionary keys: 1 and "1" differ, and 1.0 is not 1."""
-    return (type(rid).__name__, rid) if isinstance(rid, int | str | float) and not isinstance(rid, bool) else ("other", repr(rid))
+    return (
+        (type(rid).__name__, rid)
+        if isinstance(rid, int | str | float) and not isinstance(rid, bool)
+        else ("other", repr(rid))
+    )

@@ -91,7 +91,7 @@ class Decoded:
     @property
     def rules(self) -> tuple[str, ...]:
         """The requirement ids this decode evaluated."""
-        rules = FRAME_RULES
+        rules: tuple[str, ...] = FRAME_RULES
         if isinstance(self.message, Request | Notification):
             rules += REQUEST_RULES
         elif isinstance(self.message, ErrorResponse):

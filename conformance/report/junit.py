@@ -5,8 +5,8 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-from ..runner.extension import RunResult
-from ..verdicts import summary
+from conformance.runner.extension import RunResult
+from conformance.verdicts import summary
 
 
 def junit(run: RunResult) -> ET.ElementTree:

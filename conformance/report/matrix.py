@@ -6,9 +6,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-from .. import __version__
-from ..runner.extension import RunResult
-from ..verdicts import summary
+from conformance import __version__
+from conformance.runner.extension import RunResult
+from conformance.verdicts import summary
 
 FORMAT = "octet-conformance/matrix@1"
 

@@ -15,17 +15,18 @@ from hypothesis import HealthCheck, Phase, seed, settings
 from hypothesis.errors import Flaky
 from hypothesis.stateful import run_state_machine_as_test
 
-from ..evidence import Recorder
-from ..machines.extension import UNKNOWN_METHODS, machine_for
-from ..manifest import Manifest
-from ..peers.ext_host import ExtensionHostPeer, Patience, TargetGone
-from ..protocol import limits
-from ..protocol.ext_manifest import check_manifest
-from ..protocol.ext_types import Offer
-from ..requirements import load_catalog
-from ..verdicts import Verdict, decide
-from .profiles import Profile
+from conformance.evidence import Recorder
+from conformance.machines.extension import UNKNOWN_METHODS, machine_for
+from conformance.manifest import Manifest
+from conformance.peers.ext_host import ExtensionHostPeer, Patience, TargetGone
+from conformance.protocol import limits
+from conformance.protocol.ext_manifest import check_manifest
+from conformance.protocol.ext_types import Offer
+from conformance.requirements import load_catalog
 from conformance.strategies.extension import HOSTED_OPTIONAL_FEATURES, OFFERED_CONCURRENCY, PROTOCOL_VERSION
+from conformance.verdicts import Verdict, decide
+
+from .profiles import Profile
 
 
 @dataclass(frozen=True)
@@ -49,7 +50,9 @@ def full_offer(api_version: str) -> Offer:
     )
 
 
-def certify_extension(manifest: Manifest, profile: Profile, run_seed: int, patience: Patience | None = None) -> RunResult:
+def certify_extension(
+    manifest: Manifest, profile: Profile, run_seed: int, patience: Patience | None = None
+) -> RunResult:
     patience = patience or Patience()
     recorder = Recorder()
     recorder.context = "manifest"

@@ -28,7 +28,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..protocol.framing import FrameDecoder, FrameEvent
+from conformance.protocol.framing import FrameDecoder, FrameEvent
 
 READ_CHUNK = 64 * 1024
 STDERR_TAIL_BYTES = 64 * 1024

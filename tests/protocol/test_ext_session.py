@@ -87,11 +87,14 @@ def test_id_types_must_match_exactly() -> None:
     assert violations(s, {"id": 7, "error": {"code": -32601, "message": "m"}}) == ["JSONRPC-5-id-echo"]
 
 
-@pytest.mark.parametrize(("reply", "expected"), [
-    ({"error": {"code": -32800, "message": "cancelled"}}, []),
-    ({"result": {"content": [{"type": "text", "text": "won the race"}]}}, []),
-    ({"error": {"code": -32603, "message": "cancelled"}}, ["EXT-1.9-cancel-reply-code"]),
-])
+@pytest.mark.parametrize(
+    ("reply", "expected"),
+    [
+        ({"error": {"code": -32800, "message": "cancelled"}}, []),
+        ({"result": {"content": [{"type": "text", "text": "won the race"}]}}, []),
+        ({"error": {"code": -32603, "message": "cancelled"}}, ["EXT-1.9-cancel-reply-code"]),
+    ],
+)
 def test_cancelled_request_outcomes(reply: dict[str, Any], expected: list[str]) -> None:
     s = ready_session()
     s.sent_request(2, "tool/call", {"name": "echo", "arguments": {}})
@@ -132,9 +135,17 @@ def confirm(cid: Any, parent: Any = 2) -> dict[str, Any]:
 
 @pytest.mark.parametrize(
     ("cid", "ok"),
-    [(0, True), (limits.MAX_U64, True), (limits.MAX_U64 + 1, False), (-1, False), (True, False),
-     ("x" * limits.MAX_CHILD_ID_BYTES, True), ("x" * (limits.MAX_CHILD_ID_BYTES + 1), False),
-     ("é" * 128, True), ("é" * 129, False)],
+    [
+        (0, True),
+        (limits.MAX_U64, True),
+        (limits.MAX_U64 + 1, False),
+        (-1, False),
+        (True, False),
+        ("x" * limits.MAX_CHILD_ID_BYTES, True),
+        ("x" * (limits.MAX_CHILD_ID_BYTES + 1), False),
+        ("é" * 128, True),
+        ("é" * 129, False),
+    ],
 )
 def test_child_id_type(cid: Any, ok: bool) -> None:
     s = ready_session()
@@ -152,8 +163,10 @@ def test_child_id_unique_and_never_reused() -> None:
     assert violations(s, confirm("c1")) == ["EXT-2-child-id-no-reuse"]
 
 
-@pytest.mark.parametrize("outstanding", [limits.MAX_OUTSTANDING_CHILDREN - 1, limits.MAX_OUTSTANDING_CHILDREN,
-                                         limits.MAX_OUTSTANDING_CHILDREN + 1])
+@pytest.mark.parametrize(
+    "outstanding",
+    [limits.MAX_OUTSTANDING_CHILDREN - 1, limits.MAX_OUTSTANDING_CHILDREN, limits.MAX_OUTSTANDING_CHILDREN + 1],
+)
 def test_outstanding_children_bound(outstanding: int) -> None:
     s = ready_session()
     s.sent_request(2, "tool/call", {"name": "echo", "arguments": {}})
@@ -170,10 +183,16 @@ def test_distinct_child_id_bound() -> None:
     assert violations(s, confirm("one-too-many")) == ["EXT-2-child-max-ids"]
 
 
-@pytest.mark.parametrize(("parent", "expected"), [
-    (2, []), (None, ["EXT-2-parent-request-id"]), ("2", ["EXT-2-parent-request-id"]),
-    (99, ["EXT-2-parent-request-id"]), (1, ["EXT-2-parent-request-id"]),  # 1 = initialize, already settled
-])
+@pytest.mark.parametrize(
+    ("parent", "expected"),
+    [
+        (2, []),
+        (None, ["EXT-2-parent-request-id"]),
+        ("2", ["EXT-2-parent-request-id"]),
+        (99, ["EXT-2-parent-request-id"]),
+        (1, ["EXT-2-parent-request-id"]),  # 1 = initialize, already settled
+    ],
+)
 def test_parent_request_id(parent: Any, expected: list[str]) -> None:
     s = ready_session()
     s.sent_request(2, "tool/call", {"name": "echo", "arguments": {}})
@@ -218,13 +237,16 @@ def test_null_id_replies() -> None:
     ]
 
 
-@pytest.mark.parametrize(("intent", "reply", "expected"), [
-    ("unknown-method", {"error": {"code": -32601, "message": "m"}}, []),
-    ("unknown-method", {"error": {"code": -32600, "message": "m"}}, ["EXT-3-unknown-method-code"]),
-    ("unknown-method", {"result": {}}, ["EXT-3-unknown-method-code"]),
-    ("invalid-params", {"error": {"code": -32602, "message": "m"}}, []),
-    ("invalid-params", {"error": {"code": -32603, "message": "m"}}, ["EXT-3-invalid-params-code"]),
-])
+@pytest.mark.parametrize(
+    ("intent", "reply", "expected"),
+    [
+        ("unknown-method", {"error": {"code": -32601, "message": "m"}}, []),
+        ("unknown-method", {"error": {"code": -32600, "message": "m"}}, ["EXT-3-unknown-method-code"]),
+        ("unknown-method", {"result": {}}, ["EXT-3-unknown-method-code"]),
+        ("invalid-params", {"error": {"code": -32602, "message": "m"}}, []),
+        ("invalid-params", {"error": {"code": -32603, "message": "m"}}, ["EXT-3-invalid-params-code"]),
+    ],
+)
 def test_error_code_advice(intent: str, reply: dict[str, Any], expected: list[str]) -> None:
     s = ready_session()
     s.sent_request(2, "x/y", {}, intent=intent)
