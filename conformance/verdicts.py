@@ -60,9 +60,10 @@ def _one(req: Requirement, rec: Recorder, api_version: str) -> Verdict:
         return Verdict(req, "skip", f"needs feature(s) {', '.join(missing)}, never negotiated")
     if not req.has_check:
         return Verdict(req, "untested", f"no check yet: {req.reason}")
-    times = rec.exercised.get(req.id, 0)
-    if times:
-        return Verdict(req, "pass", f"checked {times} time(s), never violated")
+    if rec.exercised.get(req.id, 0):
+        # No count here: how often a rule fires can depend on timing (progress
+        # frames per call), and equal seeds must give equal matrices.
+        return Verdict(req, "pass", "exercised, never violated")
     return Verdict(req, "untested", "applicable, but the run never exercised it")
 
 

@@ -1,32 +1,27 @@
 from __future__ import annotations
 
-import os
+import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from conformance.transport.process import SPAWNED_GROUPS, group_exists
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def processes_in(folder: Path) -> list[int]:
-    """Pids whose working directory is ``folder`` (how targets are started)."""
-    found = []
-    target = str(folder.resolve())
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit() or int(entry) == os.getpid():
-            continue
-        try:
-            if os.readlink(f"/proc/{entry}/cwd") == target:
-                found.append(int(entry))
-        except OSError:
-            continue
-    return found
-
-
 @pytest.fixture
-def no_leftover_processes():  # type: ignore[no-untyped-def]
-    """Fails the test if any process still runs in the folders it registers."""
-    folders: list[Path] = []
-    yield folders.append
-    leftovers = {str(f): processes_in(f) for f in folders}
-    assert not any(leftovers.values()), f"target processes outlived the run: {leftovers}"
+def no_leftover_processes() -> Iterator[None]:
+    """Fails the test if any process group the test started is still alive
+    (grandchildren included: they share the group)."""
+    start = len(SPAWNED_GROUPS)
+    yield
+    groups = SPAWNED_GROUPS[start:]
+    deadline = time.monotonic() + 2.0  # killed members may take a moment to be reaped
+    alive = [g for g in groups if group_exists(g)]
+    while alive and time.monotonic() < deadline:
+        time.sleep(0.05)
+        alive = [g for g in alive if group_exists(g)]
+    assert groups, "the test started no target at all"
+    assert not alive, f"process groups outlived the run: {alive}"

@@ -78,6 +78,21 @@ class StdoutClosed:
     at: float
 
 
+# Every process group this interpreter started, so tests (and later the
+# runner's final sweep) can prove none outlived its run.
+SPAWNED_GROUPS: list[int] = []
+
+
+def group_exists(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
 class WriteTimeout(RuntimeError):
     pass
 
@@ -106,6 +121,7 @@ class TargetProcess:
             bufsize=0,
         )
         self.pgid = self.proc.pid
+        SPAWNED_GROUPS.append(self.pgid)
         assert self.proc.stdin and self.proc.stdout and self.proc.stderr
         self._stdin_fd = self.proc.stdin.fileno()
         os.set_blocking(self._stdin_fd, False)
@@ -201,13 +217,7 @@ class TargetProcess:
                     stream.close()
 
     def group_alive(self) -> bool:
-        try:
-            os.killpg(self.pgid, 0)
-        except ProcessLookupError:
-            return False
-        except PermissionError:
-            return True
-        return True
+        return group_exists(self.pgid)
 
     def __enter__(self) -> TargetProcess:
         return self

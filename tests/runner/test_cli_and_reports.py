@@ -1,0 +1,73 @@
+"""The command line, exit statuses, and the matrix.json / JUnit contracts."""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+from conformance.cli import main
+from conformance.report.matrix import FORMAT
+from conformance.verdicts import VERDICTS
+
+ROOT = Path(__file__).resolve().parents[2]
+REFERENCE = ROOT / "conformance" / "reference" / "extension" / "manifests"
+MANIFEST = """name = "x"
+version = "1"
+api_version = "0.2"
+requires_octet = "{requires}"
+command = ["python3", "main.py"]
+"""
+
+
+@pytest.mark.parametrize("requires", [">=0.8.0", "0.9.0", "^0.8", ""])
+def test_manifest_rejected_before_spawn(tmp_path: Path, requires: str, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "extension.toml").write_text(MANIFEST.format(requires=requires))
+    # main.py does not exist: if anything were spawned, it would fail differently.
+    assert main(["extension", str(tmp_path / "extension.toml"), "--report-dir", str(tmp_path / "r")]) == 2
+    err = capsys.readouterr().err
+    assert "requires_octet" in err and "rejected before spawn" in err
+    assert not (tmp_path / "r").exists()
+
+
+def test_missing_manifest_is_a_harness_error(tmp_path: Path) -> None:
+    assert main(["extension", str(tmp_path / "nope.toml")]) == 2
+
+
+@pytest.mark.parametrize("requires", ["0.8.0", "=0.8.0"])
+def test_exact_requirement_forms_accepted(tmp_path: Path, requires: str) -> None:
+    from conformance.manifest import load_manifest
+
+    (tmp_path / "extension.toml").write_text(MANIFEST.format(requires=requires))
+    assert load_manifest(tmp_path / "extension.toml").requires_octet == requires
+
+
+def test_reference_certifies_with_exit_0_and_writes_contracts(tmp_path: Path) -> None:
+    report = tmp_path / "report"
+    code = main(
+        ["extension", str(REFERENCE / "api-0.2" / "extension.toml"), "--profile", "quick", "--report-dir", str(report)]
+    )
+    assert code == 0
+    matrix = json.loads((report / "matrix.json").read_text())
+    assert matrix["format"] == FORMAT
+    assert matrix["suite"]["profile"] == "quick" and isinstance(matrix["suite"]["seed"], int)
+    assert matrix["target"]["role"] == "extension" and matrix["target"]["api_version"] == "0.2"
+    assert set(matrix["summary"]) == set(VERDICTS)
+    assert sum(matrix["summary"].values()) == len(matrix["results"])
+    keys = {"id", "document", "section", "level", "verdict", "summary", "evidence", "trace", "replay"}
+    for r in matrix["results"]:
+        assert set(r) == keys
+        assert r["document"] in ("extension-wire-protocol", "jsonrpc-2.0")
+        assert r["verdict"] in VERDICTS and r["level"] in ("must", "should")
+    suite = ET.parse(report / "junit.xml").getroot()
+    assert suite.tag == "testsuite" and int(suite.get("tests", "0")) == len(matrix["results"])
+    assert int(suite.get("failures", "-1")) == 0
+
+
+def test_requirements_listing(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["requirements", "--side", "extension"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert any(line.startswith("EXT-1.9-cancel-reply-code\t1.9\tmust\textension\tcheck") for line in lines)
+    assert all(line.split("\t")[3] == "extension" for line in lines)
