@@ -1,0 +1,72 @@
+from __future__ import annotations
+
+from typing import Any
+
+import jsonschema
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.errors import InvalidArgument
+
+from conformance.protocol import limits
+from conformance.protocol.ext_types import Offer
+from conformance.strategies import (
+    HOSTED_OPTIONAL_FEATURES,
+    invalid_arguments,
+    malformed_frames,
+    offers,
+    oversized_sizes,
+    tool_arguments,
+)
+from conformance.protocol.strict_json import ParsedJson, parse_json
+
+SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {"text": {"type": "string"}, "count": {"type": "integer", "minimum": 0}},
+    "required": ["text"],
+    "additionalProperties": False,
+}
+
+
+def test_offers_validate_their_arguments() -> None:
+    with pytest.raises(InvalidArgument, match="api_version"):
+        offers(api_version="0.3").example()
+
+
+@given(st.data())
+def test_offers_only_hosted_features(data: st.DataObject) -> None:
+    api = data.draw(st.sampled_from(["0.1", "0.2", "0.4"]))
+    offer: Offer = data.draw(offers(api_version=api))
+    assert offer.api_version == api
+    assert set(offer.optional_features) <= set(HOSTED_OPTIONAL_FEATURES[api])
+    if api == "0.1":
+        assert offer.protocol_version is None
+    else:
+        assert offer.required_features == limits.REQUIRED_FEATURES
+
+
+@settings(max_examples=30)
+@given(tool_arguments(SCHEMA))
+def test_tool_arguments_are_valid(value: Any) -> None:
+    jsonschema.validate(value, SCHEMA)
+
+
+@settings(max_examples=30)
+@given(invalid_arguments(SCHEMA))
+def test_invalid_arguments_are_invalid_and_say_why(pair: tuple[Any, str]) -> None:
+    value, why = pair
+    assert why
+    assert not jsonschema.Draft202012Validator(SCHEMA).is_valid(value)
+
+
+@given(malformed_frames())
+def test_malformed_frames_have_no_readable_id(line: bytes) -> None:
+    assert b"\n" not in line
+    parsed = parse_json(line)
+    assert not (isinstance(parsed, ParsedJson) and isinstance(parsed.value, dict))
+
+
+def test_oversized_sizes() -> None:
+    assert oversized_sizes(limits.MAX_FRAME_BYTES) == (1_048_575, 1_048_576, 1_048_577)
+    with pytest.raises(InvalidArgument):
+        oversized_sizes(0)
