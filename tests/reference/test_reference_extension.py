@@ -280,7 +280,7 @@ def test_structured_absent_on_0_1(spawn: Callable[[str], Peer]) -> None:
         {"name": "echo", "arguments": {}},
         {"name": "echo", "arguments": {"text": 3}},
         {"name": "echo", "arguments": {"text": "a", "extra": 1}},
-        {"name": "slow", "arguments": {"steps": 51}},
+        {"name": "slow", "arguments": {"steps": 11}},
         {"name": "slow", "arguments": {"steps": True}},
     ],
 )
@@ -345,7 +345,7 @@ def test_crlf_frames_are_accepted(peer: Peer) -> None:
 
 
 def test_slow_cancel(peer02: Peer) -> None:
-    request_id = peer02.tool("slow", {"steps": 50, "delay_ms": 200})
+    request_id = peer02.tool("slow", {"steps": 10, "delay_ms": 100})
     peer02.read()  # the first progress event: the handler is running
     peer02.notify("$/cancelRequest", {"id": request_id, "reason": "user"})
     response, _ = peer02.response_to(request_id, timeout=2.0)
@@ -461,7 +461,7 @@ def test_other_methods(peer: Peer) -> None:
 
 
 def test_shutdown_exits_promptly(peer: Peer) -> None:
-    peer.tool("slow", {"steps": 50, "delay_ms": 200})
+    peer.tool("slow", {"steps": 10, "delay_ms": 100})
     shutdown_id = peer.request("shutdown", {})
     # §1.8: the host waits 2 s for the reply, then 2 s for the exit.
     response, _ = peer.response_to(shutdown_id, timeout=2.0)
@@ -470,7 +470,7 @@ def test_shutdown_exits_promptly(peer: Peer) -> None:
 
 
 def test_stdin_eof_exits(peer: Peer) -> None:
-    peer.tool("slow", {"steps": 50, "delay_ms": 200})
+    peer.tool("slow", {"steps": 10, "delay_ms": 100})
     peer.close_stdin()
     assert peer.proc.wait(timeout=2.0) == 0
 

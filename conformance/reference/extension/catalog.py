@@ -16,7 +16,7 @@ API_VERSIONS = ("0.1", "0.2", "0.4")
 EXTENSION_NAME = "octet-reference-extension"
 EXTENSION_VERSION = "0.1.0"
 
-DEFAULT_SLOW_STEPS = 5
+DEFAULT_SLOW_STEPS = 5  # the schema caps a call at 10 x 100 ms: certification runs stay short
 DEFAULT_SLOW_DELAY_MS = 100
 
 
@@ -67,8 +67,8 @@ SLOW = ToolSpec(
     description="Sleep steps x delay_ms milliseconds, reporting progress after each step; cancellable.",
     parameters=_object_schema(
         {
-            "steps": {"type": "integer", "minimum": 0, "maximum": 50, "default": DEFAULT_SLOW_STEPS},
-            "delay_ms": {"type": "integer", "minimum": 0, "maximum": 200, "default": DEFAULT_SLOW_DELAY_MS},
+            "steps": {"type": "integer", "minimum": 0, "maximum": 10, "default": DEFAULT_SLOW_STEPS},
+            "delay_ms": {"type": "integer", "minimum": 0, "maximum": 100, "default": DEFAULT_SLOW_DELAY_MS},
         },
         [],
     ),
