@@ -56,11 +56,13 @@ class ExtensionMachine(RuleBasedStateMachine):
         self.ready = False
         self.step = 0
         self.used_ids: set[Any] = set()
+        self.offer_label = ""
 
     # -- helpers -------------------------------------------------------------------
     def _context(self, offer: Offer | None = None) -> None:
-        features = ",".join(offer.optional_features) if offer else ""
-        self.recorder.context = f"example={self.example_counter[0]} step={self.step} offer=[{features}]"
+        if offer is not None:
+            self.offer_label = ",".join(offer.optional_features) or "required features only"
+        self.recorder.context = f"example {self.example_counter[0]}, step {self.step}, offer [{self.offer_label}]"
         self.step += 1
 
     def _guard(self) -> bool:

@@ -60,6 +60,9 @@ class ExtensionHostPeer:
     process: TargetProcess | None = None
     session: HostSession | None = None
     stdout_closed: bool = False
+    # Set once a request goes unanswered past the deadline: the generation is
+    # treated as hung, so later steps do not each wait out the deadline again.
+    unresponsive: bool = False
     _next_id: int = 1
     _cancel_sent_at: dict[Any, float] = field(default_factory=dict)
 
@@ -76,7 +79,12 @@ class ExtensionHostPeer:
 
     @property
     def alive(self) -> bool:
-        return self.process is not None and not self.stdout_closed and self.process.proc.poll() is None
+        return (
+            self.process is not None
+            and not self.stdout_closed
+            and not self.unresponsive
+            and self.process.proc.poll() is None
+        )
 
     # -- writing ------------------------------------------------------------------
     def new_id(self) -> int:
@@ -200,6 +208,7 @@ class ExtensionHostPeer:
                 break
             self.pump(min(remaining, 0.5))
         missing = [r for r in wanted if r.response is None]
+        self.unresponsive = self.unresponsive or bool(missing)
         self.recorder.exercise("JSONRPC-5-every-request-answered")
         for r in missing:
             why = "the extension's stdout closed" if self.stdout_closed else "no response within the deadline"

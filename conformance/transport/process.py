@@ -17,6 +17,7 @@ import collections
 import contextlib
 import os
 import queue
+import resource
 import select
 import shutil
 import signal
@@ -32,6 +33,13 @@ from conformance.protocol.framing import FrameDecoder, FrameEvent
 
 READ_CHUNK = 64 * 1024
 STDERR_TAIL_BYTES = 64 * 1024
+# Frames queued between the stdout reader and the harness. When full, the
+# reader stops reading and the pipe pushes back on a flooding target, so the
+# harness's memory stays bounded whatever the target writes.
+EVENT_QUEUE_FRAMES = 4096
+# Address-space cap for a target, so one that allocates until killed cannot
+# take the machine down first.
+TARGET_ADDRESS_SPACE_BYTES = 8 * 1024**3
 
 # Variables a target may see; everything else of the harness's environment is
 # withheld (credentials, tokens, the harness's own configuration).
@@ -52,6 +60,13 @@ def sanitized_env(extra: dict[str, str] | None = None) -> dict[str, str]:
     env["PYTHONDONTWRITEBYTECODE"] = "1"
     env.update(extra or {})
     return env
+
+
+def _limit_target(pid: int) -> None:
+    # prlimit after spawn rather than preexec_fn, which is unsafe while the
+    # harness runs reader threads; children inherit the limit from here on.
+    with contextlib.suppress(ValueError, OSError, AttributeError):
+        resource.prlimit(pid, resource.RLIMIT_AS, (TARGET_ADDRESS_SPACE_BYTES, TARGET_ADDRESS_SPACE_BYTES))
 
 
 def resolve_argv(argv: Sequence[str], cwd: Path, env: dict[str, str]) -> list[str]:
@@ -122,10 +137,11 @@ class TargetProcess:
         )
         self.pgid = self.proc.pid
         SPAWNED_GROUPS.append(self.pgid)
+        _limit_target(self.proc.pid)
         assert self.proc.stdin and self.proc.stdout and self.proc.stderr
         self._stdin_fd = self.proc.stdin.fileno()
         os.set_blocking(self._stdin_fd, False)
-        self.events: queue.Queue[Received | StdoutClosed] = queue.Queue()
+        self.events: queue.Queue[Received | StdoutClosed] = queue.Queue(maxsize=EVENT_QUEUE_FRAMES)
         self._decoder = FrameDecoder(max_frame_bytes=max_frame_bytes)
         self._stderr_tail: collections.deque[bytes] = collections.deque()
         self._stderr_kept = 0
