@@ -29,6 +29,7 @@ class Recorder:
     negotiated_features: set[str] = field(default_factory=set)
     api_versions: set[str] = field(default_factory=set)
     harness_errors: list[str] = field(default_factory=list)
+    hung_initializations: int = 0
     context: str = ""
 
     def add(self, findings: Iterable[Finding], *, stderr: str = "") -> None:

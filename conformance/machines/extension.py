@@ -93,8 +93,8 @@ class ExtensionMachine(RuleBasedStateMachine):
     def start(self, data: st.DataObject) -> None:
         offer = data.draw(offers(api_version=self.manifest.api_version), label="offer")
         self._context(offer)
-        self.peer.start(offer)
         try:
+            self.peer.start(offer)
             self.ready = self.peer.initialize(offer)
         except TargetGone:
             self.ready = False

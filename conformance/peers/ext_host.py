@@ -36,7 +36,7 @@ class Patience:
     response_s: float = 10.0
     cancel_grace_s: float = limits.CANCEL_GRACE_S
     shutdown_s: float = limits.SHUTDOWN_TIMEOUT_S
-    startup_s: float = 15.0
+    startup_s: float = 10.0
 
 
 @dataclass
@@ -69,6 +69,10 @@ class ExtensionHostPeer:
     # -- life -------------------------------------------------------------------
     def start(self, offer: Offer) -> None:
         self.session = HostSession(self.manifest.info, offer)
+        if self.recorder.hung_initializations:
+            # One generation already sat on initialize past the deadline; more
+            # would only repeat that verdict at the cost of a deadline each.
+            raise TargetGone("skipped: an earlier generation never answered initialize")
         self.process = TargetProcess(
             self.manifest.command, cwd=self.manifest.folder, max_frame_bytes=limits.MAX_FRAME_BYTES
         )
@@ -232,7 +236,8 @@ class ExtensionHostPeer:
         """Send initialize; True when the extension answered with a result."""
         assert self.session is not None
         rid = self.request("initialize", initialize_params(self.manifest, offer))
-        self.settle([rid], timeout=self.patience.startup_s)
+        if self.settle([rid], timeout=self.patience.startup_s) and not self.stdout_closed:
+            self.recorder.hung_initializations += 1
         req = self.session.request(rid)
         ok = req is not None and isinstance(req.response, jsonrpc.Response)
         if ok and self.session.negotiated is not None:

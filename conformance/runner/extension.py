@@ -97,8 +97,8 @@ def _run_machine(manifest: Manifest, recorder: Recorder, patience: Patience, pro
 def _started(manifest: Manifest, recorder: Recorder, patience: Patience) -> ExtensionHostPeer | None:
     peer = ExtensionHostPeer(manifest, recorder, patience)
     offer = full_offer(manifest.api_version)
-    peer.start(offer)
     try:
+        peer.start(offer)
         if peer.initialize(offer):
             return peer
     except TargetGone:
