@@ -91,11 +91,34 @@ def certify_wall(profile: str, api: str) -> float:
     return time.perf_counter() - start
 
 
+def time_to_detect(profile: str) -> list[dict[str, Any]]:
+    """Per faulty fixture: seconds until its named requirement was first violated."""
+    import tomllib
+
+    rows = []
+    for expect_path in sorted((HERE.parent / "fixtures" / "extensions").glob("*/expect.toml")):
+        expect = tomllib.loads(expect_path.read_text(encoding="utf-8"))
+        manifest = load_manifest(expect_path.parent / "extension.toml")
+        start = time.perf_counter()
+        run = certify_extension(manifest, PROFILES[profile], PROFILES[profile].default_seed)
+        wall = time.perf_counter() - start
+        rows.append(
+            {
+                "fixture": expect_path.parent.name,
+                "requirement": expect["requirement"],
+                "detected_after_s": run.detected_after.get(expect["requirement"]),
+                "wall_s": wall,
+            }
+        )
+    return rows
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--seconds", type=float, default=2.0)
     parser.add_argument("--json", type=Path, default=Path("reports/benchmarks.json"))
     parser.add_argument("--profiles", default="quick", help="comma-separated certification profiles to time")
+    parser.add_argument("--detect", default="", help="profile for time-to-detect over every faulty fixture (slow)")
     args = parser.parse_args()
 
     ceiling = raw_echo(args.seconds)
@@ -122,6 +145,17 @@ def main() -> None:
             wall = certify_wall(profile, api)
             results["certify_wall_s"][f"{profile}/{api}"] = wall
             rows.append((f"certify reference API {api}, {profile} profile", wall, "s", None))
+    if args.detect:
+        detections = time_to_detect(args.detect)
+        results["time_to_detect"] = detections
+        found = sorted(d["detected_after_s"] for d in detections if d["detected_after_s"] is not None)
+        if found:
+            rows.append(
+                (f"median time-to-detect ({len(found)}/{len(detections)} found)", found[len(found) // 2], "s", None)
+            )
+        for d in detections:
+            after = d["detected_after_s"]
+            rows.append((f"  detect {d['fixture']}", after if after is not None else float("nan"), "s", None))
     print(f"{'measure':50} {'value':>12}  {'ratio to ceiling':>16}")
     for name, value, unit, ratio in rows:
         r = f"{ratio:.2f}x" if ratio is not None else "-"

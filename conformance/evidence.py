@@ -4,6 +4,7 @@ read the verdicts."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
@@ -30,6 +31,10 @@ class Recorder:
     api_versions: set[str] = field(default_factory=set)
     harness_errors: list[str] = field(default_factory=list)
     hung_initializations: int = 0
+    started_at: float = field(default_factory=time.monotonic)
+    # seconds from the start of the run to the first violation, per requirement
+    # (benchmarks report it as time-to-detect)
+    first_violation_after: dict[str, float] = field(default_factory=dict)
     context: str = ""
 
     def add(self, findings: Iterable[Finding], *, stderr: str = "") -> None:
@@ -42,6 +47,7 @@ class Recorder:
     def violate(self, v: Violation, *, stderr: str = "") -> None:
         self.exercised[v.requirement] = self.exercised.get(v.requirement, 0) + 1
         self.violation_counts[v.requirement] = self.violation_counts.get(v.requirement, 0) + 1
+        self.first_violation_after.setdefault(v.requirement, time.monotonic() - self.started_at)
         kept = self.violations.setdefault(v.requirement, [])
         if len(kept) < MAX_KEPT_VIOLATIONS:
             kept.append(Observed(v, self.context, stderr))

@@ -36,6 +36,7 @@ class RunResult:
     seed: int
     verdicts: tuple[Verdict, ...]
     harness_errors: tuple[str, ...]
+    detected_after: dict[str, float]  # requirement -> seconds into the run of its first violation
 
 
 def full_offer(api_version: str) -> Offer:
@@ -61,7 +62,9 @@ def certify_extension(
     _guarded(recorder, "frame-size scenario", lambda: frame_size_scenario(manifest, recorder, patience))
     _guarded(recorder, "stdin-EOF scenario", lambda: stdin_eof_scenario(manifest, recorder, patience))
     verdicts = decide(load_catalog(), recorder, role="extension", api_version=manifest.api_version)
-    return RunResult(manifest, profile, run_seed, tuple(verdicts), tuple(recorder.harness_errors))
+    return RunResult(
+        manifest, profile, run_seed, tuple(verdicts), tuple(recorder.harness_errors), recorder.first_violation_after
+    )
 
 
 def _guarded(recorder: Recorder, what: str, fn: Any) -> None:
