@@ -15,11 +15,13 @@ from .extension import (
     oversized_sizes,
     tool_arguments,
 )
+from .json_values import json_values
 
 __all__ = [
     "HOSTED_OPTIONAL_FEATURES",
     "SPECIAL_IDS",
     "invalid_arguments",
+    "json_values",
     "malformed_frames",
     "offers",
     "oversized_sizes",

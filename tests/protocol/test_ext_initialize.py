@@ -11,6 +11,7 @@ import copy
 from collections.abc import Callable
 from typing import Any
 
+import conformance.strategies as strategies
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -1104,14 +1105,7 @@ def test_tools_from_garbage_is_empty(result: Any) -> None:
 
 # -- robustness -------------------------------------------------------------------------------------------------
 
-# Any characters, lone surrogates included: json.loads produces them from
-# "\ud800"-style escapes, so the validators must survive them.
-any_text = st.text(st.characters(exclude_categories=()), max_size=8)
-json_values = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | any_text,
-    lambda children: st.lists(children, max_size=4) | st.dictionaries(any_text, children, max_size=4),
-    max_leaves=25,
-)
+json_values = strategies.json_values(max_leaves=25)
 apis = st.sampled_from(["0.1", "0.2", "0.4"])
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import conformance.strategies as strategies
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -195,14 +196,7 @@ def test_presentation_is_allowed_from_0_2(api: str) -> None:
 
 # -- robustness ---------------------------------------------------------------
 
-# Any characters, lone surrogates included: json.loads produces them from
-# "\ud800"-style escapes, so the validators must survive them.
-any_text = st.text(st.characters(exclude_categories=()), max_size=8)
-json_values = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | any_text,
-    lambda children: st.lists(children, max_size=4) | st.dictionaries(any_text, children, max_size=4),
-    max_leaves=25,
-)
+json_values = strategies.json_values(max_leaves=25)
 
 
 @given(

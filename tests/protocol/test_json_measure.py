@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import conformance.strategies as strategies
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -14,19 +15,10 @@ from conformance.protocol.json_measure import depth, encoded_size, node_count, o
 
 DEEP = 100_000
 
-# Strings that may hold lone surrogates: json.loads produces them from
-# "\ud800"-style escapes, so the measures must survive them.
-any_text = st.text(st.characters(exclude_categories=()), max_size=8)
-plain_text = st.text(max_size=8)
 
-
-def json_values(text: st.SearchStrategy[str]) -> st.SearchStrategy[Any]:
-    scalars = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | text
-    return st.recursive(
-        scalars,
-        lambda children: st.lists(children, max_size=5) | st.dictionaries(text, children, max_size=5),
-        max_leaves=40,
-    )
+def json_values(text: str) -> st.SearchStrategy[Any]:
+    # lone surrogates arrive through "\ud800"-style escapes; the measures must survive them
+    return strategies.json_values(max_leaves=40, surrogates=text == "any")
 
 
 def nested_arrays(levels: int, leaf: Any = None) -> Any:
@@ -78,7 +70,7 @@ def test_encoded_size_of_very_deep_value() -> None:
     assert encoded_size(deep_object) == DEEP * len('{"k":}') + 1
 
 
-@given(json_values(plain_text))
+@given(json_values("plain"))
 def test_encoded_size_matches_compact_json(value: Any) -> None:
     expected = len(json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode("utf-8"))
     assert encoded_size(value) == expected
@@ -86,7 +78,7 @@ def test_encoded_size_matches_compact_json(value: Any) -> None:
     assert json_measure._encoded_size_iterative(value) == expected
 
 
-@given(json_values(any_text))
+@given(json_values("any"))
 def test_encoded_size_never_raises_on_decoded_json(value: Any) -> None:
     assert encoded_size(value) >= 1
 
@@ -128,7 +120,7 @@ def test_depth_of_very_deep_value() -> None:
     assert depth(nested_arrays(DEEP, leaf="x")) == DEEP + 1
 
 
-@given(json_values(any_text))
+@given(json_values("any"))
 def test_depth_is_between_one_and_node_count(value: Any) -> None:
     assert 1 <= depth(value) <= node_count(value)
 
@@ -157,7 +149,7 @@ def test_node_count_of_very_deep_and_very_wide_values() -> None:
     assert node_count([0] * DEEP) == DEEP + 1
 
 
-@given(json_values(any_text))
+@given(json_values("any"))
 def test_node_count_matches_a_recursive_count(value: Any) -> None:
     def count(v: Any) -> int:
         if isinstance(v, dict):

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import conformance.strategies as strategies
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -96,11 +97,7 @@ def test_strict_json_reports_duplicates_and_rejects_constants() -> None:
     assert isinstance(parse_json(b"[" * 100_000), JsonError)
 
 
-json_values = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text(),
-    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=5), inner, max_size=4),
-    max_leaves=20,
-)
+json_values = strategies.json_values(max_leaves=20, surrogates=False)
 
 
 @given(json_values)
