@@ -8,6 +8,7 @@ bounded.
 
 from __future__ import annotations
 
+import os
 import queue
 import time
 from collections.abc import Iterable
@@ -22,7 +23,7 @@ from conformance.protocol.ext_types import Offer
 from conformance.protocol.framing import encode_frame
 from conformance.protocol.strict_json import dumps
 from conformance.protocol.violations import Violation
-from conformance.transport.process import Received, StdoutClosed, TargetProcess, WriteTimeout
+from conformance.transport.process import Received, StdoutClosed, TargetProcess, WriteTimeout, sanitized_env
 
 WRITE_TIMEOUT_S = 5.0
 
@@ -74,7 +75,10 @@ class ExtensionHostPeer:
             # would only repeat that verdict at the cost of a deadline each.
             raise TargetGone("skipped: an earlier generation never answered initialize")
         self.process = TargetProcess(
-            self.manifest.command, cwd=self.manifest.folder, max_frame_bytes=limits.MAX_FRAME_BYTES
+            self.manifest.command,
+            cwd=self.manifest.folder,
+            env=sanitized_env(brokered_environment(self.manifest)),
+            max_frame_bytes=limits.MAX_FRAME_BYTES,
         )
 
     def close(self) -> None:
@@ -278,6 +282,19 @@ class ExtensionHostPeer:
             self.recorder.violate(
                 Violation("EXT-0-stdin-eof-exit", f"process still running {timeout:.1f}s after stdin EOF")
             )
+
+
+def brokered_environment(manifest: Manifest) -> dict[str, str]:
+    """§1.1: an allowlisted ambient variable (API 0.2+) is copied from the
+    host only when the manifest declares it and the host has it."""
+    declared = manifest.capabilities.get("environment", [])
+    if manifest.api_version == "0.1" or not isinstance(declared, list):
+        return {}
+    return {
+        name: os.environ[name]
+        for name in declared
+        if isinstance(name, str) and name in limits.ENVIRONMENT_ALLOWLIST and name in os.environ
+    }
 
 
 def initialize_params(manifest: Manifest, offer: Offer) -> dict[str, Any]:

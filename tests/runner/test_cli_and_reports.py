@@ -71,3 +71,28 @@ def test_requirements_listing(capsys: pytest.CaptureFixture[str]) -> None:
     lines = capsys.readouterr().out.splitlines()
     assert any(line.startswith("EXT-1.9-cancel-reply-code\t1.9\tmust\textension\tcheck") for line in lines)
     assert all(line.split("\t")[3] == "extension" for line in lines)
+
+
+def test_environment_allowlist_is_brokered_only_when_declared(monkeypatch: pytest.MonkeyPatch) -> None:
+    from conformance.manifest import parse_manifest
+    from conformance.peers.ext_host import brokered_environment
+
+    monkeypatch.setenv("SSH_AUTH_SOCK", "/tmp/agent.sock")
+    monkeypatch.setenv("SECRET_TOKEN", "nope")
+    base = {"name": "x", "version": "1", "requires_octet": "0.8.0", "command": ["true"]}
+
+    def env_for(api: str, declared: list[str]) -> dict[str, str]:
+        data = {**base, "api_version": api, "capabilities": {"environment": declared}}
+        return brokered_environment(parse_manifest(data, Path("/tmp/extension.toml")))
+
+    assert env_for("0.2", ["SSH_AUTH_SOCK", "SECRET_TOKEN"]) == {"SSH_AUTH_SOCK": "/tmp/agent.sock"}
+    assert env_for("0.2", []) == {}
+    assert env_for("0.1", ["SSH_AUTH_SOCK"]) == {}
+
+
+def test_sanitized_environment_withholds_the_harness_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    from conformance.transport.process import sanitized_env
+
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "x")
+    env = sanitized_env()
+    assert "AWS_SECRET_ACCESS_KEY" not in env and "PATH" in env
