@@ -58,10 +58,12 @@ def rule(requirement: str) -> Callable[[Callable[P, Iterable[Violation]]], Calla
     id explicitly, so one rule may also report a related requirement.
     """
 
+    exercised = Exercise(requirement)  # frozen: one instance serves every call
+
     def decorate(fn: Callable[P, Iterable[Violation]]) -> Callable[P, Iterator[Finding]]:
         @functools.wraps(fn)
         def wrapper(*args: P.args, **kwargs: P.kwargs) -> Iterator[Finding]:
-            yield Exercise(requirement)
+            yield exercised
             yield from fn(*args, **kwargs)
 
         wrapper.requirement = requirement  # type: ignore[attr-defined]
