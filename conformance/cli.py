@@ -19,6 +19,7 @@ from .report.matrix import write_matrix
 from .requirements import load_catalog
 from .runner.extension import certify_extension
 from .runner.profiles import PROFILES
+from .runner.replay import NotReplayable, replay
 from .verdicts import summary
 
 EXIT_OK, EXIT_FAIL, EXIT_HARNESS = 0, 1, 2
@@ -41,13 +42,34 @@ def main(argv: Sequence[str] | None = None) -> int:
     ext.add_argument("--seed", type=int, default=None)
     ext.add_argument("--patience", type=float, default=10.0, help="seconds to wait for any one response (default 10)")
 
+    rep = sub.add_parser("replay", help="re-run a recorded failure and re-check its requirement")
+    rep.add_argument("trace", type=Path, help="a trace written beside matrix.json (traces/<id>.jsonl)")
+    rep.add_argument("--target", type=Path, default=None, help="another extension.toml to replay against")
+    rep.add_argument("--runs", type=int, default=1, help="replay N times and report the reproduction rate")
+    rep.add_argument("--patience", type=float, default=10.0)
+
     req = sub.add_parser("requirements", help="list catalog entries")
     req.add_argument("--side", default=None, help="only entries of this side (extension, host, ...)")
 
     args = parser.parse_args(argv)
     if args.command == "requirements":
         return list_requirements(args.side)
+    if args.command == "replay":
+        return replay_trace(args)
     return certify(args)
+
+
+def replay_trace(args: argparse.Namespace) -> int:
+    """Exit 1 when the failure reproduces (in any run), 0 when it does not."""
+    try:
+        outcomes = replay(args.trace, target=args.target, runs=args.runs, patience=Patience(response_s=args.patience))
+    except (OSError, ValueError, KeyError, ManifestError, NotReplayable) as exc:
+        print(f"octet-conformance: cannot replay {args.trace}: {exc}", file=sys.stderr)
+        return EXIT_HARNESS
+    hits = sum(o.reproduced for o in outcomes)
+    first = next((o for o in outcomes if o.reproduced), outcomes[0])
+    print(f"{first.requirement}: reproduced {hits}/{len(outcomes)}: {first.evidence}")
+    return EXIT_FAIL if hits else EXIT_OK
 
 
 def list_requirements(side: str | None) -> int:
@@ -67,7 +89,9 @@ def certify(args: argparse.Namespace) -> int:
         return EXIT_HARNESS
     profile = PROFILES[args.profile]
     run_seed = profile.default_seed if args.seed is None else args.seed
-    run = certify_extension(manifest, profile, run_seed, Patience(response_s=args.patience))
+    run = certify_extension(
+        manifest, profile, run_seed, Patience(response_s=args.patience), trace_dir=args.report_dir / "traces"
+    )
     matrix_path = write_matrix(run, args.report_dir)
     write_junit(run, args.report_dir)
     counts = summary(run.verdicts)

@@ -7,6 +7,8 @@ from __future__ import annotations
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
 
 from .protocol.violations import Exercise, Finding, Violation
 
@@ -35,6 +37,9 @@ class Recorder:
     # seconds from the start of the run to the first violation, per requirement
     # (benchmarks report it as time-to-detect)
     first_violation_after: dict[str, float] = field(default_factory=dict)
+    trace_dir: Path | None = None  # where generations that first violate a requirement save their trace
+    traces: dict[str, Path] = field(default_factory=dict)
+    run_info: dict[str, Any] = field(default_factory=dict)  # profile, seed: stamped on traces
     context: str = ""
 
     def add(self, findings: Iterable[Finding], *, stderr: str = "") -> None:

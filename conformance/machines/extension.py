@@ -63,6 +63,7 @@ class ExtensionMachine(RuleBasedStateMachine):
         if offer is not None:
             self.offer_label = ",".join(offer.optional_features) or "required features only"
         self.recorder.context = f"example {self.example_counter[0]}, step {self.step}, offer [{self.offer_label}]"
+        self.peer.step = self.step
         self.step += 1
 
     def _guard(self) -> bool:
@@ -198,8 +199,7 @@ class ExtensionMachine(RuleBasedStateMachine):
         garbage = data.draw(malformed_frames(), label="garbage")
 
         def go() -> None:
-            assert self.peer.session is not None
-            self.peer.session.sent_unreadable()
+            self.peer.mark_unreadable()
             self.peer.write_raw(encode_frame(garbage))
             self.peer.settle([self.peer.request(UNKNOWN_METHODS[0], {}, intent="unknown-method")])
 

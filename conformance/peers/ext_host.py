@@ -15,15 +15,17 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from conformance import __version__
 from conformance.evidence import Recorder
 from conformance.manifest import OCTET_VERSION, Manifest
 from conformance.protocol import jsonrpc, limits
 from conformance.protocol.ext_session import HostRequest, HostSession, Intent, LifecycleInput, LocalProtocolError
 from conformance.protocol.ext_types import Offer
-from conformance.protocol.framing import encode_frame
+from conformance.protocol.framing import Frame, encode_frame
 from conformance.protocol.strict_json import dumps
 from conformance.protocol.violations import Violation
 from conformance.transport.process import Received, StdoutClosed, TargetProcess, WriteTimeout, sanitized_env
+from conformance.transport.trace import TRACE_FORMAT, Trace
 
 WRITE_TIMEOUT_S = 5.0
 
@@ -66,6 +68,12 @@ class ExtensionHostPeer:
     unresponsive: bool = False
     _next_id: int = 1
     _cancel_sent_at: dict[Any, float] = field(default_factory=dict)
+    trace: Trace | None = None
+    step: int = 0  # the machine's logical step, stamped on trace entries
+    _meta: dict[str, Any] = field(default_factory=dict)  # what the next write means
+    _violated_before: frozenset[str] = frozenset()
+    _recording: bool = True
+    frames_observed: int = 0
 
     # -- life -------------------------------------------------------------------
     def start(self, offer: Offer) -> None:
@@ -74,6 +82,8 @@ class ExtensionHostPeer:
             # One generation already sat on initialize past the deadline; more
             # would only repeat that verdict at the cost of a deadline each.
             raise TargetGone("skipped: an earlier generation never answered initialize")
+        self.trace = Trace(trace_header(self.manifest, offer, self.recorder))
+        self._violated_before = frozenset(self.recorder.violations)
         self.process = TargetProcess(
             self.manifest.command,
             cwd=self.manifest.folder,
@@ -84,6 +94,21 @@ class ExtensionHostPeer:
     def close(self) -> None:
         if self.process is not None:
             self.process.kill_group()
+        self._save_traces()
+
+    def _save_traces(self) -> None:
+        """Keep this generation's trace for every requirement it was the first
+        to violate (later generations add nothing new for it)."""
+        if self.trace is None or self.recorder.trace_dir is None:
+            return
+        for requirement in sorted(set(self.recorder.violations) - self._violated_before):
+            if requirement in self.recorder.traces:
+                continue
+            path = self.recorder.trace_dir / f"{requirement}.jsonl"
+            message = self.recorder.violations[requirement][0].violation.message
+            self.trace.dump(path, requirement=requirement, message=message)
+            self.recorder.traces[requirement] = path
+        self.trace = None
 
     @property
     def alive(self) -> bool:
@@ -103,8 +128,11 @@ class ExtensionHostPeer:
     def send(self, message: dict[str, Any]) -> None:
         self.write_raw(encode_frame(dumps(message)))
 
-    def write_raw(self, data: bytes) -> None:
+    def write_raw(self, data: bytes, *, recipe: dict[str, Any] | None = None) -> None:
         assert self.process is not None
+        meta, self._meta = self._meta, {}
+        if self.trace is not None and self._recording:
+            self.trace.wrote(data, step=self.step, meta=meta, recipe=recipe)
         try:
             self.process.write(data, timeout=WRITE_TIMEOUT_S)
         except (BrokenPipeError, WriteTimeout, OSError) as exc:
@@ -116,6 +144,7 @@ class ExtensionHostPeer:
         assert self.session is not None
         rid = self.new_id() if rid is None else rid
         self.session.sent_request(rid, method, params, intent=intent)
+        self._meta.setdefault("requests", []).append(request_meta(rid, method, params, intent))
         return rid, encode_frame(dumps(jsonrpc.request(rid, method, params)))
 
     def request(self, method: str, params: Any, *, rid: Any = None, intent: Intent = None) -> Any:
@@ -125,10 +154,21 @@ class ExtensionHostPeer:
 
     def cancel_frame(self, rid: Any, reason: str = "user") -> bytes:
         assert self.session is not None
-        self.session.sent_cancel(rid)
-        self._cancel_sent_at.setdefault(rid, time.monotonic())
+        self.register_cancel(rid)
         self.recorder.exercise("JSONRPC-4.1-no-reply-to-notification")  # any reply to it would be seen
         return encode_frame(dumps(jsonrpc.notification("$/cancelRequest", {"id": rid, "reason": reason})))
+
+    def register_cancel(self, rid: Any) -> None:
+        assert self.session is not None
+        self.session.sent_cancel(rid)
+        self._cancel_sent_at.setdefault(rid, time.monotonic())
+        self._meta.setdefault("cancels", []).append(rid)
+
+    def mark_unreadable(self) -> None:
+        """The next write holds a frame whose id cannot be read."""
+        assert self.session is not None
+        self.session.sent_unreadable()
+        self._meta["unreadable"] = self._meta.get("unreadable", 0) + 1
 
     def notify(self, method: str, params: Any) -> None:
         self.recorder.exercise("JSONRPC-4.1-no-reply-to-notification")
@@ -154,10 +194,16 @@ class ExtensionHostPeer:
     def _handle(self, item: Received) -> None:
         assert self.session is not None and self.process is not None
         decoded = jsonrpc.decode_event(item.event)
+        self.frames_observed += 1
+        if self.trace is not None:
+            payload = item.event.payload if isinstance(item.event, Frame) else None
+            self.trace.saw(decoded.frame_index, payload, decoded.size, step=self.step)
         self.recorder.add(self.session.received(decoded), stderr=self._stderr_if(decoded.violations))
         msg = decoded.message
         if isinstance(msg, jsonrpc.Response | jsonrpc.ErrorResponse):
             self._judge_grace(msg.id, item.at)
+            if self.trace is not None and self.session.request(msg.id) is not None:
+                self.trace.answered(msg.id)
         elif isinstance(msg, jsonrpc.Request):
             self._answer_child(msg)
 
@@ -197,6 +243,7 @@ class ExtensionHostPeer:
         else:
             reply = jsonrpc.error(msg.id, jsonrpc.METHOD_NOT_FOUND, f"{msg.method} is not hosted by the harness")
         self.session.child_answered(msg.id)
+        self._meta["child_answer"] = True  # replay answers live instead
         try:
             self.send(reply)
         except TargetGone:
@@ -253,10 +300,15 @@ class ExtensionHostPeer:
         """§1.8: request shutdown, expect an acknowledgement, then an exit
         within the stage timeout."""
         assert self.session is not None and self.process is not None
+        if self.trace is not None:
+            self.trace.action("shutdown", step=self.step)
+        self._recording = False  # replay performs the whole action, not its bytes
         try:
             rid = self.request("shutdown", {})
         except (TargetGone, LocalProtocolError):
             return
+        finally:
+            self._recording = True
         self.settle([rid], timeout=self.patience.shutdown_s)
         req = self.session.request(rid)
         if req is None or not isinstance(req.response, jsonrpc.Response):
@@ -276,12 +328,49 @@ class ExtensionHostPeer:
     def stdin_eof(self, timeout: float) -> None:
         """§0: closing stdin is transport loss; the extension should exit."""
         assert self.process is not None
+        if self.trace is not None:
+            self.trace.action("stdin_eof", step=self.step)
         self.process.close_stdin()
         self.recorder.exercise("EXT-0-stdin-eof-exit")
         if self.process.wait_exit(timeout) is None:
             self.recorder.violate(
                 Violation("EXT-0-stdin-eof-exit", f"process still running {timeout:.1f}s after stdin EOF")
             )
+
+
+def request_meta(rid: Any, method: str, params: Any, intent: Intent) -> dict[str, Any]:
+    """What replay needs to judge the answer: small params whole, large ones
+    reduced to the tool name."""
+    kept = (
+        params if len(dumps(params)) <= 2048 else ({"name": params.get("name")} if isinstance(params, dict) else None)
+    )
+    meta: dict[str, Any] = {"id": rid, "method": method, "params": kept}
+    if intent is not None:
+        meta["intent"] = intent
+    return meta
+
+
+def trace_header(manifest: Manifest, offer: Offer, recorder: Recorder) -> dict[str, Any]:
+    return {
+        "format": TRACE_FORMAT,
+        "suite": {"version": __version__, **recorder.run_info},
+        "target": {
+            "role": "extension",
+            "manifest": str(manifest.path),
+            "name": manifest.name,
+            "version": manifest.version,
+            "api_version": manifest.api_version,
+            "command": list(manifest.command),
+        },
+        "offer": {
+            "api_version": offer.api_version,
+            "protocol_version": offer.protocol_version,
+            "required_features": list(offer.required_features),
+            "optional_features": list(offer.optional_features),
+            "max_concurrent_requests": offer.max_concurrent_requests,
+        },
+        "context": recorder.context,
+    }
 
 
 def brokered_environment(manifest: Manifest) -> dict[str, str]:

@@ -13,7 +13,17 @@ from conformance.verdicts import summary
 FORMAT = "octet-conformance/matrix@1"
 
 
-def matrix(run: RunResult) -> dict[str, Any]:
+def _relative(trace: str | None, directory: Path | None) -> str | None:
+    """Trace paths are given relative to the report directory (traces/<id>.jsonl)."""
+    if trace is None or directory is None:
+        return trace
+    try:
+        return str(Path(trace).resolve().relative_to(directory.resolve()))
+    except ValueError:
+        return trace
+
+
+def matrix(run: RunResult, directory: Path | None = None) -> dict[str, Any]:
     m = run.manifest
     return {
         "format": FORMAT,
@@ -34,7 +44,7 @@ def matrix(run: RunResult) -> dict[str, Any]:
                 "verdict": v.verdict,
                 "summary": v.requirement.summary,
                 "evidence": v.evidence,
-                "trace": v.trace,
+                "trace": _relative(v.trace, directory),
                 "replay": v.replay,
             }
             for v in run.verdicts
@@ -46,5 +56,5 @@ def matrix(run: RunResult) -> dict[str, Any]:
 def write_matrix(run: RunResult, directory: Path) -> Path:
     directory.mkdir(parents=True, exist_ok=True)
     path = directory / "matrix.json"
-    path.write_text(json.dumps(matrix(run), indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    path.write_text(json.dumps(matrix(run, directory), indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     return path

@@ -7,8 +7,10 @@ status 2; they never pass for target verdicts.
 
 from __future__ import annotations
 
+import shlex
 import traceback
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Any
 
 from hypothesis import HealthCheck, Phase, seed, settings
@@ -24,6 +26,7 @@ from conformance.protocol.ext_manifest import check_manifest
 from conformance.protocol.ext_types import Offer
 from conformance.requirements import load_catalog
 from conformance.strategies.extension import HOSTED_OPTIONAL_FEATURES, OFFERED_CONCURRENCY, PROTOCOL_VERSION
+from conformance.transport.trace import pad_frame
 from conformance.verdicts import Verdict, decide
 
 from .profiles import Profile
@@ -39,6 +42,12 @@ class RunResult:
     detected_after: dict[str, float]  # requirement -> seconds into the run of its first violation
 
 
+def with_trace(verdict: Verdict, trace: Path | None) -> Verdict:
+    if trace is None or verdict.verdict not in ("fail", "warn"):
+        return verdict
+    return replace(verdict, trace=str(trace), replay=f"octet-conformance replay {shlex.quote(str(trace))}")
+
+
 def full_offer(api_version: str) -> Offer:
     if api_version == "0.1":
         return Offer("0.1", None)
@@ -52,16 +61,26 @@ def full_offer(api_version: str) -> Offer:
 
 
 def certify_extension(
-    manifest: Manifest, profile: Profile, run_seed: int, patience: Patience | None = None
+    manifest: Manifest,
+    profile: Profile,
+    run_seed: int,
+    patience: Patience | None = None,
+    *,
+    trace_dir: Path | None = None,
 ) -> RunResult:
+    """Certify one extension. With ``trace_dir``, the generation that first
+    violates each requirement leaves its trace there (``<id>.jsonl``)."""
     patience = patience or Patience()
-    recorder = Recorder()
+    recorder = Recorder(trace_dir=trace_dir, run_info={"profile": profile.name, "seed": run_seed})
     recorder.context = "manifest"
     recorder.add(check_manifest(manifest.info))
     _guarded(recorder, "state machine", lambda: _run_machine(manifest, recorder, patience, profile, run_seed))
     _guarded(recorder, "frame-size scenario", lambda: frame_size_scenario(manifest, recorder, patience))
     _guarded(recorder, "stdin-EOF scenario", lambda: stdin_eof_scenario(manifest, recorder, patience))
-    verdicts = decide(load_catalog(), recorder, role="extension", api_version=manifest.api_version)
+    verdicts = [
+        with_trace(v, recorder.traces.get(v.requirement.id))
+        for v in decide(load_catalog(), recorder, role="extension", api_version=manifest.api_version)
+    ]
     return RunResult(
         manifest, profile, run_seed, tuple(verdicts), tuple(recorder.harness_errors), recorder.first_violation_after
     )
@@ -121,14 +140,14 @@ def frame_size_scenario(manifest: Manifest, recorder: Recorder, patience: Patien
     try:
         for size in (limits.MAX_FRAME_BYTES - 1, limits.MAX_FRAME_BYTES):
             rid, frame = peer.request_frame(UNKNOWN_METHODS[0], {"pad": ""}, intent="unknown-method")
-            peer.write_raw(padded(frame, size))
+            peer.write_raw(pad_frame(frame, size), recipe=padded_recipe(frame, size))
             peer.settle([rid], timeout=patience.response_s)
         if peer.alive:
-            assert peer.session is not None
-            peer.session.sent_unreadable()  # an id-null refusal is one legal answer
+            peer.mark_unreadable()  # an id-null refusal is one legal answer
             # Registered so a reply with its id is matched, but never awaited.
             _, frame = peer.request_frame(UNKNOWN_METHODS[0], {"pad": ""}, intent="oversize")
-            peer.write_raw(padded(frame, limits.MAX_FRAME_BYTES + 1))
+            size = limits.MAX_FRAME_BYTES + 1
+            peer.write_raw(pad_frame(frame, size), recipe=padded_recipe(frame, size))
             peer.drain(0.2)
         peer.drain()
         peer.shutdown()
@@ -138,13 +157,9 @@ def frame_size_scenario(manifest: Manifest, recorder: Recorder, patience: Patien
         peer.close()
 
 
-def padded(frame: bytes, size: int) -> bytes:
-    """Grow the empty ``"pad":""`` string so the payload is exactly ``size`` bytes."""
-    payload = frame[:-1]
-    marker = b'"pad":""'
-    grow = size - len(payload)
-    assert marker in payload and grow >= 0, "frame too large to pad"
-    return payload.replace(marker, b'"pad":"' + b"x" * grow + b'"', 1) + b"\n"
+def padded_recipe(frame: bytes, size: int) -> dict[str, Any]:
+    """How a trace regenerates a padded frame instead of storing a megabyte."""
+    return {"kind": "padded", "frame": frame.decode("utf-8"), "size": size}
 
 
 def stdin_eof_scenario(manifest: Manifest, recorder: Recorder, patience: Patience) -> None:

@@ -1,0 +1,122 @@
+"""Replay a recorded generation against a target and re-check one requirement.
+
+The trace says what the host wrote, what each write meant (requests,
+cancellations, unreadable frames) and how many target frames had been
+observed before it; replay waits for the same count before each write, so
+"written after frame N was observed" and "written in the same write" hold
+again. Child requests are answered live, as in the original run.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from conformance.evidence import Recorder
+from conformance.manifest import Manifest, load_manifest
+from conformance.peers.ext_host import ExtensionHostPeer, Patience, TargetGone
+from conformance.protocol.ext_types import Offer
+from conformance.transport.trace import decode_bytes, load
+
+
+class NotReplayable(RuntimeError):
+    """The trace holds a write it cannot regenerate (digest only)."""
+
+
+@dataclass(frozen=True)
+class ReplayOutcome:
+    requirement: str
+    reproduced: bool
+    evidence: str
+
+
+def load_target(header: dict[str, Any], override: Path | None) -> Manifest:
+    return load_manifest(override if override is not None else Path(header["target"]["manifest"]))
+
+
+def replay_once(trace_path: Path, *, target: Path | None = None, patience: Patience | None = None) -> ReplayOutcome:
+    header, entries = load(trace_path)
+    requirement = str(header["requirement"])
+    manifest = load_target(header, target)
+    recorder = Recorder()
+    peer = ExtensionHostPeer(manifest, recorder, patience or Patience())
+    peer.start(
+        Offer(
+            **{
+                **header["offer"],
+                "required_features": tuple(header["offer"]["required_features"]),
+                "optional_features": tuple(header["offer"]["optional_features"]),
+            }
+        )
+    )
+    try:
+        for entry in entries:
+            if entry.get("dir") != "host->target" or entry.get("child_answer"):
+                continue
+            _await(peer, entry)
+            if not peer.alive and entry.get("action") is None:
+                break
+            _perform(peer, entry)
+        assert peer.session is not None
+        if peer.alive:
+            peer.settle([r.id for r in peer.session.unanswered()])
+    except TargetGone:
+        pass
+    finally:
+        peer.trace = None  # a replay leaves no new trace behind
+        peer.close()
+    seen = recorder.violations.get(requirement, [])
+    evidence = seen[0].violation.message if seen else "not violated during replay"
+    return ReplayOutcome(requirement, bool(seen), evidence)
+
+
+# When a race went another (legal) way, the frame count of the original run
+# may never be reached; after the awaited answers, wait this long at most.
+COUNT_GRACE_S = 0.5
+
+
+def _await(peer: ExtensionHostPeer, entry: dict[str, Any]) -> None:
+    """Reproduce the write's ordering: the answers it waited for first, then
+    (briefly) the same number of observed frames."""
+    awaited = [rid for rid in entry.get("awaits", []) if peer.session and peer.session.request(rid)]
+    if awaited and peer.alive:
+        peer.settle(awaited)
+    deadline = time.monotonic() + COUNT_GRACE_S
+    while peer.frames_observed < int(entry.get("after", 0)) and not peer.stdout_closed:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            break
+        peer.pump(remaining)
+
+
+def _perform(peer: ExtensionHostPeer, entry: dict[str, Any]) -> None:
+    action = entry.get("action")
+    if action == "shutdown":
+        peer.shutdown()
+        return
+    if action == "stdin_eof":
+        peer.stdin_eof(peer.patience.shutdown_s)
+        return
+    data = decode_bytes(entry)
+    if data is None:
+        raise NotReplayable(
+            f"step {entry.get('step')}: the trace kept only a digest of a {entry.get('size')}-byte write"
+        )
+    assert peer.session is not None
+    for r in entry.get("requests", []):
+        peer.session.sent_request(r["id"], r["method"], r.get("params"), intent=r.get("intent"))
+    for rid in entry.get("cancels", []):
+        peer.register_cancel(rid)
+    for _ in range(int(entry.get("unreadable", 0))):
+        peer.mark_unreadable()
+    peer.write_raw(data)
+
+
+def replay(
+    trace_path: Path, *, target: Path | None = None, runs: int = 1, patience: Patience | None = None
+) -> list[ReplayOutcome]:
+    if runs < 1:
+        raise ValueError(f"runs must be >= 1; got {runs}")
+    return [replay_once(trace_path, target=target, patience=patience) for _ in range(runs)]

@@ -1,0 +1,114 @@
+"""Frame-level traces of one process generation (format: docs/trace-format.md).
+
+The peer records every write it makes (with what it meant: requests,
+cancellations, unreadable frames) and every frame it observes, plus the
+ordering relation that mattered: how many frames had been observed when each
+write was made. A trace is enough to replay the generation against a target
+without Hypothesis or its database: it is self-contained.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+TRACE_FORMAT = "octet-conformance/trace@1"
+INLINE_BYTES = 4096  # larger frames are stored as size + sha256 (+ a recipe when one exists)
+MAX_ENTRIES = 20_000  # a trace stays bounded whatever the target floods us with
+
+
+def encode_bytes(data: bytes, recipe: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Bytes as a person can read them, or a digest (and recipe) when large."""
+    if len(data) > INLINE_BYTES:
+        out: dict[str, Any] = {"size": len(data), "sha256": hashlib.sha256(data).hexdigest()}
+        if recipe is not None:
+            out["recipe"] = recipe
+        return out
+    try:
+        return {"text": data.decode("utf-8")}
+    except UnicodeDecodeError:
+        return {"base64": base64.b64encode(data).decode("ascii")}
+
+
+def decode_bytes(entry: dict[str, Any]) -> bytes | None:
+    """The recorded bytes, regenerated from a recipe when needed; None when
+    the trace kept only a digest (the write cannot be replayed exactly)."""
+    if "text" in entry:
+        return str(entry["text"]).encode("utf-8")
+    if "base64" in entry:
+        return base64.b64decode(entry["base64"])
+    recipe = entry.get("recipe")
+    if isinstance(recipe, dict) and recipe.get("kind") == "padded":
+        data = pad_frame(str(recipe["frame"]).encode("utf-8"), int(recipe["size"]))
+        if hashlib.sha256(data).hexdigest() == entry.get("sha256"):
+            return data
+    return None
+
+
+def pad_frame(frame: bytes, size: int) -> bytes:
+    """Grow the empty ``"pad":""`` member so the payload is exactly ``size`` bytes."""
+    payload = frame[:-1] if frame.endswith(b"\n") else frame
+    marker = b'"pad":""'
+    grow = size - len(payload)
+    if marker not in payload or grow < 0:
+        raise ValueError(f"cannot pad a {len(payload)}-byte frame to {size} bytes")
+    return payload.replace(marker, b'"pad":"' + b"x" * grow + b'"', 1) + b"\n"
+
+
+@dataclass
+class Trace:
+    header: dict[str, Any]
+    entries: list[dict[str, Any]] = field(default_factory=list)
+    observed: int = 0  # frames observed from the target so far
+    dropped: int = 0
+    _answered: list[Any] = field(default_factory=list)  # host request ids answered since the last write
+
+    def _add(self, entry: dict[str, Any]) -> None:
+        if len(self.entries) < MAX_ENTRIES:
+            self.entries.append(entry)
+        else:
+            self.dropped += 1
+
+    def wrote(self, data: bytes, *, step: int, meta: dict[str, Any], recipe: dict[str, Any] | None = None) -> None:
+        # The ordering relation replay reproduces: this write was made after
+        # the target answered ``awaits`` (ids) and after ``after`` target
+        # frames in all had been observed.
+        entry = {"dir": "host->target", "step": step, "after": self.observed, "awaits": self._answered, **meta}
+        self._answered = []
+        self._add({**entry, **encode_bytes(data, recipe)})
+
+    def answered(self, rid: Any) -> None:
+        self._answered.append(rid)
+
+    def action(self, name: str, *, step: int) -> None:
+        entry = {"dir": "host->target", "step": step, "after": self.observed, "awaits": self._answered, "action": name}
+        self._answered = []
+        self._add(entry)
+
+    def saw(self, index: int, payload: bytes | None, size: int, *, step: int) -> None:
+        self.observed += 1
+        entry: dict[str, Any] = {"dir": "target->host", "step": step, "index": index}
+        entry.update(encode_bytes(payload) if payload is not None else {"size": size, "oversized": True})
+        self._add(entry)
+
+    def dump(self, path: Path, *, requirement: str, message: str) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        header = {**self.header, "requirement": requirement, "violation": message, "dropped_entries": self.dropped}
+        with path.open("w", encoding="utf-8") as out:
+            out.write(json.dumps(header, ensure_ascii=False) + "\n")
+            for entry in self.entries:
+                out.write(json.dumps(entry, ensure_ascii=False) + "\n")
+
+
+def load(path: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    lines = path.read_text(encoding="utf-8").splitlines()
+    if not lines:
+        raise ValueError(f"{path}: empty trace")
+    header = json.loads(lines[0])
+    if header.get("format") != TRACE_FORMAT:
+        raise ValueError(f"{path}: not a {TRACE_FORMAT} trace (format {header.get('format')!r})")
+    return header, [json.loads(line) for line in lines[1:]]
