@@ -4,12 +4,6 @@ from typing import Any
 
 import jsonschema
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
-from hypothesis.errors import InvalidArgument
-
-from conformance.protocol import limits
-from conformance.protocol.ext_types import Offer
 from conformance.strategies import (
     HOSTED_OPTIONAL_FEATURES,
     invalid_arguments,
@@ -18,6 +12,12 @@ from conformance.strategies import (
     oversized_sizes,
     tool_arguments,
 )
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.errors import InvalidArgument
+
+from conformance.protocol import limits
+from conformance.protocol.ext_types import Offer
 from conformance.protocol.strict_json import ParsedJson, parse_json
 
 SCHEMA: dict[str, Any] = {

@@ -1,0 +1,41 @@
+"""A recorded failure replays deterministically against its target, and not
+against a correct one."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from conformance.cli import main
+from conformance.manifest import load_manifest
+from conformance.runner.extension import certify_extension
+from conformance.runner.profiles import PROFILES
+from conformance.runner.replay import replay
+
+ROOT = Path(__file__).resolve().parents[2]
+FIXTURE = ROOT / "fixtures" / "extensions" / "double-reply" / "extension.toml"
+REFERENCE = ROOT / "conformance" / "reference" / "extension" / "manifests" / "api-0.2" / "extension.toml"
+
+
+def test_failure_trace_replays(tmp_path: Path, no_leftover_processes: None) -> None:
+    run = certify_extension(
+        load_manifest(FIXTURE), PROFILES["quick"], PROFILES["quick"].default_seed, trace_dir=tmp_path / "traces"
+    )
+    failed = [v for v in run.verdicts if v.verdict == "fail"]
+    assert failed and all(v.trace and v.replay for v in failed)
+    trace = Path(failed[0].trace or "")
+    assert trace.exists() and failed[0].replay == f"octet-conformance replay {trace}"
+    outcomes = replay(trace, runs=3)
+    assert all(o.reproduced for o in outcomes), outcomes
+    assert main(["replay", str(trace)]) == 1
+    assert main(["replay", str(trace), "--target", str(REFERENCE)]) == 0
+
+
+def test_passing_requirements_carry_no_trace() -> None:
+    run = certify_extension(load_manifest(REFERENCE), PROFILES["quick"], 1)
+    assert all(v.trace is None and v.replay is None for v in run.verdicts)
+
+
+def test_unreadable_trace_is_a_harness_error(tmp_path: Path) -> None:
+    bogus = tmp_path / "t.jsonl"
+    bogus.write_text("not json\n")
+    assert main(["replay", str(bogus)]) == 2
