@@ -40,13 +40,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     ext.add_argument("--report-dir", type=Path, default=Path("reports/latest"))
     ext.add_argument("--profile", choices=sorted(PROFILES), default="default")
     ext.add_argument("--seed", type=int, default=None)
-    ext.add_argument("--patience", type=float, default=10.0, help="seconds to wait for any one response (default 10)")
+    ext.add_argument(
+        "--patience", type=float, default=15.0, help="seconds to wait for any one response (default 15; startup: twice)"
+    )
 
     rep = sub.add_parser("replay", help="re-run a recorded failure and re-check its requirement")
     rep.add_argument("trace", type=Path, help="a trace written beside matrix.json (traces/<id>.jsonl)")
     rep.add_argument("--target", type=Path, default=None, help="another extension.toml to replay against")
     rep.add_argument("--runs", type=int, default=1, help="replay N times and report the reproduction rate")
-    rep.add_argument("--patience", type=float, default=10.0)
+    rep.add_argument("--patience", type=float, default=15.0)
 
     req = sub.add_parser("requirements", help="list catalog entries")
     req.add_argument("--side", default=None, help="only entries of this side (extension, host, ...)")
@@ -62,7 +64,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 def replay_trace(args: argparse.Namespace) -> int:
     """Exit 1 when the failure reproduces (in any run), 0 when it does not."""
     try:
-        outcomes = replay(args.trace, target=args.target, runs=args.runs, patience=Patience(response_s=args.patience))
+        outcomes = replay(args.trace, target=args.target, runs=args.runs, patience=Patience.of(args.patience))
     except (OSError, ValueError, KeyError, ManifestError, NotReplayable) as exc:
         print(f"octet-conformance: cannot replay {args.trace}: {exc}", file=sys.stderr)
         return EXIT_HARNESS
@@ -90,7 +92,7 @@ def certify(args: argparse.Namespace) -> int:
     profile = PROFILES[args.profile]
     run_seed = profile.default_seed if args.seed is None else args.seed
     run = certify_extension(
-        manifest, profile, run_seed, Patience(response_s=args.patience), trace_dir=args.report_dir / "traces"
+        manifest, profile, run_seed, Patience.of(args.patience), trace_dir=args.report_dir / "traces"
     )
     matrix_path = write_matrix(run, args.report_dir)
     write_junit(run, args.report_dir)

@@ -36,10 +36,15 @@ class Patience:
     must never turn into a verdict; only documented deadlines (the 2 s grace
     and shutdown stage timeout) are judged strictly."""
 
-    response_s: float = 10.0
+    response_s: float = 15.0
     cancel_grace_s: float = limits.CANCEL_GRACE_S
     shutdown_s: float = limits.SHUTDOWN_TIMEOUT_S
-    startup_s: float = 10.0
+    startup_s: float = 30.0  # spawning under load is the slowest thing a target does
+
+    @classmethod
+    def of(cls, response_s: float) -> Patience:
+        """Patience for a given response deadline (startup gets twice as long)."""
+        return cls(response_s=response_s, startup_s=2 * response_s)
 
 
 @dataclass

@@ -20,16 +20,17 @@ from hypothesis.stateful import run_state_machine_as_test
 from conformance.evidence import Recorder
 from conformance.machines.extension import UNKNOWN_METHODS, machine_for
 from conformance.manifest import Manifest
-from conformance.peers.ext_host import ExtensionHostPeer, Patience, TargetGone
+from conformance.peers.ext_host import ExtensionHostPeer, Patience, TargetGone, trace_header
 from conformance.protocol import limits
 from conformance.protocol.ext_manifest import check_manifest
 from conformance.protocol.ext_types import Offer
 from conformance.requirements import load_catalog
 from conformance.strategies.extension import HOSTED_OPTIONAL_FEATURES, OFFERED_CONCURRENCY, PROTOCOL_VERSION
-from conformance.transport.trace import pad_frame
+from conformance.transport.trace import pad_frame, write_trace
 from conformance.verdicts import Verdict, decide
 
 from .profiles import Profile
+from .replay import shrink
 
 
 @dataclass(frozen=True)
@@ -40,6 +41,29 @@ class RunResult:
     verdicts: tuple[Verdict, ...]
     harness_errors: tuple[str, ...]
     detected_after: dict[str, float]  # requirement -> seconds into the run of its first violation
+
+
+def save_manifest_traces(manifest: Manifest, recorder: Recorder) -> None:
+    """Manifest rules break before any process runs: their trace is a header
+    naming the manifest, and replay re-checks the manifest."""
+    if recorder.trace_dir is None:
+        return
+    for requirement, observed in recorder.violations.items():
+        header = trace_header(manifest, full_offer(manifest.api_version), recorder)
+        header.update(scenario="manifest", requirement=requirement, violation=observed[0].violation.message)
+        path = recorder.trace_dir / f"{requirement}.jsonl"
+        write_trace(path, header, [])
+        recorder.traces[requirement] = path
+
+
+def shrink_traces(recorder: Recorder, profile: Profile, patience: Patience) -> None:
+    """Shrink every saved failure trace to the steps that still reproduce it
+    (the trace file is rewritten; its header says from how many steps)."""
+    for requirement, path in sorted(recorder.traces.items()):
+        recorder.context = f"shrinking {requirement}"
+        _guarded(
+            recorder, f"shrinking {requirement}", lambda p=path: shrink(p, patience=patience, budget_s=profile.shrink_s)
+        )
 
 
 def with_trace(verdict: Verdict, trace: Path | None) -> Verdict:
@@ -74,9 +98,11 @@ def certify_extension(
     recorder = Recorder(trace_dir=trace_dir, run_info={"profile": profile.name, "seed": run_seed})
     recorder.context = "manifest"
     recorder.add(check_manifest(manifest.info))
+    save_manifest_traces(manifest, recorder)
     _guarded(recorder, "state machine", lambda: _run_machine(manifest, recorder, patience, profile, run_seed))
     _guarded(recorder, "frame-size scenario", lambda: frame_size_scenario(manifest, recorder, patience))
     _guarded(recorder, "stdin-EOF scenario", lambda: stdin_eof_scenario(manifest, recorder, patience))
+    shrink_traces(recorder, profile, patience)
     verdicts = [
         with_trace(v, recorder.traces.get(v.requirement.id))
         for v in decide(load_catalog(), recorder, role="extension", api_version=manifest.api_version)

@@ -17,8 +17,9 @@ from typing import Any
 from conformance.evidence import Recorder
 from conformance.manifest import Manifest, load_manifest
 from conformance.peers.ext_host import ExtensionHostPeer, Patience, TargetGone
+from conformance.protocol.ext_manifest import check_manifest
 from conformance.protocol.ext_types import Offer
-from conformance.transport.trace import decode_bytes, load
+from conformance.transport.trace import decode_bytes, load, write_trace
 
 
 class NotReplayable(RuntimeError):
@@ -38,9 +39,22 @@ def load_target(header: dict[str, Any], override: Path | None) -> Manifest:
 
 def replay_once(trace_path: Path, *, target: Path | None = None, patience: Patience | None = None) -> ReplayOutcome:
     header, entries = load(trace_path)
+    return replay_entries(header, entries, target=target, patience=patience)
+
+
+def replay_entries(
+    header: dict[str, Any],
+    entries: list[dict[str, Any]],
+    *,
+    target: Path | None = None,
+    patience: Patience | None = None,
+) -> ReplayOutcome:
     requirement = str(header["requirement"])
     manifest = load_target(header, target)
     recorder = Recorder()
+    if header.get("scenario") == "manifest":
+        recorder.add(check_manifest(manifest.info))
+        return _outcome(requirement, recorder)
     peer = ExtensionHostPeer(manifest, recorder, patience or Patience())
     peer.start(
         Offer(
@@ -67,6 +81,10 @@ def replay_once(trace_path: Path, *, target: Path | None = None, patience: Patie
     finally:
         peer.trace = None  # a replay leaves no new trace behind
         peer.close()
+    return _outcome(requirement, recorder)
+
+
+def _outcome(requirement: str, recorder: Recorder) -> ReplayOutcome:
     seen = recorder.violations.get(requirement, [])
     evidence = seen[0].violation.message if seen else "not violated during replay"
     return ReplayOutcome(requirement, bool(seen), evidence)
@@ -120,3 +138,58 @@ def replay(
     if runs < 1:
         raise ValueError(f"runs must be >= 1; got {runs}")
     return [replay_once(trace_path, target=target, patience=patience) for _ in range(runs)]
+
+
+def host_steps(entries: list[dict[str, Any]]) -> list[int]:
+    """Logical steps that wrote something, initialize (step 0) excluded."""
+    return sorted({int(e["step"]) for e in entries if e.get("dir") == "host->target" and int(e["step"]) > 0})
+
+
+def without_steps(entries: list[dict[str, Any]], dropped: set[int]) -> list[dict[str, Any]]:
+    """The trace minus whole steps. Later writes keep their ordering relation:
+    their ``after`` count shrinks by the target frames the dropped steps saw."""
+    kept: list[dict[str, Any]] = []
+    removed_frames = 0
+    for e in entries:
+        if int(e.get("step", 0)) in dropped:
+            removed_frames += e.get("dir") == "target->host"
+            continue
+        if e.get("dir") == "host->target" and removed_frames:
+            e = {**e, "after": max(0, int(e.get("after", 0)) - removed_frames)}
+        kept.append(e)
+    return kept
+
+
+def shrink(
+    trace_path: Path,
+    *,
+    target: Path | None = None,
+    patience: Patience | None = None,
+    budget_s: float = 60.0,
+    max_replays: int = 60,
+) -> int:
+    """Remove whole steps from a failing trace while the failure still
+    reproduces (chunks of halving size, then single steps); rewrite the file
+    with what is left. Returns the number of steps kept."""
+    header, entries = load(trace_path)
+    steps = host_steps(entries)
+    deadline = time.monotonic() + budget_s
+    replays = 0
+    dropped: set[int] = set()
+    chunk = max(1, len(steps) // 2)
+    while chunk >= 1:
+        live = [s for s in steps if s not in dropped]
+        for start in range(0, len(live), chunk):
+            if time.monotonic() > deadline or replays >= max_replays:
+                break
+            candidate = dropped | set(live[start : start + chunk])
+            replays += 1
+            if replay_entries(header, without_steps(entries, candidate), target=target, patience=patience).reproduced:
+                dropped = candidate
+        chunk //= 2
+    kept = [s for s in steps if s not in dropped]
+    if dropped:
+        shrunk = without_steps(entries, dropped)
+        header = {**header, "shrunk": {"steps_before": len(steps), "steps_after": len(kept), "replays": replays}}
+        write_trace(trace_path, header, shrunk)
+    return len(kept)

@@ -96,12 +96,16 @@ class Trace:
         self._add(entry)
 
     def dump(self, path: Path, *, requirement: str, message: str) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
         header = {**self.header, "requirement": requirement, "violation": message, "dropped_entries": self.dropped}
-        with path.open("w", encoding="utf-8") as out:
-            out.write(json.dumps(header, ensure_ascii=False) + "\n")
-            for entry in self.entries:
-                out.write(json.dumps(entry, ensure_ascii=False) + "\n")
+        write_trace(path, header, self.entries)
+
+
+def write_trace(path: Path, header: dict[str, Any], entries: list[dict[str, Any]]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w", encoding="utf-8") as out:
+        out.write(json.dumps(header, ensure_ascii=False) + "\n")
+        for entry in entries:
+            out.write(json.dumps(entry, ensure_ascii=False) + "\n")
 
 
 def load(path: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
