@@ -18,6 +18,7 @@ from .report.junit import write_junit
 from .report.matrix import write_matrix
 from .requirements import load_catalog
 from .runner.extension import certify_extension
+from .runner.fuzz import fuzz
 from .runner.profiles import PROFILES
 from .runner.replay import NotReplayable, replay
 from .verdicts import summary
@@ -44,6 +45,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--patience", type=float, default=15.0, help="seconds to wait for any one response (default 15; startup: twice)"
     )
 
+    ext.add_argument("--regressions", type=Path, default=None, help="replay saved fuzz cases (a directory) first")
+
+    fz = sub.add_parser("fuzz", help="explore with fresh seeds for a while; keep every failure as a regression case")
+    fz.add_argument("manifest", type=Path)
+    fz.add_argument("--seconds", type=float, default=300.0, help="time box (default 300)")
+    fz.add_argument("--regressions", type=Path, default=Path("fuzz-regressions"))
+    fz.add_argument("--work-dir", type=Path, default=Path("reports/fuzz"))
+    fz.add_argument("--seed", type=int, default=None, help="seed of the seed sequence (default: random)")
+    fz.add_argument("--patience", type=float, default=15.0)
+
     rep = sub.add_parser("replay", help="re-run a recorded failure and re-check its requirement")
     rep.add_argument("trace", type=Path, help="a trace written beside matrix.json (traces/<id>.jsonl)")
     rep.add_argument("--target", type=Path, default=None, help="another extension.toml to replay against")
@@ -58,7 +69,30 @@ def main(argv: Sequence[str] | None = None) -> int:
         return list_requirements(args.side)
     if args.command == "replay":
         return replay_trace(args)
+    if args.command == "fuzz":
+        return fuzz_target(args)
     return certify(args)
+
+
+def fuzz_target(args: argparse.Namespace) -> int:
+    """Exit 1 when exploration found a new failing requirement, else 0."""
+    try:
+        manifest = load_manifest(args.manifest)
+    except ManifestError as exc:
+        print(f"octet-conformance: manifest rejected before spawn: {exc}", file=sys.stderr)
+        return EXIT_HARNESS
+    found = fuzz(
+        manifest,
+        seconds=args.seconds,
+        regressions=args.regressions,
+        work_dir=args.work_dir,
+        patience=Patience.of(args.patience),
+        first_seed=args.seed,
+    )
+    for f in found:
+        print(f"new failure {f.requirement} (seed {f.seed}): regression case {f.case}")
+    print(f"{len(found)} new failing requirement(s); cases in {args.regressions}")
+    return EXIT_FAIL if found else EXIT_OK
 
 
 def replay_trace(args: argparse.Namespace) -> int:
@@ -92,7 +126,12 @@ def certify(args: argparse.Namespace) -> int:
     profile = PROFILES[args.profile]
     run_seed = profile.default_seed if args.seed is None else args.seed
     run = certify_extension(
-        manifest, profile, run_seed, Patience.of(args.patience), trace_dir=args.report_dir / "traces"
+        manifest,
+        profile,
+        run_seed,
+        Patience.of(args.patience),
+        trace_dir=args.report_dir / "traces",
+        regressions=args.regressions,
     )
     matrix_path = write_matrix(run, args.report_dir)
     write_junit(run, args.report_dir)

@@ -30,7 +30,7 @@ from conformance.transport.trace import pad_frame, write_trace
 from conformance.verdicts import Verdict, decide
 
 from .profiles import Profile
-from .replay import shrink
+from .replay import replay_regressions, shrink
 
 
 @dataclass(frozen=True)
@@ -91,6 +91,7 @@ def certify_extension(
     patience: Patience | None = None,
     *,
     trace_dir: Path | None = None,
+    regressions: Path | None = None,
 ) -> RunResult:
     """Certify one extension. With ``trace_dir``, the generation that first
     violates each requirement leaves its trace there (``<id>.jsonl``)."""
@@ -99,6 +100,8 @@ def certify_extension(
     recorder.context = "manifest"
     recorder.add(check_manifest(manifest.info))
     save_manifest_traces(manifest, recorder)
+    if regressions is not None:
+        _guarded(recorder, "regression cases", lambda: replay_regressions(regressions, manifest, recorder, patience))
     _guarded(recorder, "state machine", lambda: _run_machine(manifest, recorder, patience, profile, run_seed))
     _guarded(recorder, "frame-size scenario", lambda: frame_size_scenario(manifest, recorder, patience))
     _guarded(recorder, "stdin-EOF scenario", lambda: stdin_eof_scenario(manifest, recorder, patience))

@@ -19,6 +19,7 @@ from conformance.manifest import Manifest, load_manifest
 from conformance.peers.ext_host import ExtensionHostPeer, Patience, TargetGone
 from conformance.protocol.ext_manifest import check_manifest
 from conformance.protocol.ext_types import Offer
+from conformance.protocol.violations import Violation
 from conformance.transport.trace import decode_bytes, load, write_trace
 
 
@@ -193,3 +194,21 @@ def shrink(
         header = {**header, "shrunk": {"steps_before": len(steps), "steps_after": len(kept), "replays": replays}}
         write_trace(trace_path, header, shrunk)
     return len(kept)
+
+
+def replay_regressions(
+    directory: Path, manifest: Manifest, recorder: Recorder, patience: Patience | None = None
+) -> None:
+    """Replay every saved case against ``manifest``; a reproduced case is a
+    violation of its requirement, with the case as evidence."""
+    for case in sorted(directory.glob("*.jsonl")):
+        recorder.context = f"regression case {case.name}"
+        try:
+            outcome = replay_once(case, target=manifest.path, patience=patience)
+        except (OSError, ValueError, KeyError, NotReplayable) as exc:
+            recorder.harness_errors.append(f"regression case {case}: cannot replay: {exc}")
+            continue
+        recorder.exercise(outcome.requirement)
+        if outcome.reproduced:
+            recorder.violate(Violation(outcome.requirement, f"regression case reproduced: {outcome.evidence}"))
+            recorder.traces.setdefault(outcome.requirement, case)

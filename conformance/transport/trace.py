@@ -109,7 +109,9 @@ def write_trace(path: Path, header: dict[str, Any], entries: list[dict[str, Any]
 
 
 def load(path: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    lines = path.read_text(encoding="utf-8").splitlines()
+    # split on LF only: str.splitlines() would also split at U+2028/U+2029,
+    # which frames carry raw inside strings
+    lines = [line for line in path.read_text(encoding="utf-8").split("\n") if line]
     if not lines:
         raise ValueError(f"{path}: empty trace")
     header = json.loads(lines[0])

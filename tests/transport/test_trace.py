@@ -64,6 +64,15 @@ def test_trace_records_order_and_dumps_readable_jsonl(tmp_path: Path) -> None:
     assert all(json.loads(line) for line in path.read_text().splitlines())
 
 
+def test_raw_line_separators_survive_a_dump(tmp_path: Path) -> None:
+    t = Trace({"format": TRACE_FORMAT})
+    frame = '{"text":"a\u2028b\u2029c"}\n'.encode()
+    t.wrote(frame, step=1, meta={})
+    t.dump(tmp_path / "t.jsonl", requirement="R", message="m")
+    _, entries = load(tmp_path / "t.jsonl")
+    assert decode_bytes(entries[0]) == frame
+
+
 def test_trace_is_bounded() -> None:
     t = Trace({"format": TRACE_FORMAT})
     for i in range(MAX_ENTRIES + 10):

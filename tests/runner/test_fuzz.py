@@ -1,0 +1,30 @@
+"""fuzz keeps what it finds; certification replays it afterwards."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from conformance.manifest import load_manifest
+from conformance.runner.extension import certify_extension
+from conformance.runner.fuzz import fuzz
+from conformance.runner.profiles import PROFILES
+
+ROOT = Path(__file__).resolve().parents[2]
+FIXTURE = ROOT / "fixtures" / "extensions" / "double-reply" / "extension.toml"
+REFERENCE = ROOT / "conformance" / "reference" / "extension" / "manifests" / "api-0.2" / "extension.toml"
+
+
+def test_fuzz_saves_regression_cases_that_certify_replays(tmp_path: Path) -> None:
+    regressions = tmp_path / "regressions"
+    found = fuzz(load_manifest(FIXTURE), seconds=1.0, regressions=regressions, work_dir=tmp_path / "w", first_seed=3)
+    assert [f.requirement for f in found] == ["JSONRPC-5-one-response"]
+    assert found[0].case.exists()
+    # a second session finds nothing new: the case is already kept
+    assert fuzz(load_manifest(FIXTURE), seconds=0.5, regressions=regressions, work_dir=tmp_path / "w2") == []
+
+    quick = PROFILES["quick"]
+    clean = certify_extension(load_manifest(REFERENCE), quick, 1, regressions=regressions)
+    assert {v.requirement.id: v.verdict for v in clean.verdicts}["JSONRPC-5-one-response"] == "pass"
+    broken = certify_extension(load_manifest(FIXTURE), quick, 1, regressions=regressions)
+    verdict = {v.requirement.id: v for v in broken.verdicts}["JSONRPC-5-one-response"]
+    assert verdict.verdict == "fail" and "regression case reproduced" in verdict.evidence
