@@ -125,6 +125,8 @@ def certify(args: argparse.Namespace) -> int:
         return EXIT_HARNESS
     profile = PROFILES[args.profile]
     run_seed = profile.default_seed if args.seed is None else args.seed
+    for stale in (args.report_dir / "traces").glob("*.jsonl"):
+        stale.unlink()  # the report directory holds one run: no trace may outlive its verdict
     run = certify_extension(
         manifest,
         profile,

@@ -259,6 +259,29 @@ class ExtensionMachine(RuleBasedStateMachine):
 
         self._run(go)
 
+    @rule(data=st.data(), mode=st.sampled_from(["shutdown", "kill"]))
+    def reload_under_load(self, data: st.DataObject, mode: str) -> None:
+        """§5: replace the process while calls are in flight (written, not yet
+        answered), by graceful drain + shutdown or by kill, then initialize a
+        fresh generation. Nothing of the old generation may be accepted on the
+        new one; under drain, each in-flight call settles exactly once."""
+        if not self._guard():
+            return
+        calls = data.draw(st.integers(0, 3), label="in-flight calls")
+        chosen = []
+        for _ in range(calls if self.tools else 0):
+            name = data.draw(st.sampled_from(self.tools), label="tool")
+            tool = self.peer.session.tools.get(name) if self.peer.session else None
+            chosen.append((name, data.draw(tool_arguments(tool.parameters if tool else None), label="arguments")))
+
+        def go() -> None:
+            frames = [self.peer.request_frame("tool/call", self._tool_call(n, a)) for n, a in chosen]
+            if frames:
+                self.peer.write_raw(b"".join(f for _, f in frames))
+            self.ready = self.peer.reload(mode)
+
+        self._run(go)
+
     @rule(event=st.sampled_from(limits.LIFECYCLE_EVENTS))
     def lifecycle_notification(self, event: str) -> None:
         """A subscribed lifecycle notification (§1.10); nothing may answer it."""

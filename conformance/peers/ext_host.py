@@ -89,12 +89,51 @@ class ExtensionHostPeer:
             raise TargetGone("skipped: an earlier generation never answered initialize")
         self.trace = Trace(trace_header(self.manifest, offer, self.recorder))
         self._violated_before = frozenset(self.recorder.violations)
+        self._spawn()
+
+    def _spawn(self) -> None:
+        self.stdout_closed = False
+        self.unresponsive = False
         self.process = TargetProcess(
             self.manifest.command,
             cwd=self.manifest.folder,
             env=sanitized_env(brokered_environment(self.manifest)),
             max_frame_bytes=limits.MAX_FRAME_BYTES,
         )
+
+    def reload(self, mode: str) -> bool:
+        """§5 reload under load: the current generation drains (API 0.2+: its
+        in-flight requests are cancelled and must each settle once) and is shut
+        down -- or is killed outright -- then a fresh process is initialized
+        with the same offer. Request ids keep counting, so anything the new
+        generation says about an id of the old one is caught by its session.
+        True when the new generation answered initialize."""
+        assert self.session is not None and self.process is not None
+        if self.trace is not None and self._recording:
+            self.trace.action("reload", step=self.step, mode=mode)
+        recording, self._recording = self._recording, False  # replay performs the whole reload
+        try:
+            if mode == "shutdown":
+                self._drain_generation()
+            self.process.kill_group()
+            offer = self.session.offer
+            self.session = HostSession(self.manifest.info, offer)
+            self._cancel_sent_at.clear()
+            self._spawn()
+            return self.initialize(offer)
+        finally:
+            self._recording = recording
+
+    def _drain_generation(self) -> None:
+        assert self.session is not None
+        if not self.alive:
+            return
+        pending = [r.id for r in self.session.unanswered()]
+        if pending and self.session.negotiated is not None and self.session.negotiated.has("request_cancellation"):
+            self.write_raw(b"".join(self.cancel_frame(rid, "reload") for rid in pending))
+        if pending:
+            self.settle(pending)
+        self.shutdown()
 
     def close(self) -> None:
         if self.process is not None:
@@ -305,15 +344,15 @@ class ExtensionHostPeer:
         """§1.8: request shutdown, expect an acknowledgement, then an exit
         within the stage timeout."""
         assert self.session is not None and self.process is not None
-        if self.trace is not None:
+        if self.trace is not None and self._recording:
             self.trace.action("shutdown", step=self.step)
-        self._recording = False  # replay performs the whole action, not its bytes
+        recording, self._recording = self._recording, False  # replay performs the whole action, not its bytes
         try:
             rid = self.request("shutdown", {})
         except (TargetGone, LocalProtocolError):
             return
         finally:
-            self._recording = True
+            self._recording = recording
         self.settle([rid], timeout=self.patience.shutdown_s)
         req = self.session.request(rid)
         if req is None or not isinstance(req.response, jsonrpc.Response):
@@ -333,7 +372,7 @@ class ExtensionHostPeer:
     def stdin_eof(self, timeout: float) -> None:
         """§0: closing stdin is transport loss; the extension should exit."""
         assert self.process is not None
-        if self.trace is not None:
+        if self.trace is not None and self._recording:
             self.trace.action("stdin_eof", step=self.step)
         self.process.close_stdin()
         self.recorder.exercise("EXT-0-stdin-eof-exit")

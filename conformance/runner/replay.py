@@ -71,7 +71,7 @@ def replay_entries(
             if entry.get("dir") != "host->target" or entry.get("child_answer"):
                 continue
             _await(peer, entry)
-            if not peer.alive and entry.get("action") is None:
+            if not peer.alive and entry.get("action") not in ("reload", "shutdown", "stdin_eof"):
                 break
             _perform(peer, entry)
         assert peer.session is not None
@@ -117,6 +117,9 @@ def _perform(peer: ExtensionHostPeer, entry: dict[str, Any]) -> None:
         return
     if action == "stdin_eof":
         peer.stdin_eof(peer.patience.shutdown_s)
+        return
+    if action == "reload":
+        peer.reload(str(entry.get("mode", "shutdown")))
         return
     data = decode_bytes(entry)
     if data is None:

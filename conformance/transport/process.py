@@ -39,7 +39,7 @@ STDERR_TAIL_BYTES = 64 * 1024
 EVENT_QUEUE_FRAMES = 4096
 # Address-space cap for a target, so one that allocates until killed cannot
 # take the machine down first.
-TARGET_ADDRESS_SPACE_BYTES = 8 * 1024**3
+TARGET_ADDRESS_SPACE_BYTES = 4 * 1024**3
 
 # Variables a target may see; everything else of the harness's environment is
 # withheld (credentials, tokens, the harness's own configuration).

@@ -84,8 +84,9 @@ class Trace:
     def answered(self, rid: Any) -> None:
         self._answered.append(rid)
 
-    def action(self, name: str, *, step: int) -> None:
+    def action(self, name: str, *, step: int, **details: Any) -> None:
         entry = {"dir": "host->target", "step": step, "after": self.observed, "awaits": self._answered, "action": name}
+        entry.update(details)
         self._answered = []
         self._add(entry)
 
