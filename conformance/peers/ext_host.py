@@ -9,7 +9,6 @@ bounded.
 from __future__ import annotations
 
 import os
-import queue
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -225,9 +224,8 @@ class ExtensionHostPeer:
     def pump(self, timeout: float) -> bool:
         """Handle at most one event, waiting up to ``timeout``. False on timeout."""
         assert self.process is not None and self.session is not None
-        try:
-            item = self.process.events.get(timeout=max(timeout, 0.0))
-        except queue.Empty:
+        item = self.process.next_event(timeout)
+        if item is None:
             return False
         if isinstance(item, StdoutClosed):
             self.stdout_closed = True
@@ -321,9 +319,12 @@ class ExtensionHostPeer:
             r.response = jsonrpc.ErrorResponse(r.id, None, "harness: unanswered")  # judged once
         return missing
 
-    def drain(self, quiet_s: float = 0.0) -> None:
-        """Handle everything already queued (and anything arriving within quiet_s)."""
-        while self.pump(quiet_s):
+    def drain(self, quiet_s: float = 0.0, *, limit_s: float = 1.0) -> None:
+        """Handle what is queued (and what arrives within ``quiet_s`` of the
+        last frame), for at most ``limit_s``: a target that writes faster
+        than we read must not keep us here forever."""
+        deadline = time.monotonic() + limit_s
+        while time.monotonic() < deadline and self.pump(quiet_s):
             pass
 
     # -- protocol steps -------------------------------------------------------------

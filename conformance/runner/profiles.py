@@ -15,7 +15,7 @@ class Profile:
 
 
 PROFILES = {
-    "quick": Profile("quick", examples=6, steps=14, shrink_s=15.0),
-    "default": Profile("default", examples=25, steps=30),
+    "quick": Profile("quick", examples=10, steps=20, shrink_s=15.0),
+    "default": Profile("default", examples=30, steps=30),
     "thorough": Profile("thorough", examples=100, steps=50, shrink_s=120.0),
 }

@@ -29,14 +29,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from conformance.protocol.framing import FrameDecoder, FrameEvent
+from conformance.protocol.framing import Frame, FrameDecoder, FrameEvent
 
 READ_CHUNK = 64 * 1024
 STDERR_TAIL_BYTES = 64 * 1024
-# Frames queued between the stdout reader and the harness. When full, the
-# reader stops reading and the pipe pushes back on a flooding target, so the
-# harness's memory stays bounded whatever the target writes.
-EVENT_QUEUE_FRAMES = 4096
+# Bytes of frames queued between the stdout reader and the harness. Past it,
+# the reader stops reading and the pipe pushes back on a flooding target, so
+# the harness's memory stays bounded whatever the target writes (a budget in
+# frames would allow thousands of 1 MiB frames).
+EVENT_QUEUE_BYTES = 8 * 1024 * 1024
 # Address-space cap for a target, so one that allocates until killed cannot
 # take the machine down first.
 TARGET_ADDRESS_SPACE_BYTES = 4 * 1024**3
@@ -108,6 +109,11 @@ def group_exists(pgid: int) -> bool:
     return True
 
 
+def _event_bytes(item: Received) -> int:
+    event = item.event
+    return len(event.payload) if isinstance(event, Frame) else 0
+
+
 class WriteTimeout(RuntimeError):
     pass
 
@@ -141,49 +147,83 @@ class TargetProcess:
         assert self.proc.stdin and self.proc.stdout and self.proc.stderr
         self._stdin_fd = self.proc.stdin.fileno()
         os.set_blocking(self._stdin_fd, False)
-        self.events: queue.Queue[Received | StdoutClosed] = queue.Queue(maxsize=EVENT_QUEUE_FRAMES)
+        self.events: queue.Queue[Received | StdoutClosed] = queue.Queue()
+        self._queued_bytes = 0
+        self._room = threading.Condition()
+        self._closed = False
         self._decoder = FrameDecoder(max_frame_bytes=max_frame_bytes)
         self._stderr_tail: collections.deque[bytes] = collections.deque()
         self._stderr_kept = 0
         self.stderr_total = 0
         self._lock = threading.Lock()
         self.bytes_written = 0
-        threading.Thread(target=self._pump_stdout, name="target-stdout", daemon=True).start()
-        threading.Thread(target=self._pump_stderr, name="target-stderr", daemon=True).start()
+        # Each reader owns a duplicate of its descriptor and closes it itself:
+        # descriptor numbers are reused, so a reader must never be left
+        # reading a number that kill_group() closed and a later target got.
+        stdout_fd, stderr_fd = os.dup(self.proc.stdout.fileno()), os.dup(self.proc.stderr.fileno())
+        threading.Thread(target=self._pump_stdout, args=(stdout_fd,), name="target-stdout", daemon=True).start()
+        threading.Thread(target=self._pump_stderr, args=(stderr_fd,), name="target-stderr", daemon=True).start()
 
     # -- reading ---------------------------------------------------------------
-    def _pump_stdout(self) -> None:
-        assert self.proc.stdout
-        fd = self.proc.stdout.fileno()
-        while True:
-            try:
-                chunk = os.read(fd, READ_CHUNK)
-            except OSError:
-                chunk = b""
-            now = time.monotonic()
-            events = self._decoder.feed(chunk) if chunk else self._decoder.close()
-            for event in events:
-                self.events.put(Received(event, now))
-            if not chunk:
-                self.events.put(StdoutClosed(now))
-                return
+    def next_event(self, timeout: float) -> Received | StdoutClosed | None:
+        """The next frame event from stdout, or None after ``timeout``."""
+        try:
+            item = self.events.get(timeout=max(timeout, 0.0))
+        except queue.Empty:
+            return None
+        if isinstance(item, Received):
+            with self._room:
+                self._queued_bytes -= _event_bytes(item)
+                self._room.notify()
+        return item
 
-    def _pump_stderr(self) -> None:
-        assert self.proc.stderr
-        fd = self.proc.stderr.fileno()
-        while True:
-            try:
-                chunk = os.read(fd, READ_CHUNK)
-            except OSError:
-                return
-            if not chunk:
-                return
-            with self._lock:
-                self.stderr_total += len(chunk)
-                self._stderr_tail.append(chunk)
-                self._stderr_kept += len(chunk)
-                while self._stderr_kept - len(self._stderr_tail[0]) >= STDERR_TAIL_BYTES:
-                    self._stderr_kept -= len(self._stderr_tail.popleft())
+    def _pump_stdout(self, fd: int) -> None:
+        try:
+            while not self._closed:
+                try:
+                    chunk = os.read(fd, READ_CHUNK)
+                except OSError:
+                    chunk = b""
+                now = time.monotonic()
+                events = self._decoder.feed(chunk) if chunk else self._decoder.close()
+                for event in events:
+                    self._enqueue(Received(event, now))
+                if not chunk:
+                    self.events.put(StdoutClosed(now))
+                    return
+        finally:
+            os.close(fd)
+
+    def _enqueue(self, item: Received) -> None:
+        size = _event_bytes(item)
+        with self._room:
+            while self._queued_bytes > 0 and self._queued_bytes + size > EVENT_QUEUE_BYTES and not self._closed:
+                self._room.wait(0.5)
+            if self._closed:
+                return  # the run is over: nobody will read it
+            self._queued_bytes += size
+        self.events.put(item)
+
+    def _pump_stderr(self, fd: int) -> None:
+        try:
+            while not self._closed:
+                try:
+                    chunk = os.read(fd, READ_CHUNK)
+                except OSError:
+                    return
+                if not chunk:
+                    return
+                self._keep_stderr(chunk)
+        finally:
+            os.close(fd)
+
+    def _keep_stderr(self, chunk: bytes) -> None:
+        with self._lock:
+            self.stderr_total += len(chunk)
+            self._stderr_tail.append(chunk)
+            self._stderr_kept += len(chunk)
+            while self._stderr_kept - len(self._stderr_tail[0]) >= STDERR_TAIL_BYTES:
+                self._stderr_kept -= len(self._stderr_tail.popleft())
 
     def stderr_excerpt(self, limit: int = 2048) -> str:
         with self._lock:
@@ -221,7 +261,12 @@ class TargetProcess:
             return None
 
     def kill_group(self) -> None:
-        """SIGKILL the whole process group, then reap the leader."""
+        """SIGKILL the whole process group, then reap the leader. Readers see
+        end of file (every writer is dead) and end; a reader blocked on a full
+        queue is released and drops what it holds."""
+        with self._room:
+            self._closed = True
+            self._room.notify_all()
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(self.pgid, signal.SIGKILL)
         with contextlib.suppress(subprocess.TimeoutExpired):
