@@ -7,6 +7,8 @@ not run (bad manifest, target could not be spawned, a harness error).
 from __future__ import annotations
 
 import argparse
+import atexit
+import signal
 import sys
 from collections.abc import Sequence
 from importlib import resources
@@ -21,6 +23,7 @@ from .runner.extension import certify_extension
 from .runner.fuzz import fuzz
 from .runner.profiles import PROFILES
 from .runner.replay import NotReplayable, replay
+from .transport.process import kill_spawned_groups
 from .verdicts import summary
 
 EXIT_OK, EXIT_FAIL, EXIT_HARNESS = 0, 1, 2
@@ -32,7 +35,17 @@ def default_manifest() -> Path:
     return Path(str(ref))
 
 
+def _end_targets(signum: int, frame: object) -> None:
+    """SIGTERM/SIGHUP to the harness: no target may outlive it."""
+    kill_spawned_groups()
+    raise SystemExit(128 + signum)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    if argv is None:  # the real command line, not a caller embedding main()
+        signal.signal(signal.SIGTERM, _end_targets)
+        signal.signal(signal.SIGHUP, _end_targets)
+        atexit.register(kill_spawned_groups)
     parser = argparse.ArgumentParser(prog="octet-conformance", description=__doc__.splitlines()[0] if __doc__ else None)
     sub = parser.add_subparsers(dest="command", required=True)
 

@@ -177,6 +177,8 @@ def shrink(
     with what is left. Returns the number of steps kept."""
     header, entries = load(trace_path)
     steps = host_steps(entries)
+    if not steps:
+        return 0
     deadline = time.monotonic() + budget_s
     replays = 0
     dropped: set[int] = set()

@@ -97,6 +97,7 @@ class StdoutClosed:
 # Every process group this interpreter started, so tests (and later the
 # runner's final sweep) can prove none outlived its run.
 SPAWNED_GROUPS: list[int] = []
+LIVE_GROUPS: set[int] = set()  # started and not yet ended by kill_group()
 
 
 def group_exists(pgid: int) -> bool:
@@ -107,6 +108,15 @@ def group_exists(pgid: int) -> bool:
     except PermissionError:
         return True
     return True
+
+
+def kill_spawned_groups() -> None:
+    """Last line of defence (signal handler, atexit): SIGKILL every group not
+    yet ended by kill_group(). Only those: their leader is not reaped yet, so
+    the group id cannot have been reused by an unrelated process."""
+    for pgid in list(LIVE_GROUPS):
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(pgid, signal.SIGKILL)
 
 
 def _event_bytes(item: Received) -> int:
@@ -143,6 +153,7 @@ class TargetProcess:
         )
         self.pgid = self.proc.pid
         SPAWNED_GROUPS.append(self.pgid)
+        LIVE_GROUPS.add(self.pgid)
         _limit_target(self.proc.pid)
         assert self.proc.stdin and self.proc.stdout and self.proc.stderr
         self._stdin_fd = self.proc.stdin.fileno()
@@ -271,6 +282,7 @@ class TargetProcess:
             os.killpg(self.pgid, signal.SIGKILL)
         with contextlib.suppress(subprocess.TimeoutExpired):
             self.proc.wait(timeout=5)
+            LIVE_GROUPS.discard(self.pgid)
         self.close_stdin()
         for stream in (self.proc.stdout, self.proc.stderr):
             if stream is not None:

@@ -19,6 +19,9 @@ from typing import Any
 TRACE_FORMAT = "octet-conformance/trace@1"
 INLINE_BYTES = 4096  # larger frames are stored as size + sha256 (+ a recipe when one exists)
 MAX_ENTRIES = 20_000  # a trace stays bounded whatever the target floods us with
+# Bytes of target frames kept verbatim per trace; past it only size + sha256
+# (replay needs the host's writes whole, the target's frames only counted).
+TARGET_TEXT_BUDGET = 1024 * 1024
 
 
 def encode_bytes(data: bytes, recipe: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -66,6 +69,7 @@ class Trace:
     observed: int = 0  # frames observed from the target so far
     dropped: int = 0
     _answered: list[Any] = field(default_factory=list)  # host request ids answered since the last write
+    _target_bytes: int = 0
 
     def _add(self, entry: dict[str, Any]) -> None:
         if len(self.entries) < MAX_ENTRIES:
@@ -92,9 +96,18 @@ class Trace:
 
     def saw(self, index: int, payload: bytes | None, size: int, *, step: int) -> None:
         self.observed += 1
+        if len(self.entries) >= MAX_ENTRIES:
+            self.dropped += 1
+            return
         entry: dict[str, Any] = {"dir": "target->host", "step": step, "index": index}
-        entry.update(encode_bytes(payload) if payload is not None else {"size": size, "oversized": True})
-        self._add(entry)
+        if payload is None:
+            entry.update(size=size, oversized=True)
+        elif self._target_bytes + len(payload) > TARGET_TEXT_BUDGET:
+            entry.update(size=len(payload), sha256=hashlib.sha256(payload).hexdigest())
+        else:
+            self._target_bytes += len(payload)
+            entry.update(encode_bytes(payload))
+        self.entries.append(entry)
 
     def dump(self, path: Path, *, requirement: str, message: str) -> None:
         header = {**self.header, "requirement": requirement, "violation": message, "dropped_entries": self.dropped}
@@ -110,12 +123,13 @@ def write_trace(path: Path, header: dict[str, Any], entries: list[dict[str, Any]
 
 
 def load(path: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    # split on LF only: str.splitlines() would also split at U+2028/U+2029,
-    # which frames carry raw inside strings
-    lines = [line for line in path.read_text(encoding="utf-8").split("\n") if line]
-    if not lines:
-        raise ValueError(f"{path}: empty trace")
-    header = json.loads(lines[0])
-    if header.get("format") != TRACE_FORMAT:
-        raise ValueError(f"{path}: not a {TRACE_FORMAT} trace (format {header.get('format')!r})")
-    return header, [json.loads(line) for line in lines[1:]]
+    # Line by line, split on LF only: str.splitlines() would also split at
+    # U+2028/U+2029, which frames carry raw inside strings.
+    with path.open("r", encoding="utf-8", newline="\n") as source:
+        first = source.readline()
+        if not first.strip():
+            raise ValueError(f"{path}: empty trace")
+        header = json.loads(first)
+        if header.get("format") != TRACE_FORMAT:
+            raise ValueError(f"{path}: not a {TRACE_FORMAT} trace (format {header.get('format')!r})")
+        return header, [json.loads(line) for line in source if line.strip()]
