@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import atexit
+import os
 import signal
 import sys
 from collections.abc import Sequence
@@ -43,6 +44,9 @@ def _end_targets(signum: int, frame: object) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     if argv is None:  # the real command line, not a caller embedding main()
+        # Hypothesis keeps caches (its character map costs ~200 MiB to build
+        # cold) in a storage directory; keep it per user, not in the cwd.
+        os.environ.setdefault("HYPOTHESIS_STORAGE_DIRECTORY", str(Path.home() / ".cache" / "octet-conformance"))
         signal.signal(signal.SIGTERM, _end_targets)
         signal.signal(signal.SIGHUP, _end_targets)
         atexit.register(kill_spawned_groups)
