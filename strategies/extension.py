@@ -51,8 +51,11 @@ def _from_schema(schema_json: str) -> st.SearchStrategy[Any]:
 
     schema = json.loads(schema_json)
     try:
+        # An invalid schema is the target's fault (EXT-1.1-tool-parameters-schema
+        # reports it); it must not crash the generator, so such tools get {}.
+        jsonschema.validators.validator_for(schema).check_schema(schema)
         strategy = from_schema(schema)
-    except Exception:  # noqa: BLE001 -- unsupported schema: fall back to an empty object
+    except Exception:  # noqa: BLE001 -- invalid or unsupported schema: fall back to an empty object
         return st.just({})
     return strategy
 
