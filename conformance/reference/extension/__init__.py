@@ -11,5 +11,6 @@ from .calls import CallContext
 from .extension import ReferenceExtension
 from .jsonrpc import RpcError
 from .server import run
+from .stdio import serve
 
-__all__ = ["CallContext", "ReferenceExtension", "RpcError", "run"]
+__all__ = ["CallContext", "ReferenceExtension", "RpcError", "run", "serve"]

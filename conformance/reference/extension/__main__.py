@@ -3,13 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import logging
-import os
-import sys
 
 from .catalog import API_VERSIONS
 from .extension import ReferenceExtension
-from .server import run
+from .stdio import serve
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -19,21 +16,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
-    # §0: diagnostics belong on stderr, which the host drains.
-    logging.basicConfig(stream=sys.stderr, level=logging.INFO if args.verbose else logging.WARNING)
-    stdout = sys.stdout.buffer
-    # Only the frame writer may touch stdout: a stray print() anywhere
-    # (a subclass, a library) would corrupt the stream, so send it to stderr.
-    sys.stdout = sys.stderr
-    return run(ReferenceExtension(args.api_version), sys.stdin.fileno(), stdout)
+    serve(ReferenceExtension(args.api_version), verbose=args.verbose)
 
 
 if __name__ == "__main__":
-    code = main()
-    sys.stderr.flush()
-    # Every frame is already flushed by the writer. os._exit skips interpreter
-    # finalisation, which could otherwise block on (or abort over) a daemon
-    # worker still holding stdout's buffer lock while the host stops reading.
-    os._exit(code)
+    main()
