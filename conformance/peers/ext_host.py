@@ -359,6 +359,8 @@ class ExtensionHostPeer:
         if req is None or not isinstance(req.response, jsonrpc.Response):
             return  # no acknowledgement: already judged; exit is not the question then
         self.recorder.exercise("EXT-1.8-exit-after-shutdown")
+        if self.recorder.violation_counts.get("EXT-1.8-exit-after-shutdown"):
+            return  # already judged in an earlier generation: do not wait out the stage timeout again
         code = self.process.wait_exit(self.patience.shutdown_s)
         if code is None:
             self.recorder.violate(
