@@ -123,11 +123,12 @@ def decode_frame(frame: Frame) -> Decoded:
 
 
 def _unreadable(payload: bytes, reason: str) -> Violation:
-    # A line that does not even start like JSON is almost always a log line
-    # written to stdout; name that rule rather than the JSON grammar.
+    # A line that does not even start like a JSON object or array is a log
+    # line written to stdout ("INFO ...", "fetching ...", "true story"); name
+    # that rule. A broken object or array is a malformed frame.
     head = payload.lstrip()[:1]
     excerpt = payload[:80].decode("utf-8", "replace")
-    if head not in (b"{", b"[", b'"') and not head[:1].isdigit() and head not in (b"-", b"t", b"f", b"n"):
+    if head not in (b"{", b"["):
         return Violation("EXT-0-diagnostics-stderr", f"stdout line is not a protocol frame: {excerpt!r}")
     return Violation("EXT-0-json-text", f"{reason}; line starts {excerpt!r}")
 

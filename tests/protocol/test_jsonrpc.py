@@ -46,6 +46,10 @@ def test_big_and_negative_integer_ids_stay_exact(rid: int) -> None:
     ("payload", "rule"),
     [
         (b"hello from a print()", "EXT-0-diagnostics-stderr"),
+        (b"fetching index...", "EXT-0-diagnostics-stderr"),
+        (b"true story", "EXT-0-diagnostics-stderr"),
+        (b"note: cache miss", "EXT-0-diagnostics-stderr"),
+        (b"2026-11-30 12:00 started", "EXT-0-diagnostics-stderr"),
         (b'{"jsonrpc":"2.0",', "EXT-0-json-text"),
         (b'{"x":NaN}', "EXT-0-json-text"),
         (b'{"x":-Infinity}', "EXT-0-json-text"),
