@@ -159,7 +159,7 @@ class ExtensionHostPeer:
             self.process is not None
             and not self.stdout_closed
             and not self.unresponsive
-            and self.process.proc.poll() is None
+            and self.process.running()
         )
 
     # -- writing ------------------------------------------------------------------
@@ -204,7 +204,7 @@ class ExtensionHostPeer:
     def register_cancel(self, rid: Any) -> None:
         assert self.session is not None
         self.session.sent_cancel(rid)
-        self._cancel_sent_at.setdefault(rid, time.monotonic())
+        self._cancel_sent_at.setdefault(rid, self.process.now() if self.process else time.monotonic())
         self._meta.setdefault("cancels", []).append(rid)
 
     def mark_unreadable(self) -> None:

@@ -292,6 +292,15 @@ class TargetProcess:
     def group_alive(self) -> bool:
         return group_exists(self.pgid)
 
+    def running(self) -> bool:
+        """The target's leader has not exited (it may still be reaped later)."""
+        return self.proc.poll() is None
+
+    @staticmethod
+    def now() -> float:
+        """The clock every timestamp of this transport is on."""
+        return time.monotonic()
+
     def __enter__(self) -> TargetProcess:
         return self
 
