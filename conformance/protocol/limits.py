@@ -30,7 +30,7 @@ MAX_METADATA_KEY_BYTES = 256  # EXT-1.2-metadata-bounds
 MAX_REFERENCED_MEDIA_BYTES = 64 * MIB  # EXT-1.2-media-aggregate
 
 # §1.10
-MAX_SETTLED_REASON_BYTES = 4 * KIB
+MAX_SETTLED_REASON_BYTES = 4 * KIB  # EXT-1.10-host-settled-reason-bound (host side)
 
 # §1.8, §1.9 (host defaults; the harness uses them as its patience)
 SHUTDOWN_TIMEOUT_S = 2.0  # EXT-1.8-exit-after-shutdown

@@ -26,7 +26,7 @@ from conformance.protocol.ext_manifest import check_manifest
 from conformance.protocol.ext_types import Offer
 from conformance.requirements import load_catalog
 from conformance.strategies.extension import HOSTED_OPTIONAL_FEATURES, OFFERED_CONCURRENCY, PROTOCOL_VERSION
-from conformance.transport.trace import pad_frame, write_trace
+from conformance.transport.trace import pad_frame, padded_recipe, write_trace
 from conformance.verdicts import Verdict, decide
 
 from .profiles import Profile
@@ -184,11 +184,6 @@ def frame_size_scenario(manifest: Manifest, recorder: Recorder, patience: Patien
         pass
     finally:
         peer.close()
-
-
-def padded_recipe(frame: bytes, size: int) -> dict[str, Any]:
-    """How a trace regenerates a padded frame instead of storing a megabyte."""
-    return {"kind": "padded", "frame": frame.decode("utf-8"), "size": size}
 
 
 def stdin_eof_scenario(manifest: Manifest, recorder: Recorder, patience: Patience) -> None:

@@ -52,6 +52,12 @@ def decode_bytes(entry: dict[str, Any]) -> bytes | None:
     return None
 
 
+def padded_recipe(frame: bytes, size: int) -> dict[str, Any]:
+    """How a trace regenerates a padded frame (:func:`pad_frame`) instead of
+    storing a megabyte; :func:`decode_bytes` reads it back."""
+    return {"kind": "padded", "frame": frame.decode("utf-8"), "size": size}
+
+
 def pad_frame(frame: bytes, size: int) -> bytes:
     """Grow the empty ``"pad":""`` member so the payload is exactly ``size`` bytes."""
     payload = frame[:-1] if frame.endswith(b"\n") else frame
