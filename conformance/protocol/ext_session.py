@@ -146,7 +146,11 @@ OPERATION_SCOPED = frozenset(
 # §2.20: the one documented exception to "nothing before initialize completes".
 ALLOWED_BEFORE_READY = frozenset({"shortcut/register"})
 
-Intent = str | None  # "unknown-method" | "invalid-params" | None (a valid call)
+Intent = str | None  # "unknown-method" | "invalid-params" | "oversize" | None (a valid call)
+# A request carried by a frame over the 1 MiB bound (§0): the extension may
+# refuse it any way it likes, silence included, so it is never owed an answer
+# (an answer, with its id or with id null, is still accepted and judged).
+OPTIONAL_ANSWER: frozenset[str] = frozenset({"oversize"})
 
 
 @dataclass
@@ -213,7 +217,8 @@ class HostSession:
 
     # -- queries for the clock owner ----------------------------------------
     def unanswered(self) -> list[HostRequest]:
-        return [r for r in self.requests.values() if r.state in ACTIVE]
+        """Requests still owed an answer (not those whose answer is optional)."""
+        return [r for r in self.requests.values() if r.state in ACTIVE and r.intent not in OPTIONAL_ANSWER]
 
     def request(self, rid: JsonRpcId) -> HostRequest | None:
         return self.requests.get(_key(rid))

@@ -263,3 +263,14 @@ def test_harness_misuse_is_local() -> None:
     s = ready_session()
     with pytest.raises(LocalProtocolError):
         s.sent_request(1, "again", {})
+
+
+def test_a_request_in_an_oversized_frame_is_not_owed_an_answer() -> None:
+    """§0: a frame over the bound may be refused any way, silence included;
+    an answer with its id is still matched (not an unknown id)."""
+    s = ready_session()
+    s.sent_request(2, "octet-conformance/no-such-method", {"pad": "..."}, intent="oversize")
+    s.sent_request(3, "octet-conformance/no-such-method", {})
+    assert [r.id for r in s.unanswered()] == [3]
+    assert violations(s, {"id": 2, "error": {"code": -32600, "message": "frame too large"}}) == []
+    assert violations(s, {"id": 2, "error": {"code": -32600, "message": "again"}}) == ["JSONRPC-5-one-response"]
