@@ -17,7 +17,7 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, rule
 
 from conformance.evidence import Recorder
 from conformance.manifest import Manifest
-from conformance.peers.ext_host import ExtensionHostPeer, Patience, TargetGone
+from conformance.peers.ext_host import ExtensionHostPeer, Launcher, Patience, TargetGone, spawn_process
 from conformance.protocol import limits
 from conformance.protocol.ext_types import Offer
 from conformance.protocol.framing import encode_frame
@@ -47,12 +47,13 @@ class ExtensionMachine(RuleBasedStateMachine):
     manifest: ClassVar[Manifest]
     recorder: ClassVar[Recorder]
     patience: ClassVar[Patience]
+    launcher: ClassVar[Launcher]
     example_counter: ClassVar[list[int]]
 
     def __init__(self) -> None:
         super().__init__()
         self.example_counter[0] += 1
-        self.peer = ExtensionHostPeer(self.manifest, self.recorder, self.patience)
+        self.peer = ExtensionHostPeer(self.manifest, self.recorder, self.patience, launcher=type(self).launcher)
         self.ready = False
         self.step = 0
         self.used_ids: set[Any] = set()
@@ -321,10 +322,9 @@ def contribution_requests(manifest: Manifest) -> list[tuple[str, dict[str, Any]]
     return out
 
 
-def machine_for(manifest: Manifest, recorder: Recorder, patience: Patience) -> type[ExtensionMachine]:
+def machine_for(
+    manifest: Manifest, recorder: Recorder, patience: Patience, launcher: Launcher = spawn_process
+) -> type[ExtensionMachine]:
     """A machine class bound to one target (Hypothesis instantiates it per example)."""
-    return type(
-        "BoundExtensionMachine",
-        (ExtensionMachine,),
-        {"manifest": manifest, "recorder": recorder, "patience": patience, "example_counter": [0]},
-    )
+    bound = {"manifest": manifest, "recorder": recorder, "patience": patience, "launcher": staticmethod(launcher)}
+    return type("BoundExtensionMachine", (ExtensionMachine,), {**bound, "example_counter": [0]})

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -24,6 +24,7 @@ from conformance.protocol.framing import Frame, encode_frame
 from conformance.protocol.strict_json import dumps
 from conformance.protocol.violations import Violation
 from conformance.transport.process import Received, StdoutClosed, TargetProcess, WriteTimeout, sanitized_env
+from conformance.transport.target import Target
 from conformance.transport.trace import TRACE_FORMAT, Trace
 
 WRITE_TIMEOUT_S = 5.0
@@ -54,6 +55,19 @@ class ChildPolicy:
     answered: int = 0
 
 
+Launcher = Callable[[Manifest], Target]
+
+
+def spawn_process(manifest: Manifest) -> Target:
+    """Start the manifest's command as a hostile process (the normal way)."""
+    return TargetProcess(
+        manifest.command,
+        cwd=manifest.folder,
+        env=sanitized_env(brokered_environment(manifest)),
+        max_frame_bytes=limits.MAX_FRAME_BYTES,
+    )
+
+
 class TargetGone(RuntimeError):
     """The extension's stdout closed or it stopped reading; the generation is over."""
 
@@ -64,7 +78,8 @@ class ExtensionHostPeer:
     recorder: Recorder
     patience: Patience = field(default_factory=Patience)
     children: ChildPolicy = field(default_factory=ChildPolicy)
-    process: TargetProcess | None = None
+    launcher: Launcher = spawn_process
+    process: Target | None = None
     session: HostSession | None = None
     stdout_closed: bool = False
     # Set once a request goes unanswered past the deadline: the generation is
@@ -93,12 +108,7 @@ class ExtensionHostPeer:
     def _spawn(self) -> None:
         self.stdout_closed = False
         self.unresponsive = False
-        self.process = TargetProcess(
-            self.manifest.command,
-            cwd=self.manifest.folder,
-            env=sanitized_env(brokered_environment(self.manifest)),
-            max_frame_bytes=limits.MAX_FRAME_BYTES,
-        )
+        self.process = self.launcher(self.manifest)
 
     def reload(self, mode: str) -> bool:
         """§5 reload under load: the current generation drains (API 0.2+: its
@@ -153,6 +163,10 @@ class ExtensionHostPeer:
             self.recorder.traces[requirement] = path
         self.trace = None
 
+    def now(self) -> float:
+        """The target's clock (virtual for a simulated target)."""
+        return self.process.now() if self.process is not None else time.monotonic()
+
     @property
     def alive(self) -> bool:
         return (
@@ -204,7 +218,7 @@ class ExtensionHostPeer:
     def register_cancel(self, rid: Any) -> None:
         assert self.session is not None
         self.session.sent_cancel(rid)
-        self._cancel_sent_at.setdefault(rid, self.process.now() if self.process else time.monotonic())
+        self._cancel_sent_at.setdefault(rid, self.now())
         self._meta.setdefault("cancels", []).append(rid)
 
     def mark_unreadable(self) -> None:
@@ -298,9 +312,9 @@ class ExtensionHostPeer:
         recording them as violations."""
         assert self.session is not None
         wanted = [r for r in (self.session.request(i) for i in ids) if r is not None]
-        deadline = time.monotonic() + (self.patience.response_s if timeout is None else timeout)
+        deadline = self.now() + (self.patience.response_s if timeout is None else timeout)
         while any(r.response is None for r in wanted) and not self.stdout_closed:
-            remaining = deadline - time.monotonic()
+            remaining = deadline - self.now()
             if remaining <= 0:
                 break
             self.pump(min(remaining, 0.5))
@@ -323,8 +337,8 @@ class ExtensionHostPeer:
         """Handle what is queued (and what arrives within ``quiet_s`` of the
         last frame), for at most ``limit_s``: a target that writes faster
         than we read must not keep us here forever."""
-        deadline = time.monotonic() + limit_s
-        while time.monotonic() < deadline and self.pump(quiet_s):
+        deadline = self.now() + limit_s
+        while self.now() < deadline and self.pump(quiet_s):
             pass
 
     # -- protocol steps -------------------------------------------------------------

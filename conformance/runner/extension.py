@@ -20,7 +20,7 @@ from hypothesis.stateful import run_state_machine_as_test
 from conformance.evidence import Recorder
 from conformance.machines.extension import UNKNOWN_METHODS, machine_for
 from conformance.manifest import Manifest
-from conformance.peers.ext_host import ExtensionHostPeer, Patience, TargetGone, trace_header
+from conformance.peers.ext_host import ExtensionHostPeer, Launcher, Patience, TargetGone, spawn_process, trace_header
 from conformance.protocol import limits
 from conformance.protocol.ext_manifest import check_manifest
 from conformance.protocol.ext_types import Offer
@@ -92,9 +92,11 @@ def certify_extension(
     *,
     trace_dir: Path | None = None,
     regressions: Path | None = None,
+    launcher: Launcher = spawn_process,
 ) -> RunResult:
     """Certify one extension. With ``trace_dir``, the generation that first
-    violates each requirement leaves its trace there (``<id>.jsonl``)."""
+    violates each requirement leaves its trace there (``<id>.jsonl``).
+    ``launcher`` starts each generation (a process, or a simulated target)."""
     patience = patience or Patience()
     recorder = Recorder(trace_dir=trace_dir, run_info={"profile": profile.name, "seed": run_seed})
     recorder.context = "manifest"
@@ -102,9 +104,9 @@ def certify_extension(
     save_manifest_traces(manifest, recorder)
     if regressions is not None:
         _guarded(recorder, "regression cases", lambda: replay_regressions(regressions, manifest, recorder, patience))
-    _guarded(recorder, "state machine", lambda: _run_machine(manifest, recorder, patience, profile, run_seed))
-    _guarded(recorder, "frame-size scenario", lambda: frame_size_scenario(manifest, recorder, patience))
-    _guarded(recorder, "stdin-EOF scenario", lambda: stdin_eof_scenario(manifest, recorder, patience))
+    _guarded(recorder, "state machine", lambda: _run_machine(manifest, recorder, patience, profile, run_seed, launcher))
+    _guarded(recorder, "frame-size scenario", lambda: frame_size_scenario(manifest, recorder, patience, launcher))
+    _guarded(recorder, "stdin-EOF scenario", lambda: stdin_eof_scenario(manifest, recorder, patience, launcher))
     shrink_traces(recorder, profile, patience)
     verdicts = [
         with_trace(v, recorder.traces.get(v.requirement.id))
@@ -127,8 +129,10 @@ def _guarded(recorder: Recorder, what: str, fn: Any) -> None:
         recorder.harness_errors.append(f"{what}: {type(exc).__name__}: {exc} | {''.join(tail).strip()[-400:]}")
 
 
-def _run_machine(manifest: Manifest, recorder: Recorder, patience: Patience, profile: Profile, run_seed: int) -> None:
-    machine = machine_for(manifest, recorder, patience)
+def _run_machine(
+    manifest: Manifest, recorder: Recorder, patience: Patience, profile: Profile, run_seed: int, launcher: Launcher
+) -> None:
+    machine = machine_for(manifest, recorder, patience, launcher)
     machine = seed(run_seed)(machine)
     run_state_machine_as_test(
         machine,
@@ -145,8 +149,10 @@ def _run_machine(manifest: Manifest, recorder: Recorder, patience: Patience, pro
     )
 
 
-def _started(manifest: Manifest, recorder: Recorder, patience: Patience) -> ExtensionHostPeer | None:
-    peer = ExtensionHostPeer(manifest, recorder, patience)
+def _started(
+    manifest: Manifest, recorder: Recorder, patience: Patience, launcher: Launcher = spawn_process
+) -> ExtensionHostPeer | None:
+    peer = ExtensionHostPeer(manifest, recorder, patience, launcher=launcher)
     offer = full_offer(manifest.api_version)
     try:
         peer.start(offer)
@@ -158,12 +164,14 @@ def _started(manifest: Manifest, recorder: Recorder, patience: Patience) -> Exte
     return None
 
 
-def frame_size_scenario(manifest: Manifest, recorder: Recorder, patience: Patience) -> None:
+def frame_size_scenario(
+    manifest: Manifest, recorder: Recorder, patience: Patience, launcher: Launcher = spawn_process
+) -> None:
     """Frames of 1 MiB - 1 and 1 MiB must be accepted and answered; one of
     1 MiB + 1 may be refused any way the extension likes, so nothing is
     judged for it beyond the frames the extension writes."""
     recorder.context = "scenario=frame-size"
-    peer = _started(manifest, recorder, patience)
+    peer = _started(manifest, recorder, patience, launcher)
     if peer is None:
         return
     try:
@@ -186,9 +194,11 @@ def frame_size_scenario(manifest: Manifest, recorder: Recorder, patience: Patien
         peer.close()
 
 
-def stdin_eof_scenario(manifest: Manifest, recorder: Recorder, patience: Patience) -> None:
+def stdin_eof_scenario(
+    manifest: Manifest, recorder: Recorder, patience: Patience, launcher: Launcher = spawn_process
+) -> None:
     recorder.context = "scenario=stdin-eof"
-    peer = _started(manifest, recorder, patience)
+    peer = _started(manifest, recorder, patience, launcher)
     if peer is None:
         return
     try:

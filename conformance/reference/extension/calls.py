@@ -18,6 +18,7 @@ from .jsonrpc import (
     result_message,
 )
 from .negotiation import Session
+from .runtime import ConditionLike, EventLike
 from .writer import FrameEncodingError, FrameWriter
 
 log = logging.getLogger(__name__)
@@ -30,10 +31,12 @@ class Call:
     is written, so no progress can follow the answer (§2.6) and a result and
     an error can never both be sent (§1.9)."""
 
-    def __init__(self, request_id: RequestId, method: str, writer: FrameWriter) -> None:
+    def __init__(
+        self, request_id: RequestId, method: str, writer: FrameWriter, *, token: EventLike | None = None
+    ) -> None:
         self.request_id = request_id
         self.method = method
-        self.token = threading.Event()
+        self.token: EventLike = token if token is not None else threading.Event()
         self._writer = writer
         self._lock = threading.Lock()
         self._settled = False
@@ -102,12 +105,12 @@ class AdmissionGate:
     the rest wait in arrival order of their threads. A cancelled waiter leaves
     the queue without ever running."""
 
-    def __init__(self, limit: int) -> None:
+    def __init__(self, limit: int, changed: ConditionLike | None = None) -> None:
         self._limit = limit
         self._active = 0
-        self._changed = threading.Condition()
+        self._changed: ConditionLike = changed if changed is not None else threading.Condition()
 
-    def enter(self, token: threading.Event) -> bool:
+    def enter(self, token: EventLike) -> bool:
         with self._changed:
             self._changed.wait_for(lambda: self._active < self._limit or token.is_set())
             if token.is_set():

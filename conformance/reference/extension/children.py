@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from conformance.protocol.limits import MAX_CHILD_IDS_PER_GENERATION, MAX_OUTSTANDING_CHILDREN
 
 from .jsonrpc import JsonObject, Response, request_message
+from .runtime import EventLike
 from .writer import FrameWriter
 
 log = logging.getLogger(__name__)
@@ -31,10 +33,10 @@ class PendingChild:
     """One child request awaiting its answer. ``wake`` without an outcome
     means the parent request was cancelled."""
 
-    def __init__(self, child_id: str) -> None:
+    def __init__(self, child_id: str, done: EventLike | None = None) -> None:
         self.id = child_id
         self.outcome: ChildOutcome | None = None
-        self._done = threading.Event()
+        self._done: EventLike = done if done is not None else threading.Event()
 
     def resolve(self, outcome: ChildOutcome) -> None:
         self.outcome = outcome
@@ -56,8 +58,10 @@ class ChildRequests:
         *,
         max_outstanding: int = MAX_OUTSTANDING_CHILDREN,
         max_ids: int = MAX_CHILD_IDS_PER_GENERATION,
+        events: Callable[[], EventLike] = threading.Event,
     ) -> None:
         self._writer = writer
+        self._events = events
         self._max_outstanding = max_outstanding
         self._max_ids = max_ids
         self._lock = threading.Lock()
@@ -72,7 +76,7 @@ class ChildRequests:
             if self._issued >= self._max_ids:
                 raise ChildBudgetExhausted(f"all {self._max_ids} child request ids of this process are used")
             self._issued += 1
-            child = PendingChild(f"{prefix}-{self._issued}")
+            child = PendingChild(f"{prefix}-{self._issued}", self._events())
             self._pending[child.id] = child
             return child
 

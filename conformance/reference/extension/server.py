@@ -9,10 +9,8 @@ from __future__ import annotations
 
 import logging
 import os
-import queue
-import threading
-from collections.abc import Callable, Iterator
-from typing import Any, BinaryIO
+from collections.abc import Iterator
+from typing import Any, BinaryIO, Protocol, TypeAlias
 
 from conformance.protocol.framing import FrameDecoder, FrameEvent, OversizedFrame
 from conformance.protocol.limits import MAX_FRAME_BYTES
@@ -41,6 +39,8 @@ from .jsonrpc import (
     parse_frame,
 )
 from .negotiation import Session
+from .runtime import Runtime, Threads
+from .runtime import WorkerPool as WorkerPool  # fixtures subclass it from here
 from .writer import BinarySink, FrameWriter
 
 log = logging.getLogger(__name__)
@@ -51,12 +51,23 @@ READ_CHUNK_BYTES = 64 * 1024
 SETTLE_TIMEOUT_S = 0.5
 
 
-def run(extension: ReferenceExtension, stdin: int | BinaryIO, stdout: BinarySink) -> int:
+class ChunkSource(Protocol):
+    """A readable stream that returns what is available (like ``read1``)."""
+
+    def read1(self, size: int = -1, /) -> bytes: ...
+
+
+Source: TypeAlias = "int | BinaryIO | ChunkSource"
+
+
+def run(
+    extension: ReferenceExtension, stdin: Source, stdout: BinarySink, runtime: Runtime | None = None
+) -> int:
     """Serve until shutdown or stdin EOF; returns the process exit code."""
-    return Server(extension, FrameWriter(stdout)).serve(stdin)
+    return Server(extension, FrameWriter(stdout), runtime).serve(stdin)
 
 
-def read_chunks(source: int | BinaryIO) -> Iterator[bytes]:
+def read_chunks(source: Source) -> Iterator[bytes]:
     """Raw chunks as they arrive (no line buffering: framing.py splits)."""
     while True:
         try:
@@ -69,38 +80,12 @@ def read_chunks(source: int | BinaryIO) -> Iterator[bytes]:
         yield chunk
 
 
-def _read_some(source: int | BinaryIO) -> bytes:
+def _read_some(source: Source) -> bytes:
     if isinstance(source, int):
         return os.read(source, READ_CHUNK_BYTES)
     # read1 returns what is available instead of waiting for a full chunk.
     read1 = getattr(source, "read1", None)
-    return bytes(read1(READ_CHUNK_BYTES)) if read1 is not None else source.read(READ_CHUNK_BYTES)
-
-
-class WorkerPool:
-    """Threads that outlive one request. Every request still runs on a thread
-    of its own at once (a busy pool grows), but starting a fresh thread per
-    request used to dominate the round-trip time."""
-
-    def __init__(self) -> None:
-        self._jobs: queue.SimpleQueue[Callable[[], None]] = queue.SimpleQueue()
-        self._lock = threading.Lock()
-        self._idle = 0
-
-    def submit(self, job: Callable[[], None]) -> None:
-        with self._lock:
-            spawn = self._idle == 0
-            if not spawn:
-                self._idle -= 1  # that waiting worker will take this job
-        if spawn:
-            threading.Thread(target=self._loop, name="call-worker", daemon=True).start()
-        self._jobs.put(job)
-
-    def _loop(self) -> None:
-        while True:
-            self._jobs.get()()
-            with self._lock:
-                self._idle += 1
+    return bytes(read1(READ_CHUNK_BYTES) if read1 is not None else source.read(READ_CHUNK_BYTES))  # type: ignore[union-attr]
 
 
 def _params_object(params: Any) -> JsonObject:
@@ -113,19 +98,20 @@ def _params_object(params: Any) -> JsonObject:
 
 
 class Server:
-    def __init__(self, extension: ReferenceExtension, writer: FrameWriter) -> None:
+    def __init__(self, extension: ReferenceExtension, writer: FrameWriter, runtime: Runtime | None = None) -> None:
         self._ext = extension
         self._writer = writer
-        self._workers = WorkerPool()
-        self._children = ChildRequests(writer)
+        self._runtime: Runtime = runtime if runtime is not None else Threads()
+        self._workers: Any = self._runtime  # anything with submit(job); a fixture may hold jobs back
+        self._children = ChildRequests(writer, events=self._runtime.event)
         self._session: Session | None = None
         self._gate: AdmissionGate | None = None
         self._calls: dict[RequestId, Call] = {}
-        self._calls_changed = threading.Condition()
+        self._calls_changed = self._runtime.condition()
 
     # -- reading ---------------------------------------------------------------
 
-    def serve(self, source: int | BinaryIO) -> int:
+    def serve(self, source: Source) -> int:
         decoder = FrameDecoder(max_frame_bytes=MAX_FRAME_BYTES)
         for chunk in read_chunks(source):
             if not self._handle_events(decoder.feed(chunk)):
@@ -191,21 +177,25 @@ class Server:
     def _initialize(self, request: Request) -> None:
         if self._session is not None:
             raise RpcError(SERVER_STATE_ERROR, "already initialized")
-        call = Call(request.id, request.method, self._writer)
+        call = self._call(request)
         result = self._invoke(call, lambda: self._ext.initialize(_params_object(request.params)))
         # Initialized only once the host has actually been sent our result.
         if result is not None and call.answer(result):
             session = Session.from_initialize_result(self._ext.api_version, result)
-            self._session, self._gate = session, AdmissionGate(session.max_concurrent_requests)
+            gate = AdmissionGate(session.max_concurrent_requests, self._runtime.condition())
+            self._session, self._gate = session, gate
 
     def _shutdown(self, request: Request) -> None:
         # §1.8 (API 0.2 draining): admit nothing new, cancel what remains,
         # then acknowledge; the caller stops reading and we exit.
         self._drain()
-        call = Call(request.id, request.method, self._writer)
+        call = self._call(request)
         result = self._invoke(call, lambda: self._ext.shutdown(_params_object(request.params)))
         if result is not None:
             call.answer(result)
+
+    def _call(self, request: Request) -> Call:
+        return Call(request.id, request.method, self._writer, token=self._runtime.event())
 
     def _invoke(self, call: Call, action: Any) -> Any:
         """Run an inline handler; on failure answer the error, return None."""
@@ -223,7 +213,7 @@ class Server:
     def _start(
         self, request: Request, handler: Handler, params: JsonObject, session: Session, gate: AdmissionGate
     ) -> None:
-        call = Call(request.id, request.method, self._writer)
+        call = self._call(request)
         with self._calls_changed:
             self._calls[request.id] = call
         context = CallContext(call, session, self._children, self._writer)
