@@ -16,14 +16,21 @@ from .extension import (
     tool_arguments,
 )
 from .json_values import json_values
+from .oversized import BOUNDS, Bound, Oversized, at_bound, oversized, oversized_values
 
 __all__ = [
+    "BOUNDS",
     "HOSTED_OPTIONAL_FEATURES",
     "SPECIAL_IDS",
+    "Bound",
+    "Oversized",
+    "at_bound",
     "invalid_arguments",
     "json_values",
     "malformed_frames",
     "offers",
+    "oversized",
     "oversized_sizes",
+    "oversized_values",
     "tool_arguments",
 ]
