@@ -34,7 +34,7 @@ from hypothesis.errors import InvalidArgument
 
 from conformance.protocol import limits
 from conformance.protocol.json_measure import encoded_size
-from conformance.transport.trace import pad_frame
+from conformance.transport.trace import pad_frame, utf8_fill
 
 OFFSETS: tuple[int, ...] = (-1, 0, 1)
 
@@ -106,13 +106,7 @@ class Oversized:
 # -- builders: (size, shape, filler) -> value -----------------------------------------------
 
 
-def utf8_text(size: int, filler: str = "x") -> str:
-    """A string of exactly ``size`` UTF-8 bytes: ``filler`` repeated, topped
-    up with ASCII ``x`` when the filler's width does not divide ``size``."""
-    if size < 0:
-        raise ValueError(f"size must be >= 0; got {size}")
-    width = len(filler.encode("utf-8"))
-    return filler * (size // width) + "x" * (size % width)
+utf8_text = utf8_fill  # a string of exactly ``size`` UTF-8 bytes (one definition, in transport.trace)
 
 
 _FRAME_BASES: dict[str, bytes] = {
@@ -122,9 +116,9 @@ _FRAME_BASES: dict[str, bytes] = {
 }
 
 
-def _frame(size: int, shape: str, _filler: str) -> bytes:
+def _frame(size: int, shape: str, filler: str) -> bytes:
     # The padding rule (and the trace recipe that replays it) is transport's.
-    return pad_frame(_FRAME_BASES[shape], size)
+    return pad_frame(_FRAME_BASES[shape], size, filler=filler)
 
 
 def _json_of_bytes(size: int, shape: str, filler: str) -> Any:
@@ -247,6 +241,7 @@ BOUNDS: tuple[Bound, ...] = (
         "payload bytes of one line, the LF (or CRLF) terminator excluded (framing.FrameDecoder)",
         _frame,
         shapes=tuple(_FRAME_BASES),
+        fillers=UTF8_FILLERS,
     ),
     Bound(
         "commands",

@@ -46,26 +46,45 @@ def decode_bytes(entry: dict[str, Any]) -> bytes | None:
         return base64.b64decode(entry["base64"])
     recipe = entry.get("recipe")
     if isinstance(recipe, dict) and recipe.get("kind") == "padded":
-        data = pad_frame(str(recipe["frame"]).encode("utf-8"), int(recipe["size"]))
+        frame = str(recipe["frame"]).encode("utf-8")
+        member, filler = str(recipe.get("member", "pad")), str(recipe.get("filler", "x"))
+        data = pad_frame(frame, int(recipe["size"]), member=member, filler=filler)
         if hashlib.sha256(data).hexdigest() == entry.get("sha256"):
             return data
     return None
 
 
-def padded_recipe(frame: bytes, size: int) -> dict[str, Any]:
+def padded_recipe(frame: bytes, size: int, *, member: str = "pad", filler: str = "x") -> dict[str, Any]:
     """How a trace regenerates a padded frame (:func:`pad_frame`) instead of
     storing a megabyte; :func:`decode_bytes` reads it back."""
-    return {"kind": "padded", "frame": frame.decode("utf-8"), "size": size}
+    recipe: dict[str, Any] = {"kind": "padded", "frame": frame.decode("utf-8"), "size": size}
+    if member != "pad":
+        recipe["member"] = member
+    if filler != "x":
+        recipe["filler"] = filler
+    return recipe
 
 
-def pad_frame(frame: bytes, size: int) -> bytes:
-    """Grow the empty ``"pad":""`` member so the payload is exactly ``size`` bytes."""
+def utf8_fill(size: int, filler: str = "x") -> str:
+    """Exactly ``size`` UTF-8 bytes: ``filler`` repeated, topped up with ASCII
+    ``x`` when its width does not divide ``size``."""
+    if size < 0:
+        raise ValueError(f"size must be >= 0; got {size}")
+    width = len(filler.encode("utf-8"))
+    return filler * (size // width) + "x" * (size % width)
+
+
+def pad_frame(frame: bytes, size: int, *, member: str = "pad", filler: str = "x") -> bytes:
+    """Fill the first empty ``"<member>":""`` string so the payload is exactly
+    ``size`` bytes (:func:`utf8_fill`; ``filler`` must be a character JSON
+    strings carry unescaped)."""
     payload = frame[:-1] if frame.endswith(b"\n") else frame
-    marker = b'"pad":""'
+    marker = b'"' + member.encode("utf-8") + b'":""'
     grow = size - len(payload)
     if marker not in payload or grow < 0:
         raise ValueError(f"cannot pad a {len(payload)}-byte frame to {size} bytes")
-    return payload.replace(marker, b'"pad":"' + b"x" * grow + b'"', 1) + b"\n"
+    fill = utf8_fill(grow, filler).encode("utf-8")
+    return payload.replace(marker, marker[:-1] + fill + b'"', 1) + b"\n"
 
 
 @dataclass

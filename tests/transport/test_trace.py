@@ -14,6 +14,7 @@ from conformance.transport.trace import (
     encode_bytes,
     load,
     pad_frame,
+    padded_recipe,
 )
 
 
@@ -40,6 +41,21 @@ def test_padded_frames_regenerate_from_their_recipe(size: int) -> None:
     assert decode_bytes(entry) == data
     entry["sha256"] = "0" * 64  # a recipe that no longer matches is refused, not trusted
     assert decode_bytes(entry) is None
+
+
+@pytest.mark.parametrize(("filler", "size"), [("x", 5000), ("é", 5001), ("☃", 5002), ("\u2028", 4100), ("𝄞", 4099)])
+def test_a_named_member_padded_with_any_filler_regenerates(filler: str, size: int) -> None:
+    frame = b'{"jsonrpc":"2.0","method":"turn/settled","params":{"outcome":"failed","reason":""}}\n'
+    data = pad_frame(frame, size, member="reason", filler=filler)
+    reason = json.loads(data)["params"]["reason"]
+    assert len(data) == size + 1 and set(reason) <= {filler, "x"}
+    recipe = padded_recipe(frame, size, member="reason", filler=filler)
+    assert decode_bytes(encode_bytes(data, recipe)) == data
+    assert padded_recipe(frame, size) == {
+        "kind": "padded",
+        "frame": frame.decode(),
+        "size": size,
+    }  # old traces unchanged
 
 
 def test_pad_refuses_impossible_sizes() -> None:
