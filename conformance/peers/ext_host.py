@@ -24,10 +24,14 @@ from conformance.protocol.framing import Frame, encode_frame
 from conformance.protocol.strict_json import dumps
 from conformance.protocol.violations import Violation
 from conformance.transport.process import Received, StdoutClosed, TargetProcess, WriteTimeout, sanitized_env
+from conformance.transport.schedule import Outgoing, Schedule
 from conformance.transport.target import Target
 from conformance.transport.trace import TRACE_FORMAT, Trace
 
 WRITE_TIMEOUT_S = 5.0
+# How long a scheduled write waits for target frames that a legal race may
+# never produce (see ExtensionHostPeer.hold).
+HOLD_GRACE_S = 0.5
 
 
 @dataclass
@@ -169,12 +173,7 @@ class ExtensionHostPeer:
 
     @property
     def alive(self) -> bool:
-        return (
-            self.process is not None
-            and not self.stdout_closed
-            and not self.unresponsive
-            and self.process.running()
-        )
+        return self.process is not None and not self.stdout_closed and not self.unresponsive and self.process.running()
 
     # -- writing ------------------------------------------------------------------
     def new_id(self) -> int:
@@ -198,11 +197,62 @@ class ExtensionHostPeer:
     def request_frame(self, method: str, params: Any, *, rid: Any = None, intent: Intent = None) -> tuple[Any, bytes]:
         """Register a request and return its bytes, for callers that write
         several frames in one write (request + cancel, split writes)."""
-        assert self.session is not None
+        out = self.prepare_request(method, params, rid=rid, intent=intent)
+        self.register(out)
+        return out.id, out.data
+
+    def prepare_request(self, method: str, params: Any, *, rid: Any = None, intent: Intent = None) -> Outgoing:
+        """A request frame with a fresh id, registered only when written."""
         rid = self.new_id() if rid is None else rid
-        self.session.sent_request(rid, method, params, intent=intent)
-        self._meta.setdefault("requests", []).append(request_meta(rid, method, params, intent))
-        return rid, encode_frame(dumps(jsonrpc.request(rid, method, params)))
+        data = encode_frame(dumps(jsonrpc.request(rid, method, params)))
+        return Outgoing(data, "request", rid, method, params, intent)
+
+    def prepare_cancel(self, rid: Any, reason: str = "user") -> Outgoing:
+        data = encode_frame(dumps(jsonrpc.notification("$/cancelRequest", {"id": rid, "reason": reason})))
+        return Outgoing(data, "cancel", rid)
+
+    def register(self, out: Outgoing) -> None:
+        """Tell the session (and the trace) what a frame about to be written means."""
+        assert self.session is not None
+        if out.kind == "request":
+            self.session.sent_request(out.id, str(out.method), out.params, intent=out.intent)
+            self._meta.setdefault("requests", []).append(request_meta(out.id, str(out.method), out.params, out.intent))
+        elif out.kind == "cancel":
+            self.register_cancel(out.id)
+            self.recorder.exercise("JSONRPC-4.1-no-reply-to-notification")  # any reply to it would be seen
+        elif out.kind == "unreadable":
+            self.mark_unreadable()
+
+    def perform(self, schedule: Schedule) -> list[Any]:
+        """Write ``schedule``: each write held as it says, its frames
+        registered as they go out, split where it says. Returns the ids of
+        the requests it wrote."""
+        base = self.frames_observed
+        for write in schedule.writes:
+            self.hold(frames=base + write.after, awaits=write.awaits)
+            for out in write.frames:
+                self.register(out)
+            for piece in write.pieces():
+                self.write_raw(piece)
+        return [f.id for f in schedule.frames if f.kind == "request"]
+
+    def hold(
+        self, *, frames: int = 0, awaits: Iterable[Any] = (), grace_s: float = HOLD_GRACE_S, exact: bool = False
+    ) -> None:
+        """Delay the next write until the ``awaits`` requests are answered,
+        then until ``frames`` target frames of this generation were observed.
+        A legal race may produce fewer frames than a hold expects, so the
+        count is waited for at most ``grace_s`` -- and, unless ``exact``
+        (replay), not at all once every request is answered."""
+        assert self.session is not None
+        awaited = [rid for rid in awaits if self.session.request(rid) is not None]
+        if awaited and self.alive:
+            self.settle(awaited)
+        deadline = self.now() + grace_s
+        while self.frames_observed < frames and not self.stdout_closed and (exact or self.session.unanswered()):
+            remaining = deadline - self.now()
+            if remaining <= 0 or not self.pump(remaining):
+                return
 
     def request(self, method: str, params: Any, *, rid: Any = None, intent: Intent = None) -> Any:
         rid, frame = self.request_frame(method, params, rid=rid, intent=intent)
@@ -210,10 +260,9 @@ class ExtensionHostPeer:
         return rid
 
     def cancel_frame(self, rid: Any, reason: str = "user") -> bytes:
-        assert self.session is not None
-        self.register_cancel(rid)
-        self.recorder.exercise("JSONRPC-4.1-no-reply-to-notification")  # any reply to it would be seen
-        return encode_frame(dumps(jsonrpc.notification("$/cancelRequest", {"id": rid, "reason": reason})))
+        out = self.prepare_cancel(rid, reason)
+        self.register(out)
+        return out.data
 
     def register_cancel(self, rid: Any) -> None:
         assert self.session is not None

@@ -99,15 +99,7 @@ COUNT_GRACE_S = 0.5
 def _await(peer: ExtensionHostPeer, entry: dict[str, Any]) -> None:
     """Reproduce the write's ordering: the answers it waited for first, then
     (briefly) the same number of observed frames."""
-    awaited = [rid for rid in entry.get("awaits", []) if peer.session and peer.session.request(rid)]
-    if awaited and peer.alive:
-        peer.settle(awaited)
-    deadline = time.monotonic() + COUNT_GRACE_S
-    while peer.frames_observed < int(entry.get("after", 0)) and not peer.stdout_closed:
-        remaining = deadline - time.monotonic()
-        if remaining <= 0:
-            break
-        peer.pump(remaining)
+    peer.hold(frames=int(entry.get("after", 0)), awaits=entry.get("awaits", []), grace_s=COUNT_GRACE_S, exact=True)
 
 
 def _perform(peer: ExtensionHostPeer, entry: dict[str, Any]) -> None:

@@ -60,9 +60,7 @@ class ChunkSource(Protocol):
 Source: TypeAlias = "int | BinaryIO | ChunkSource"
 
 
-def run(
-    extension: ReferenceExtension, stdin: Source, stdout: BinarySink, runtime: Runtime | None = None
-) -> int:
+def run(extension: ReferenceExtension, stdin: Source, stdout: BinarySink, runtime: Runtime | None = None) -> int:
     """Serve until shutdown or stdin EOF; returns the process exit code."""
     return Server(extension, FrameWriter(stdout), runtime).serve(stdin)
 
