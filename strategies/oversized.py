@@ -488,16 +488,22 @@ def _checked(which: str | Bound, offsets: Sequence[int]) -> tuple[Bound, tuple[i
     return b, chosen
 
 
-def oversized(which: str | Bound, *, offsets: Sequence[int] = OFFSETS) -> st.SearchStrategy[Oversized]:
+def oversized(
+    which: str | Bound, *, offsets: Sequence[int] = OFFSETS, shapes: Sequence[str] | None = None
+) -> st.SearchStrategy[Oversized]:
     """Recipes for values of ``which`` at ``limit + offset`` units, one offset
-    drawn from ``offsets`` (shrinking towards the first), with a drawn shape
-    and filler. Call ``.build()`` on a recipe for the value."""
+    drawn from ``offsets`` (shrinking towards the first), with a shape drawn
+    from ``shapes`` (default: every shape of the bound) and a filler. Call
+    ``.build()`` on a recipe for the value."""
     b, chosen = _checked(which, offsets)
+    kinds = b.shapes if shapes is None else tuple(shapes)
+    if not kinds or not set(kinds) <= set(b.shapes):
+        raise InvalidArgument(f"shapes of {b.name!r} are drawn from {b.shapes}; got {kinds!r}")
     return st.builds(
         Oversized,
         st.just(b),
         st.sampled_from(chosen),
-        st.sampled_from(b.shapes),
+        st.sampled_from(kinds),
         st.sampled_from(b.fillers),
     )
 

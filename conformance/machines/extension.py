@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, rule
 
 from conformance.evidence import Recorder
+from conformance.machines.oversized import host_sizes_step
 from conformance.manifest import Manifest
 from conformance.peers.ext_host import ExtensionHostPeer, Launcher, Patience, TargetGone, spawn_process
 from conformance.protocol import limits
@@ -28,8 +29,6 @@ from conformance.strategies import (
     offers,
     tool_arguments,
 )
-from conformance.strategies.schedules import schedules
-from conformance.transport.schedule import Outgoing
 
 UNKNOWN_METHODS = ("octet-conformance/no-such-method", "tools/frobnicate", "commands/register")
 HOOK_PAYLOADS: dict[str, dict[str, Any]] = {
@@ -196,31 +195,6 @@ class ExtensionMachine(RuleBasedStateMachine):
         peer.settle([rid])
 
     @rule(data=st.data())
-    def scheduled_calls(self, data: st.DataObject) -> None:
-        """Up to three tool calls, some cancelled, written on a generated
-        schedule: any order keeping each cancellation behind its request,
-        frames coalesced into one write or split across several, writes held
-        until the extension wrote N more frames or answered an earlier call."""
-        if not self._guard() or not self.tools:
-            return
-        assert self.peer.session is not None
-        negotiated = self.peer.session.negotiated
-        cap = (negotiated.max_concurrent_requests if negotiated else None) or 1
-        frames: list[Outgoing] = []
-        depends: list[tuple[int, ...]] = []
-        for _ in range(data.draw(st.integers(1, max(1, min(cap, 3))), label="calls")):
-            name = data.draw(st.sampled_from(self.tools), label="tool")
-            tool = self.peer.session.tools.get(name)
-            arguments = data.draw(tool_arguments(tool.parameters if tool else None), label="arguments")
-            frames.append(self.peer.prepare_request("tool/call", self._tool_call(name, arguments)))
-            depends.append(())
-            if self._cancellation() and data.draw(st.booleans(), label="cancel"):
-                frames.append(self.peer.prepare_cancel(frames[-1].id))
-                depends.append((len(frames) - 2,))
-        schedule = data.draw(schedules(frames, depends=depends), label="schedule")
-        self._run(lambda: self.peer.settle(self.peer.perform(schedule)))
-
-    @rule(data=st.data())
     def malformed_then_valid(self, data: st.DataObject) -> None:
         if not self._guard():
             return
@@ -324,6 +298,14 @@ class ExtensionMachine(RuleBasedStateMachine):
         if event.startswith("tool/"):
             params |= {"tool_call_id": "call-1", "tool_name": self.tools[0] if self.tools else "tool"}
         self._run(lambda: self.peer.notify(event, params))
+
+    @rule(data=st.data())
+    def host_sizes_at_bounds(self, data: st.DataObject) -> None:
+        """Frames of 1 MiB - 1, 1 MiB and 1 MiB + 1 (request or notification,
+        1- to 4-byte fillers), settled reasons of 4 KiB - 1 and 4 KiB: the
+        bounds on what a host sends (conformance/machines/oversized.py)."""
+        if self._guard():
+            self._run(lambda: host_sizes_step(self.peer, data, method=UNKNOWN_METHODS[0], tools=self.tools))
 
 
 def call_context() -> dict[str, Any]:

@@ -178,6 +178,12 @@ def test_drawing_builds_nothing(recipe: Oversized) -> None:
     assert recipe.size >= 10**9 - 1
 
 
+@given(oversized("frame", shapes=("notification",)))
+@settings(max_examples=10)
+def test_shapes_can_be_narrowed(recipe: Oversized) -> None:
+    assert recipe.shape == "notification"
+
+
 @given(at_bound("frame", 1))
 @settings(max_examples=5)
 def test_at_bound_fixes_the_offset(recipe: Oversized) -> None:
@@ -198,6 +204,8 @@ def test_oversized_values_are_built(value: list[dict[str, str]]) -> None:
         (lambda: oversized("frame", offsets=(2,)), "offsets must be distinct values from"),
         (lambda: oversized("frame", offsets=(1, 1)), "offsets must be distinct values from"),
         (lambda: at_bound("referenced-media", 0), "has no generator: the sizes live in artifact/publish"),
+        (lambda: oversized("frame", shapes=()), "shapes of 'frame' are drawn from"),
+        (lambda: oversized("frame", shapes=("flat",)), "shapes of 'frame' are drawn from"),
     ],
 )
 def test_misuse_is_refused_at_once(call: Callable[[], Any], match: str) -> None:
