@@ -29,6 +29,8 @@ from conformance.strategies import (
     offers,
     tool_arguments,
 )
+from conformance.strategies.schedules import schedules
+from conformance.transport.schedule import Outgoing
 
 UNKNOWN_METHODS = ("octet-conformance/no-such-method", "tools/frobnicate", "commands/register")
 HOOK_PAYLOADS: dict[str, dict[str, Any]] = {
@@ -193,6 +195,31 @@ class ExtensionMachine(RuleBasedStateMachine):
             peer.settle([rid])
             peer.cancel(rid)
         peer.settle([rid])
+
+    @rule(data=st.data())
+    def scheduled_calls(self, data: st.DataObject) -> None:
+        """Up to three tool calls, some cancelled, written on a generated
+        schedule: any order keeping each cancellation behind its request,
+        frames coalesced into one write or split across several, writes held
+        until the extension wrote N more frames or answered an earlier call."""
+        if not self._guard() or not self.tools:
+            return
+        assert self.peer.session is not None
+        negotiated = self.peer.session.negotiated
+        cap = (negotiated.max_concurrent_requests if negotiated else None) or 1
+        frames: list[Outgoing] = []
+        depends: list[tuple[int, ...]] = []
+        for _ in range(data.draw(st.integers(1, max(1, min(cap, 3))), label="calls")):
+            name = data.draw(st.sampled_from(self.tools), label="tool")
+            tool = self.peer.session.tools.get(name)
+            arguments = data.draw(tool_arguments(tool.parameters if tool else None), label="arguments")
+            frames.append(self.peer.prepare_request("tool/call", self._tool_call(name, arguments)))
+            depends.append(())
+            if self._cancellation() and data.draw(st.booleans(), label="cancel"):
+                frames.append(self.peer.prepare_cancel(frames[-1].id))
+                depends.append((len(frames) - 2,))
+        schedule = data.draw(schedules(frames, depends=depends), label="schedule")
+        self._run(lambda: self.peer.settle(self.peer.perform(schedule)))
 
     @rule(data=st.data())
     def malformed_then_valid(self, data: st.DataObject) -> None:
