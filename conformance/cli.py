@@ -15,8 +15,9 @@ from collections.abc import Sequence
 from importlib import resources
 from pathlib import Path
 
-from .manifest import ManifestError, load_manifest
-from .peers.ext_host import Patience
+from .manifest import Manifest, ManifestError, load_manifest
+from .peers.ext_host import Launcher, Patience, spawn_process
+from .peers.simulated import is_reference, simulated_reference
 from .report.junit import write_junit
 from .report.matrix import write_matrix
 from .requirements import load_catalog
@@ -42,6 +43,12 @@ def _end_targets(signum: int, frame: object) -> None:
     raise SystemExit(128 + signum)
 
 
+SIMULATE_HELP = (
+    "run the reference extension in-process on a virtual clock (deterministic, fast; "
+    "only for the reference extension; traces still replay against the real process)"
+)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     if argv is None:  # the real command line, not a caller embedding main()
         # Hypothesis keeps caches (its character map costs ~200 MiB to build
@@ -61,8 +68,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     ext.add_argument(
         "--patience", type=float, default=15.0, help="seconds to wait for any one response (default 15; startup: twice)"
     )
-
     ext.add_argument("--regressions", type=Path, default=None, help="replay saved fuzz cases (a directory) first")
+    ext.add_argument("--simulate", action="store_true", help=SIMULATE_HELP)
 
     fz = sub.add_parser("fuzz", help="explore with fresh seeds for a while; keep every failure as a regression case")
     fz.add_argument("manifest", type=Path)
@@ -71,6 +78,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     fz.add_argument("--work-dir", type=Path, default=Path("reports/fuzz"))
     fz.add_argument("--seed", type=int, default=None, help="seed of the seed sequence (default: random)")
     fz.add_argument("--patience", type=float, default=15.0)
+    fz.add_argument("--simulate", action="store_true", help=SIMULATE_HELP)
 
     rep = sub.add_parser("replay", help="re-run a recorded failure and re-check its requirement")
     rep.add_argument("trace", type=Path, help="a trace written beside matrix.json (traces/<id>.jsonl)")
@@ -91,10 +99,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     return certify(args)
 
 
+def launcher_for(manifest: Manifest, simulate: bool) -> Launcher:
+    if not simulate:
+        return spawn_process
+    if not is_reference(manifest):
+        raise ManifestError(f"--simulate runs only the reference extension in-process; {manifest.path} is another")
+    return simulated_reference
+
+
 def fuzz_target(args: argparse.Namespace) -> int:
     """Exit 1 when exploration found a new failing requirement, else 0."""
     try:
         manifest = load_manifest(args.manifest)
+        launcher_for(manifest, args.simulate)
     except ManifestError as exc:
         print(f"octet-conformance: manifest rejected before spawn: {exc}", file=sys.stderr)
         return EXIT_HARNESS
@@ -105,6 +122,7 @@ def fuzz_target(args: argparse.Namespace) -> int:
         work_dir=args.work_dir,
         patience=Patience.of(args.patience),
         first_seed=args.seed,
+        launcher=launcher_for(manifest, args.simulate),
     )
     for f in found:
         print(f"new failure {f.requirement} (seed {f.seed}): regression case {f.case}")
@@ -137,6 +155,7 @@ def list_requirements(side: str | None) -> int:
 def certify(args: argparse.Namespace) -> int:
     try:
         manifest = load_manifest(args.manifest or default_manifest())
+        launcher_for(manifest, args.simulate)
     except ManifestError as exc:
         print(f"octet-conformance: manifest rejected before spawn: {exc}", file=sys.stderr)
         return EXIT_HARNESS
@@ -151,6 +170,7 @@ def certify(args: argparse.Namespace) -> int:
         Patience.of(args.patience),
         trace_dir=args.report_dir / "traces",
         regressions=args.regressions,
+        launcher=launcher_for(manifest, args.simulate),
     )
     matrix_path = write_matrix(run, args.report_dir)
     write_junit(run, args.report_dir)

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from conformance.manifest import Manifest
-from conformance.peers.ext_host import Patience
+from conformance.peers.ext_host import Launcher, Patience, spawn_process
 
 from .extension import certify_extension
 from .profiles import Profile
@@ -40,6 +40,7 @@ def fuzz(
     patience: Patience | None = None,
     first_seed: int | None = None,
     profile: Profile = FUZZ_PROFILE,
+    launcher: Launcher = spawn_process,
 ) -> list[FuzzFinding]:
     """Run certification rounds with fresh seeds until ``seconds`` pass."""
     rng = random.Random(first_seed)
@@ -49,7 +50,7 @@ def fuzz(
     while time.monotonic() < deadline:
         seed = rng.randrange(2**32)
         traces = work_dir / f"seed-{seed}"
-        run = certify_extension(manifest, profile, seed, patience, trace_dir=traces)
+        run = certify_extension(manifest, profile, seed, patience, trace_dir=traces, launcher=launcher)
         for v in run.verdicts:
             if v.verdict not in ("fail", "warn") or v.trace is None or v.requirement.id in known:
                 continue

@@ -96,3 +96,15 @@ def test_sanitized_environment_withholds_the_harness_environment(monkeypatch: py
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "x")
     env = sanitized_env()
     assert "AWS_SECRET_ACCESS_KEY" not in env and "PATH" in env
+
+
+def test_simulate_certifies_the_reference_in_process(tmp_path: Path) -> None:
+    assert main(["extension", "--simulate", "--profile", "quick", "--report-dir", str(tmp_path)]) == 0
+    matrix = json.loads((tmp_path / "matrix.json").read_text())
+    assert matrix["summary"]["fail"] == 0 and matrix["summary"]["pass"] > 40
+
+
+def test_simulate_refuses_other_targets(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    fixture = Path(__file__).resolve().parents[2] / "fixtures" / "extensions" / "double-reply" / "extension.toml"
+    assert main(["extension", str(fixture), "--simulate", "--report-dir", str(tmp_path)]) == 2
+    assert "only the reference extension" in capsys.readouterr().err
