@@ -31,7 +31,6 @@ and dropped; the trace keeps its size, digest and padding recipe
 
 from __future__ import annotations
 
-import time
 from collections.abc import Sequence
 from typing import Any
 
@@ -143,9 +142,9 @@ def _probe_after_oversize(peer: ExtensionHostPeer, method: str) -> None:
     rid = peer.request(method, {"probe": "after a frame over the bound"}, intent="unknown-method")
     probe = peer.session.request(rid)
     assert probe is not None
-    deadline = time.monotonic() + peer.patience.response_s
+    deadline = peer.now() + peer.patience.response_s  # the target's clock (virtual when simulated)
     while probe.response is None and not peer.stdout_closed and peer.process.running():
-        remaining = deadline - time.monotonic()
+        remaining = deadline - peer.now()
         if remaining <= 0:
             break
         peer.pump(min(remaining, 0.5))
