@@ -42,6 +42,8 @@ METHOD_NOT_FOUND = -32601
 INVALID_PARAMS = -32602
 INTERNAL_ERROR = -32603
 REQUEST_CANCELLED = -32800  # §1.9
+_CALL_RULES = FRAME_RULES + REQUEST_RULES
+_ERROR_RESPONSE_RULES = FRAME_RULES + ERROR_RULES
 _PREDEFINED = {PARSE_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, INVALID_PARAMS, INTERNAL_ERROR}
 _RESERVED = range(-32768, -32000 + 1)
 _SERVER_ERRORS = range(-32099, -32000 + 1)
@@ -91,12 +93,11 @@ class Decoded:
     @property
     def rules(self) -> tuple[str, ...]:
         """The requirement ids this decode evaluated."""
-        rules: tuple[str, ...] = FRAME_RULES
         if isinstance(self.message, Request | Notification):
-            rules += REQUEST_RULES
-        elif isinstance(self.message, ErrorResponse):
-            rules += ERROR_RULES
-        return rules
+            return _CALL_RULES
+        if isinstance(self.message, ErrorResponse):
+            return _ERROR_RESPONSE_RULES
+        return FRAME_RULES
 
 
 def decode_event(event: FrameEvent) -> Decoded:
@@ -119,7 +120,8 @@ def decode_frame(frame: Frame) -> Decoded:
     ]
     message, more = parse_envelope(parsed.value)
     violations.extend(more)
-    return Decoded(index, len(frame.payload), message, tuple(v.in_frame(index) for v in violations), parsed.value)
+    located = tuple([v.in_frame(index) for v in violations]) if violations else ()
+    return Decoded(index, len(frame.payload), message, located, parsed.value)
 
 
 def _unreadable(payload: bytes, reason: str) -> Violation:

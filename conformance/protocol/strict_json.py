@@ -3,6 +3,13 @@
 Python's ``json`` accepts NaN/Infinity and silently keeps the last of
 duplicate member names; the wire core must see both. Big integers stay exact
 (Python ints), so ids such as 2**64 - 1 survive a round trip.
+
+Every frame is parsed, so the common case is kept cheap: one decoder built
+once, whose object hook only checks that no member name repeated. A frame
+where one did -- or that fails to parse at all -- is parsed again by the
+reporting decoder, which names every duplicate. Both run the same scanner
+with the same constant and number handling, so the value and the error are
+the reporting decoder's whenever it matters (tests compare the two).
 """
 
 from __future__ import annotations
@@ -14,6 +21,10 @@ from typing import Any
 
 class _NonFinite(ValueError):
     pass
+
+
+class _Duplicate(Exception):
+    """Raised by the fast decoder's hook: this frame needs the reporting one."""
 
 
 def _reject_constant(name: str) -> Any:
@@ -31,12 +42,31 @@ class JsonError:
     reason: str
 
 
+def _unique_pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
+    obj = dict(items)
+    if len(obj) != len(items):
+        raise _Duplicate
+    return obj
+
+
+_FAST = json.JSONDecoder(object_pairs_hook=_unique_pairs, parse_constant=_reject_constant)
+_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+
+
 def parse_json(payload: bytes) -> ParsedJson | JsonError:
     """Parse one frame's payload; never raises."""
     try:
         text = payload.decode("utf-8")
     except UnicodeDecodeError as exc:
         return JsonError(f"not UTF-8: invalid byte at offset {exc.start}")
+    try:
+        return ParsedJson(_FAST.decode(text), ())
+    except Exception:  # a duplicate, or an error the reporting decoder words
+        return _parse_reporting(text)
+
+
+def _parse_reporting(text: str) -> ParsedJson | JsonError:
+    """The reference semantics: every duplicate member name, in text order."""
     duplicates: list[str] = []
 
     def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -59,4 +89,4 @@ def parse_json(payload: bytes) -> ParsedJson | JsonError:
 
 def dumps(value: Any) -> bytes:
     """Compact UTF-8 encoding used for every frame this suite writes."""
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode("utf-8")
+    return _ENCODER.encode(value).encode("utf-8")
