@@ -3,20 +3,25 @@
 * its own process group (``start_new_session``), killed as a group on every
   exit path, including when the harness itself fails;
 * a sanitized environment (see :func:`sanitized_env`);
-* stdout is read by one thread through the shared sans-IO framing, so no
-  frame is ever buffered past the frame bound; stderr is drained by another
-  thread into a bounded tail, so a target that floods stderr cannot stall
-  on a full pipe nor exhaust our memory;
+* stdout is read by the harness thread itself, when it waits for an event
+  (no reader thread: a hand-off between threads per frame used to cost more
+  than the frame's whole processing), through the shared sans-IO framing,
+  so no frame is ever buffered past the frame bound, and what is read ahead
+  while waiting for something else stays within a byte budget; stderr is
+  drained by a thread of its own into a bounded tail, so a target that floods
+  stderr cannot stall on a full pipe nor exhaust our memory;
 * writes are non-blocking with a deadline: a target that stops reading
-  cannot hang the harness.
+  cannot hang the harness; while a write or an exit is awaited, stdout is
+  still read, so a target blocked on a full stdout pipe is not mistaken for
+  one that stopped reading or will not exit.
 """
 
 from __future__ import annotations
 
 import collections
 import contextlib
+import math
 import os
-import queue
 import resource
 import select
 import shutil
@@ -25,7 +30,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -33,11 +38,15 @@ from conformance.protocol.framing import Frame, FrameDecoder, FrameEvent
 
 READ_CHUNK = 64 * 1024
 STDERR_TAIL_BYTES = 64 * 1024
-# Bytes of frames queued between the stdout reader and the harness. Past it,
-# the reader stops reading and the pipe pushes back on a flooding target, so
-# the harness's memory stays bounded whatever the target writes (a budget in
-# frames would allow thousands of 1 MiB frames).
+# Bytes of frames read ahead of the harness (while it waits on a write or an
+# exit). Past it, stdout is left unread and the pipe pushes back on a
+# flooding target, so the harness's memory stays bounded whatever the target
+# writes (a budget in frames would allow thousands of 1 MiB frames). Waiting
+# for the next event reads one chunk at a time, only when nothing is pending.
 EVENT_QUEUE_BYTES = 8 * 1024 * 1024
+# What a pending event costs besides its payload (the event objects): a flood
+# of empty lines must count against the budget too.
+EVENT_OVERHEAD_BYTES = 256
 # Address-space cap for a target, so one that allocates until killed cannot
 # take the machine down first.
 TARGET_ADDRESS_SPACE_BYTES = 4 * 1024**3
@@ -119,17 +128,27 @@ def kill_spawned_groups() -> None:
             os.killpg(pgid, signal.SIGKILL)
 
 
-def _event_bytes(item: Received) -> int:
-    event = item.event
-    return len(event.payload) if isinstance(event, Frame) else 0
+def _event_bytes(item: Received | StdoutClosed) -> int:
+    # What one pending event costs us: its payload plus the objects around
+    # it, so a flood of empty lines is bounded too, not only large frames.
+    event = item.event if isinstance(item, Received) else None
+    return EVENT_OVERHEAD_BYTES + (len(event.payload) if isinstance(event, Frame) else 0)
 
 
 class WriteTimeout(RuntimeError):
     pass
 
 
+def _poll_ms(seconds: float) -> int:
+    return max(0, math.ceil(seconds * 1000))
+
+
 class TargetProcess:
-    """One running target. Use as a context manager; exiting kills the group."""
+    """One running target. Use as a context manager; exiting kills the group.
+
+    Not thread-safe: one harness thread writes, reads and waits. Only stderr
+    is drained by a thread of its own.
+    """
 
     def __init__(
         self,
@@ -158,62 +177,123 @@ class TargetProcess:
         assert self.proc.stdin and self.proc.stdout and self.proc.stderr
         self._stdin_fd = self.proc.stdin.fileno()
         os.set_blocking(self._stdin_fd, False)
-        self.events: queue.Queue[Received | StdoutClosed] = queue.Queue()
-        self._queued_bytes = 0
-        self._room = threading.Condition()
-        self._closed = False
+        self._stdout_fd = self.proc.stdout.fileno()
+        os.set_blocking(self._stdout_fd, False)
+        self._pending: collections.deque[Received | StdoutClosed] = collections.deque()
+        self._pending_bytes = 0
+        self._stdout_ended = False  # end of file read (StdoutClosed is pending or was returned)
+        self._closed = False  # kill_group() ran: the descriptors are gone
+        # Every stdout byte not read yet arrived at or after this instant (see
+        # _read_stdout): the arrival time of what we read, never later than
+        # the truth, so a harness busy elsewhere cannot make a target late.
+        self._quiet_since = time.monotonic()
+        self._drained = False  # the last read left stdout empty
         self._decoder = FrameDecoder(max_frame_bytes=max_frame_bytes)
         self._stderr_tail: collections.deque[bytes] = collections.deque()
         self._stderr_kept = 0
         self.stderr_total = 0
         self._lock = threading.Lock()
         self.bytes_written = 0
-        # Each reader owns a duplicate of its descriptor and closes it itself:
-        # descriptor numbers are reused, so a reader must never be left
+        # The stderr reader owns a duplicate of its descriptor and closes it
+        # itself: descriptor numbers are reused, so it must never be left
         # reading a number that kill_group() closed and a later target got.
-        stdout_fd, stderr_fd = os.dup(self.proc.stdout.fileno()), os.dup(self.proc.stderr.fileno())
-        threading.Thread(target=self._pump_stdout, args=(stdout_fd,), name="target-stdout", daemon=True).start()
+        stderr_fd = os.dup(self.proc.stderr.fileno())
         threading.Thread(target=self._pump_stderr, args=(stderr_fd,), name="target-stderr", daemon=True).start()
 
     # -- reading ---------------------------------------------------------------
     def next_event(self, timeout: float) -> Received | StdoutClosed | None:
         """The next frame event from stdout, or None after ``timeout``."""
-        try:
-            item = self.events.get(timeout=max(timeout, 0.0))
-        except queue.Empty:
+        if not self._pending:
+            self._await_stdout(time.monotonic() + max(timeout, 0.0))
+        if not self._pending:
             return None
-        if isinstance(item, Received):
-            with self._room:
-                self._queued_bytes -= _event_bytes(item)
-                self._room.notify()
+        item = self._pending.popleft()
+        self._pending_bytes -= _event_bytes(item)
         return item
 
-    def _pump_stdout(self, fd: int) -> None:
-        try:
-            while not self._closed:
-                try:
-                    chunk = os.read(fd, READ_CHUNK)
-                except OSError:
-                    chunk = b""
-                now = time.monotonic()
-                events = self._decoder.feed(chunk) if chunk else self._decoder.close()
-                for event in events:
-                    self._enqueue(Received(event, now))
-                if not chunk:
-                    self.events.put(StdoutClosed(now))
-                    return
-        finally:
-            os.close(fd)
+    def _await_stdout(self, deadline: float) -> None:
+        """Read stdout until an event is pending or ``deadline`` passes."""
+        while not self._read_stdout():
+            if self._stdout_ended or self._closed:
+                # Nothing more can arrive: wait out the timeout like an idle
+                # stream would, so a polling caller never spins.
+                time.sleep(max(deadline - time.monotonic(), 0.0))
+                return
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return
+            poller = select.poll()
+            poller.register(self._stdout_fd, select.POLLIN)
+            if poller.poll(_poll_ms(remaining)):
+                self._woke()
 
-    def _enqueue(self, item: Received) -> None:
-        size = _event_bytes(item)
-        with self._room:
-            while self._queued_bytes > 0 and self._queued_bytes + size > EVENT_QUEUE_BYTES and not self._closed:
-                self._room.wait(0.5)
-            if self._closed:
-                return  # the run is over: nobody will read it
-            self._queued_bytes += size
-        self.events.put(item)
+    def _woke(self) -> None:
+        """A wait on stdout ended with something to read. If the pipe was
+        empty when the wait began, whatever is there arrived just now."""
+        if self._drained:
+            self._quiet_since = time.monotonic()
+
+    def _read_stdout(self) -> bool:
+        """Read one chunk of stdout if there is one; True once an event is
+        pending (a chunk may hold only part of a frame).
+
+        Events are stamped with ``_quiet_since``, a lower bound of when their
+        bytes arrived (up to the microseconds between a check and a wait): it
+        moves to the start of every read that found the pipe empty or emptied
+        it (anything unread came later) and to the moment a wait on an empty
+        pipe woke up. A read that filled the whole chunk proves nothing about
+        what is left, so it leaves the bound alone. Stamps are exact while
+        the harness waits, and early, never late, when it looks late: a
+        harness busy elsewhere cannot make a target look slow.
+        """
+        if self._stdout_ended or self._closed:
+            return bool(self._pending)
+        before = time.monotonic()
+        try:
+            chunk = os.read(self._stdout_fd, READ_CHUNK)
+        except BlockingIOError:
+            self._quiet_since, self._drained = before, True
+            return bool(self._pending)
+        except OSError:
+            chunk = b""
+        at = self._quiet_since
+        self._drained = len(chunk) < READ_CHUNK
+        if self._drained:
+            self._quiet_since = before
+        if chunk:
+            self._keep(Received(event, at) for event in self._decoder.feed(chunk))
+        else:
+            self._stdout_ended = True
+            self._keep(Received(event, at) for event in self._decoder.close())
+            self._keep([StdoutClosed(before)])
+        return bool(self._pending)
+
+    def _keep(self, items: Iterable[Received | StdoutClosed]) -> None:
+        for item in items:
+            self._pending.append(item)
+            self._pending_bytes += _event_bytes(item)
+
+    def _stdout_wanted(self) -> bool:
+        """Read stdout while waiting for something else? Only within the byte
+        budget: past it the pipe pushes back on a flooding target."""
+        return not (self._stdout_ended or self._closed) and self._pending_bytes < EVENT_QUEUE_BYTES
+
+    def _wait(self, seconds: float, fd: int | None, mask: int) -> None:
+        """Wait up to ``seconds`` for ``fd`` (stdin writable, or the target's
+        exit), meanwhile reading stdout within the byte budget, so a target
+        blocked on a full stdout pipe can still read its stdin and exit."""
+        if self._stdout_wanted():
+            self._read_stdout()  # what is there already, before waiting on more
+        poller = select.poll()
+        if fd is not None:
+            poller.register(fd, mask)
+        watch_stdout = self._stdout_wanted()
+        if watch_stdout:
+            poller.register(self._stdout_fd, select.POLLIN)
+        ready = poller.poll(_poll_ms(seconds))
+        if watch_stdout and any(r == self._stdout_fd for r, _ in ready):
+            self._woke()
+            self._read_stdout()
 
     def _pump_stderr(self, fd: int) -> None:
         try:
@@ -257,7 +337,7 @@ class TargetProcess:
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
                     raise WriteTimeout(f"target did not read {len(view):,} pending bytes within {timeout:.1f}s")
-                select.select([], [self._stdin_fd], [], min(remaining, 0.5))
+                self._wait(min(remaining, 0.5), self._stdin_fd, select.POLLOUT)
 
     def close_stdin(self) -> None:
         if self.proc.stdin and not self.proc.stdin.closed:
@@ -266,18 +346,40 @@ class TargetProcess:
 
     # -- ending ------------------------------------------------------------------
     def wait_exit(self, timeout: float) -> int | None:
+        """The exit status, or None if the leader still runs after ``timeout``.
+        Stdout is read meanwhile (within the byte budget): a target may have
+        to finish writing before it can exit."""
+        deadline = time.monotonic() + max(timeout, 0.0)
+        pidfd = self._open_pidfd()
+        delay = 0.0005
         try:
-            return self.proc.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
+            while (code := self.proc.poll()) is None:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    return None
+                if pidfd is not None:
+                    self._wait(min(remaining, 0.5), pidfd, select.POLLIN)
+                else:  # no pidfd: poll the leader with a growing interval, as Popen.wait does
+                    self._wait(min(remaining, delay), None, 0)
+                    delay = min(delay * 2, 0.05)
+            return code
+        finally:
+            if pidfd is not None:
+                os.close(pidfd)
+
+    def _open_pidfd(self) -> int | None:
+        if self._closed or self.proc.returncode is not None:
+            return None
+        try:
+            return os.pidfd_open(self.proc.pid)
+        except (AttributeError, OSError):  # not Linux >= 5.3, or already reaped
             return None
 
     def kill_group(self) -> None:
-        """SIGKILL the whole process group, then reap the leader. Readers see
-        end of file (every writer is dead) and end; a reader blocked on a full
-        queue is released and drops what it holds."""
-        with self._room:
-            self._closed = True
-            self._room.notify_all()
+        """SIGKILL the whole process group, then reap the leader. The stderr
+        reader sees end of file (every writer is dead) and ends; frames
+        already read stay pending, nothing more is read."""
+        self._closed = True
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(self.pgid, signal.SIGKILL)
         with contextlib.suppress(subprocess.TimeoutExpired):
