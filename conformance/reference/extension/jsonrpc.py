@@ -101,7 +101,7 @@ def parse_frame(payload: bytes) -> Incoming:
     except UnicodeDecodeError as exc:
         return Rejected(None, PARSE_ERROR, f"parse error: frame is not valid UTF-8 ({exc.reason})")
     try:
-        value = json.loads(text, parse_constant=_reject_constant)
+        value = _DECODER.decode(text)
     except (ValueError, RecursionError) as exc:
         return Rejected(None, PARSE_ERROR, f"parse error: {_describe(exc)}")
     return classify(value)
@@ -181,6 +181,10 @@ def _readable_id(message: JsonObject) -> RequestId | None:
 def _reject_constant(name: str) -> Any:
     # Python's json accepts NaN/Infinity, which are not JSON (RFC 8259).
     raise ValueError(f"{name} is not valid JSON")
+
+
+# Built once: json.loads with options builds a decoder (and its scanner) per call.
+_DECODER = json.JSONDecoder(parse_constant=_reject_constant)
 
 
 def _describe(exc: BaseException) -> str:

@@ -42,10 +42,15 @@ def encode_message(message: JsonObject, max_frame_bytes: int = MAX_FRAME_BYTES) 
     return encode_frame(payload)
 
 
+# Compact, non-ASCII kept as UTF-8, and never NaN/Infinity (not JSON). Built
+# once: json.dumps with options builds an encoder per call.
+_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+_ASCII_ENCODER = json.JSONEncoder(ensure_ascii=True, separators=(",", ":"), allow_nan=False)
+
+
 def _dumps(message: JsonObject) -> bytes:
     try:
-        # Compact, non-ASCII kept as UTF-8, and never NaN/Infinity (not JSON).
-        text = json.dumps(message, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+        text = _ENCODER.encode(message)
     except (TypeError, ValueError, RecursionError) as exc:
         raise FrameEncodingError(f"message is not JSON-serialisable: {exc}") from exc
     try:
@@ -53,7 +58,7 @@ def _dumps(message: JsonObject) -> bytes:
     except UnicodeEncodeError:
         # A lone surrogate (e.g. echoed from a "\ud800" escape) has no UTF-8
         # form; the \uXXXX escape is still valid JSON, so escape this frame.
-        return json.dumps(message, ensure_ascii=True, separators=(",", ":"), allow_nan=False).encode("ascii")
+        return _ASCII_ENCODER.encode(message).encode("ascii")
 
 
 class FrameWriter:
