@@ -1,12 +1,22 @@
 """Findings gathered during a run, per requirement -- the raw material of
 verdicts. Peers add to it; the runner turns it into verdicts; reports only
-read the verdicts."""
+read the verdicts.
+
+What a finding *says* (the violation's message and JSON path) must not
+depend on timing: two runs with the same seed against the same target give
+the same messages. What a run merely *measured* -- durations, how many times
+a late frame was seen, which frame index it had, the target's stderr --
+travels beside the message (``Observed.measured`` and friends) and ends up
+in the matrix's run details, never in its compared results
+(docs/matrix-format.md).
+"""
 
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -17,11 +27,20 @@ MAX_KEPT_VIOLATIONS = 5  # per requirement: enough to act on, bounded in size
 
 @dataclass(frozen=True)
 class Observed:
-    """A violation with where it happened."""
+    """A violation with where and when it happened in this run."""
 
     violation: Violation
-    context: str  # e.g. "offer=all example=3 step=7"
+    context: str  # e.g. "example 3, step 7, offer [...]"
     stderr: str = ""
+    after_s: float = 0.0  # seconds from the start of the run
+    # Numbers the run measured for this violation (e.g. how long a cancelled
+    # request took to settle), kept out of the message so it stays the same
+    # from run to run.
+    measured: tuple[tuple[str, float], ...] = ()
+
+
+def utc_now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
 
 
 @dataclass
@@ -34,6 +53,7 @@ class Recorder:
     harness_errors: list[str] = field(default_factory=list)
     hung_initializations: int = 0
     started_at: float = field(default_factory=time.monotonic)
+    started_utc: str = field(default_factory=utc_now)  # run metadata: when the run began
     # seconds from the start of the run to the first violation, per requirement
     # (benchmarks report it as time-to-detect)
     first_violation_after: dict[str, float] = field(default_factory=dict)
@@ -49,14 +69,20 @@ class Recorder:
             else:
                 self.violate(f, stderr=stderr)
 
-    def violate(self, v: Violation, *, stderr: str = "") -> None:
+    def violate(self, v: Violation, *, stderr: str = "", measured: Mapping[str, float] | None = None) -> None:
+        """Record ``v``. Whatever was measured about it goes in ``measured``
+        (name -> number), not in ``v.message``."""
+        after = time.monotonic() - self.started_at
         self.exercised[v.requirement] = self.exercised.get(v.requirement, 0) + 1
         self.violation_counts[v.requirement] = self.violation_counts.get(v.requirement, 0) + 1
-        self.first_violation_after.setdefault(v.requirement, time.monotonic() - self.started_at)
+        self.first_violation_after.setdefault(v.requirement, after)
         kept = self.violations.setdefault(v.requirement, [])
         if len(kept) < MAX_KEPT_VIOLATIONS:
-            kept.append(Observed(v, self.context, stderr))
+            kept.append(Observed(v, self.context, stderr, after, tuple(sorted((measured or {}).items()))))
 
     def exercise(self, *requirements: str) -> None:
         for r in requirements:
             self.exercised[r] = self.exercised.get(r, 0) + 1
+
+    def elapsed(self) -> float:
+        return time.monotonic() - self.started_at

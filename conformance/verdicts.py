@@ -1,15 +1,37 @@
-"""Verdicts: what the matrix says per requirement and target (frozen data)."""
+"""Verdicts: what the matrix says per requirement and target (frozen data).
+
+A verdict's ``verdict`` and ``evidence`` are *results*: for the same suite
+version, target, profile and seed they are the same in every run (the
+evidence names what was broken, never how long it took or how often a timing
+race let it show). What only this run saw -- where the first violation was
+observed, its frame index, how often it happened, measured durations, the
+target's stderr -- is an :class:`Observation`, reported beside the results
+as run detail (docs/matrix-format.md).
+"""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from .evidence import Recorder
+from .evidence import Observed, Recorder
 from .requirements import Requirement
 
 VERDICTS = ("pass", "fail", "warn", "skip", "untested", "error", "xfail")
 TARGET_SIDES = {"extension": ("extension", "both")}
+STDERR_TAIL_CHARS = 600
+
+
+@dataclass(frozen=True)
+class Observation:
+    """How this run saw a broken requirement (run detail, not a result)."""
+
+    first_seen: str  # where in the run: example, step and offer of the first violation
+    frame_index: int | None  # that violation's frame in the target's output, when one frame is to blame
+    count: int  # violations seen in the whole run (late frames make this timing-dependent)
+    after_s: float  # seconds from the start of the run to the first violation
+    measured: tuple[tuple[str, float], ...] = ()  # e.g. (("settled_after_s", 3.01),)
+    stderr_tail: str = ""
 
 
 @dataclass(frozen=True)
@@ -19,6 +41,7 @@ class Verdict:
     evidence: str
     trace: str | None = None
     replay: str | None = None
+    observed: Observation | None = None  # for fail/warn
 
 
 def decide(
@@ -38,24 +61,47 @@ def decide(
     return out
 
 
+def violation_evidence(first: Observed) -> str:
+    """What was broken: the message and where in the frame (its JSON path).
+    Nothing measured, counted or timed goes here."""
+    where = first.violation.where()
+    return f"{first.violation.message}{' at ' + where if where else ''}"
+
+
+def harness_error_evidence(errors: list[str]) -> str:
+    """Which parts of the run failed ("state machine", "stdin-EOF scenario"):
+    the exception texts and tracebacks (paths, pids, timings) are run
+    details, in the matrix's ``run.harness_errors``."""
+    parts = list(dict.fromkeys(e.split(":", 1)[0] for e in errors))
+    return f"harness error in {', '.join(parts)} (details in run.harness_errors)"
+
+
+def observation(first: Observed, count: int) -> Observation:
+    return Observation(
+        first_seen=first.context,
+        frame_index=first.violation.frame_index,
+        count=count,
+        after_s=round(first.after_s, 3),
+        measured=first.measured,
+        stderr_tail=first.stderr[-STDERR_TAIL_CHARS:],
+    )
+
+
 def _one(req: Requirement, rec: Recorder, api_version: str) -> Verdict:
     if req.api and api_version not in req.api:
         return Verdict(req, "skip", f"applies to API {', '.join(req.api)}; target speaks {api_version}")
     missing = [f for f in req.features if f not in rec.negotiated_features]
     observed = rec.violations.get(req.id, [])
     if observed:
-        count = rec.violation_counts.get(req.id, len(observed))
         first = observed[0]
-        where = first.violation.where()
-        frame = f" frame #{first.violation.frame_index}" if first.violation.frame_index is not None else ""
-        evidence = (
-            f"{first.violation.message}{' at ' + where if where else ''}{frame} ({first.context}); {count} time(s)"
+        return Verdict(
+            req,
+            "fail" if req.level == "must" else "warn",
+            violation_evidence(first),
+            observed=observation(first, rec.violation_counts.get(req.id, len(observed))),
         )
-        if first.stderr:
-            evidence += f"\nstderr tail: {first.stderr[-600:]}"
-        return Verdict(req, "fail" if req.level == "must" else "warn", evidence)
     if rec.harness_errors and req.has_check:
-        return Verdict(req, "error", "harness error: " + "; ".join(rec.harness_errors[:3]))
+        return Verdict(req, "error", harness_error_evidence(rec.harness_errors))
     if missing:
         return Verdict(req, "skip", f"needs feature(s) {', '.join(missing)}, never negotiated")
     if not req.has_check:
@@ -72,3 +118,16 @@ def summary(verdicts: Iterable[Verdict]) -> dict[str, int]:
     for v in verdicts:
         counts[v.verdict] += 1
     return counts
+
+
+def describe(v: Verdict) -> str:
+    """Evidence plus this run's observation, for people (CLI, JUnit)."""
+    if v.observed is None:
+        return v.evidence
+    o = v.observed
+    frame = f", frame #{o.frame_index}" if o.frame_index is not None else ""
+    measured = "".join(f", {name} {value:g}" for name, value in o.measured)
+    text = f"{v.evidence} (first: {o.first_seen}{frame}{measured}; {o.count} time(s) in this run)"
+    if o.stderr_tail:
+        text += f"\nstderr tail: {o.stderr_tail}"
+    return text

@@ -1,4 +1,6 @@
-"""``junit.xml``: one testcase per requirement, for CI dashboards."""
+"""``junit.xml``: one testcase per requirement, for CI dashboards. Failures
+and warnings carry the evidence and this run's observation (where, how
+often, stderr), since a dashboard is read by people, not diffed."""
 
 from __future__ import annotations
 
@@ -6,7 +8,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 from conformance.runner.extension import RunResult
-from conformance.verdicts import summary
+from conformance.verdicts import describe, summary
 
 
 def junit(run: RunResult) -> ET.ElementTree:
@@ -23,13 +25,13 @@ def junit(run: RunResult) -> ET.ElementTree:
         req = v.requirement
         case = ET.SubElement(suite, "testcase", classname=f"{req.document}.{req.section}", name=req.id)
         if v.verdict == "fail":
-            ET.SubElement(case, "failure", message=f"{req.level}: {req.summary}").text = v.evidence
+            ET.SubElement(case, "failure", message=f"{req.level}: {req.summary}").text = describe(v)
         elif v.verdict == "error":
-            ET.SubElement(case, "error", message="harness error").text = v.evidence
+            ET.SubElement(case, "error", message="harness error").text = "\n".join([v.evidence, *run.harness_errors])
         elif v.verdict in ("skip", "untested", "xfail"):
             ET.SubElement(case, "skipped", message=f"{v.verdict}: {v.evidence}")
         elif v.verdict == "warn":
-            ET.SubElement(case, "system-out").text = f"warning (should): {v.evidence}"
+            ET.SubElement(case, "system-out").text = f"warning (should): {describe(v)}"
     return ET.ElementTree(suite)
 
 

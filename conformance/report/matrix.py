@@ -1,26 +1,56 @@
-"""``matrix.json`` (format octet-conformance/matrix@1, docs/matrix-format.md)."""
+"""``matrix.json`` (format octet-conformance/matrix@2, docs/matrix-format.md).
+
+Everything outside ``run`` is the certification's *result* and is the same,
+byte for byte, for two runs with the same suite version, target, profile and
+seed; ``run`` holds what only this run measured (when, how long, where each
+failure was first seen, how often, the target's stderr).
+"""
 
 from __future__ import annotations
 
 import json
+import shlex
 from pathlib import Path
 from typing import Any
 
 from conformance import __version__
 from conformance.runner.extension import RunResult
-from conformance.verdicts import summary
+from conformance.verdicts import Observation, Verdict, summary
 
-FORMAT = "octet-conformance/matrix@1"
+FORMAT = "octet-conformance/matrix@2"
+RESULT_KEYS = ("format", "suite", "target", "results", "summary")  # compared; "run" is not
 
 
 def _relative(trace: str | None, directory: Path | None) -> str | None:
-    """Trace paths are given relative to the report directory (traces/<id>.jsonl)."""
+    """Trace paths are given relative to the report directory (traces/<id>.jsonl);
+    a trace outside it (a regression case) keeps the path it was given."""
     if trace is None or directory is None:
         return trace
     try:
-        return str(Path(trace).resolve().relative_to(directory.resolve()))
+        return Path(trace).resolve().relative_to(directory.resolve()).as_posix()
     except ValueError:
         return trace
+
+
+def _replay(v: Verdict, directory: Path | None) -> str | None:
+    """The replay command, naming the trace as the ``trace`` field does (so it
+    is run from the report directory) -- never an absolute path that would
+    differ between two report directories."""
+    trace = _relative(v.trace, directory)
+    if v.replay is None or trace is None:
+        return v.replay
+    return f"octet-conformance replay {shlex.quote(trace)}"
+
+
+def _observation(o: Observation) -> dict[str, Any]:
+    return {
+        "first_seen": o.first_seen,
+        "frame_index": o.frame_index,
+        "count": o.count,
+        "after_s": o.after_s,
+        "measured": dict(o.measured),
+        "stderr_tail": o.stderr_tail,
+    }
 
 
 def matrix(run: RunResult, directory: Path | None = None) -> dict[str, Any]:
@@ -45,12 +75,23 @@ def matrix(run: RunResult, directory: Path | None = None) -> dict[str, Any]:
                 "summary": v.requirement.summary,
                 "evidence": v.evidence,
                 "trace": _relative(v.trace, directory),
-                "replay": v.replay,
+                "replay": _replay(v, directory),
             }
             for v in run.verdicts
         ],
         "summary": summary(run.verdicts),
+        "run": {
+            "started": run.started,
+            "duration_s": round(run.duration_s, 3),
+            "harness_errors": list(run.harness_errors),
+            "observed": {v.requirement.id: _observation(v.observed) for v in run.verdicts if v.observed is not None},
+        },
     }
+
+
+def results(document: dict[str, Any]) -> dict[str, Any]:
+    """The part of a matrix that equal seeds reproduce exactly."""
+    return {k: document[k] for k in RESULT_KEYS if k in document}
 
 
 def write_matrix(run: RunResult, directory: Path) -> Path:

@@ -41,6 +41,8 @@ class RunResult:
     verdicts: tuple[Verdict, ...]
     harness_errors: tuple[str, ...]
     detected_after: dict[str, float]  # requirement -> seconds into the run of its first violation
+    started: str = ""  # run metadata (UTC, ISO 8601): not part of the results
+    duration_s: float = 0.0  # run metadata
 
 
 def save_manifest_traces(manifest: Manifest, recorder: Recorder) -> None:
@@ -113,7 +115,14 @@ def certify_extension(
         for v in decide(load_catalog(), recorder, role="extension", api_version=manifest.api_version)
     ]
     return RunResult(
-        manifest, profile, run_seed, tuple(verdicts), tuple(recorder.harness_errors), recorder.first_violation_after
+        manifest,
+        profile,
+        run_seed,
+        tuple(verdicts),
+        tuple(recorder.harness_errors),
+        recorder.first_violation_after,
+        started=recorder.started_utc,
+        duration_s=recorder.elapsed(),
     )
 
 

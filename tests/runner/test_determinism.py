@@ -1,19 +1,69 @@
-"""Same seed, same target, same verdicts."""
+"""Same seed, same target, same profile: the same matrix.json results.
+
+"Results" is everything in matrix.json but ``run`` (docs/matrix-format.md):
+verdicts, evidence, trace and replay fields, summary. Each target is
+certified twice through the command line into two different report
+directories, so neither timing nor the directory's name may leak into the
+results. The faulty fixtures are chosen for faults whose evidence used to
+carry timing: a second reply whose count depends on when the generation
+ends, progress frames that arrive after the result, an exit that never
+comes within the shutdown stage timeout.
+"""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+from typing import Any
 
-from conformance.manifest import load_manifest
-from conformance.runner.extension import certify_extension
-from conformance.runner.profiles import PROFILES
+import pytest
+
+from conformance.cli import main
+from conformance.report.matrix import RESULT_KEYS, results
 
 ROOT = Path(__file__).resolve().parents[2]
+SEED = "7"
+TARGETS = {
+    "reference-0.2": (ROOT / "conformance/reference/extension/manifests/api-0.2/extension.toml", None),
+    "double-reply": (ROOT / "fixtures/extensions/double-reply/extension.toml", "JSONRPC-5-one-response"),
+    "progress-after-result": (
+        ROOT / "fixtures/extensions/progress-after-result/extension.toml",
+        "EXT-2.6-progress-active-request",
+    ),
+    "lingers-after-shutdown": (
+        ROOT / "fixtures/extensions/lingers-after-shutdown/extension.toml",
+        "EXT-1.8-exit-after-shutdown",
+    ),
+}
 
 
-def test_equal_seeds_give_equal_verdicts() -> None:
-    manifest = load_manifest(ROOT / "conformance/reference/extension/manifests/api-0.2/extension.toml")
-    profile = PROFILES["quick"]
-    runs = [certify_extension(manifest, profile, 7) for _ in range(2)]
-    first, second = ([(v.requirement.id, v.verdict, v.evidence) for v in run.verdicts] for run in runs)
-    assert first == second
+def certify(manifest: Path, report: Path) -> dict[str, Any]:
+    code = main(["extension", str(manifest), "--profile", "quick", "--seed", SEED, "--report-dir", str(report)])
+    assert code in (0, 1), f"harness error (exit {code})"
+    matrix: dict[str, Any] = json.loads((report / "matrix.json").read_text(encoding="utf-8"))
+    return matrix
+
+
+@pytest.mark.parametrize("name", sorted(TARGETS))
+def test_equal_seeds_give_identical_results(name: str, tmp_path: Path) -> None:
+    manifest, broken = TARGETS[name]
+    first = certify(manifest, tmp_path / "first")
+    second = certify(manifest, tmp_path / "second-report-dir")
+    failed = {r["id"] for r in first["results"] if r["verdict"] in ("fail", "warn", "error")}
+    # Not vacuous: the reference is clean, each fixture's fault is found (with
+    # a trace and a replay command that must not differ either).
+    assert failed == ({broken} if broken else set())
+    if broken:
+        row = next(r for r in first["results"] if r["id"] == broken)
+        assert row["trace"] == f"traces/{broken}.jsonl" and row["replay"].endswith(row["trace"])
+        assert set(first["run"]["observed"]) == {broken}
+    assert results(first) == results(second), _differences(first, second)
+    # Results are everything but the run details, and nothing was left out.
+    assert set(first) == {*RESULT_KEYS, "run"}
+
+
+def _differences(a: dict[str, Any], b: dict[str, Any]) -> list[Any]:
+    out: list[Any] = [k for k in RESULT_KEYS if k != "results" and a[k] != b[k]]
+    for x, y in zip(a["results"], b["results"], strict=True):
+        out += [(x["id"], f, x[f], y[f]) for f in x if x[f] != y[f]]
+    return out
