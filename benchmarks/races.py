@@ -12,7 +12,7 @@ times. Prints a table and writes JSON.
 A race fixture is healthy when it is detected, nothing else is flagged, its
 trace shrinks to a few steps (<= 10) and replays every time. Anything else
 is either a flaky fixture or a race the harness does not pin down (the
-fixture's docstring says which, for fixtures kept in ``fixtures/pending``).
+fixture's docstring says which).
 
 Fixtures share on-disk state with themselves (replacement-answers-old-ids
 keeps a journal per host process), so do not run this next to a test run of
@@ -38,12 +38,12 @@ from conformance.transport.trace import load
 
 HERE = Path(__file__).resolve().parent
 FIXTURES = HERE.parent / "fixtures"
-# name -> folder under fixtures/ (pending fixtures are not collected by tests)
+# name -> folder under fixtures/ (fixtures/pending is not collected by tests)
 RACE_FIXTURES = {
     "cancel-race-double-response": "extensions",
     "same-write-cancel-unanswered": "extensions",
     "child-id-reused-after-cancel": "extensions",
-    "replacement-answers-old-ids": "pending",
+    "replacement-answers-old-ids": "extensions",
     "progress-after-result": "extensions",
 }
 MAX_SHRUNK_STEPS = 10

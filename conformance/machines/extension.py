@@ -10,6 +10,7 @@ flaky); a step that makes no sense right now is a no-op instead.
 
 from __future__ import annotations
 
+import re
 from typing import Any, ClassVar
 
 from hypothesis import strategies as st
@@ -40,7 +41,13 @@ HOOK_PAYLOADS: dict[str, dict[str, Any]] = {
     "after_tool_call": {"name": "conformance_tool", "arguments": {}, "output": "ok", "is_error": False},
 }
 SURFACES = ("status", "header", "footer")
-CANCEL_MODES = ("same-write", "racing", "after-first-frame", "after-reply")
+# When a cancellation is written, relative to what the target has shown
+# (every mode is an ordering the host observes, never a matter of timing):
+# same-write: with its request, in one write; after-read: once a probe written
+# behind the request was answered (the target has read the request);
+# after-first-frame: once the call's first frame (progress, confirmation
+# request or its answer) was seen; after-reply: once it was answered.
+CANCEL_MODES = ("same-write", "after-read", "after-first-frame", "after-reply")
 
 
 class ExtensionMachine(RuleBasedStateMachine):
@@ -66,7 +73,7 @@ class ExtensionMachine(RuleBasedStateMachine):
     def _context(self, offer: Offer | None = None) -> None:
         if offer is not None:
             self.offer_label = ",".join(offer.optional_features) or "required features only"
-        self.recorder.context = f"example {self.example_counter[0]}, step {self.step}, offer [{self.offer_label}]"
+        self.recorder.context = step_context(self.example_counter[0], self.step, self.offer_label)
         self.peer.step = self.step
         self.step += 1
 
@@ -93,6 +100,36 @@ class ExtensionMachine(RuleBasedStateMachine):
         s = self.peer.session
         return bool(s and s.negotiated and s.negotiated.has("request_cancellation"))
 
+    def _behind_barrier(self, frames: bytes) -> None:
+        """Write ``frames`` with a probe request behind them, and wait for the
+        probe's answer. A target reads its input in order, so once the probe is
+        answered everything written before it has been read: whatever comes
+        next reaches the target in a later read, whatever its timing."""
+        rid, probe = self.peer.request_frame(UNKNOWN_METHODS[0], {"probe": "barrier"}, intent="unknown-method")
+        self.peer.write_raw(frames + probe)
+        self.peer.settle([rid])
+
+    def _first_frame_of(self, rid: Any) -> None:
+        """Pump until request ``rid`` shows a frame: a progress event, a
+        confirmation request (the harness answers it at once) or its answer.
+        Frames about other, settled requests do not count."""
+        peer = self.peer
+        assert peer.session is not None
+        request = peer.session.request(rid)
+        if request is None:
+            return
+        confirmations = peer.children.answered
+        deadline = peer.now() + self.patience.response_s
+        while peer.alive and not peer.stdout_closed:
+            if request.last_sequence is not None or request.response is not None:
+                return
+            if peer.children.answered != confirmations:
+                return
+            remaining = deadline - peer.now()
+            if remaining <= 0:
+                return
+            peer.pump(min(remaining, 0.5))
+
     # -- life ----------------------------------------------------------------------
     @initialize(data=st.data())
     def start(self, data: st.DataObject) -> None:
@@ -105,6 +142,7 @@ class ExtensionMachine(RuleBasedStateMachine):
             self.ready = False
 
     def teardown(self) -> None:
+        self._context()  # a step of its own, so shrinking a trace never drops the orderly end
         try:
             if self.peer.process is not None and self.peer.alive:
                 self.peer.drain()
@@ -183,12 +221,12 @@ class ExtensionMachine(RuleBasedStateMachine):
         rid, frame = peer.request_frame("tool/call", self._tool_call(name, arguments))
         if mode == "same-write":
             peer.write_raw(frame + peer.cancel_frame(rid))
-        elif mode == "racing":
-            peer.write_raw(frame)
+        elif mode == "after-read":
+            self._behind_barrier(frame)
             peer.cancel(rid)
         elif mode == "after-first-frame":
             peer.write_raw(frame)
-            peer.pump(self.patience.response_s)  # whatever arrives first: progress, child or reply
+            self._first_frame_of(rid)
             peer.cancel(rid)
         else:  # after-reply: the extension must ignore a cancel for a settled id
             peer.write_raw(frame)
@@ -290,7 +328,8 @@ class ExtensionMachine(RuleBasedStateMachine):
 
     @rule(data=st.data(), mode=st.sampled_from(["shutdown", "kill"]))
     def reload_under_load(self, data: st.DataObject, mode: str) -> None:
-        """§5: replace the process while calls are in flight (written, not yet
+        """§5: replace the process while calls are in flight (read by the
+        extension -- a probe behind them was answered -- and not yet
         answered), by graceful drain + shutdown or by kill, then initialize a
         fresh generation. Nothing of the old generation may be accepted on the
         new one; under drain, each in-flight call settles exactly once."""
@@ -306,8 +345,12 @@ class ExtensionMachine(RuleBasedStateMachine):
         def go() -> None:
             frames = [self.peer.request_frame("tool/call", self._tool_call(n, a)) for n, a in chosen]
             if frames:
-                self.peer.write_raw(b"".join(f for _, f in frames))
+                self._behind_barrier(b"".join(f for _, f in frames))
             self.ready = self.peer.reload(mode)
+            if self.ready:
+                # What the new generation wrote right after its initialize
+                # answer is seen within this step, before anything else is sent.
+                self._behind_barrier(b"")
 
         self._run(go)
 
@@ -333,6 +376,17 @@ class ExtensionMachine(RuleBasedStateMachine):
         bounds on what a host sends (conformance/machines/oversized.py)."""
         if self._guard():
             self._run(lambda: host_sizes_step(self.peer, data, method=UNKNOWN_METHODS[0], tools=self.tools))
+
+
+def step_context(example: int, step: int, offer_label: str) -> str:
+    """Where a finding was made; :func:`step_of` reads the step back."""
+    return f"example {example}, step {step}, offer [{offer_label}]"
+
+
+def step_of(context: str) -> int | None:
+    """The machine step named by a :func:`step_context` string, if any."""
+    match = re.match(r"example \d+, step (\d+),", context)
+    return int(match.group(1)) if match else None
 
 
 def call_context() -> dict[str, Any]:

@@ -18,7 +18,7 @@ from hypothesis.errors import Flaky
 from hypothesis.stateful import run_state_machine_as_test
 
 from conformance.evidence import Recorder
-from conformance.machines.extension import UNKNOWN_METHODS, machine_for
+from conformance.machines.extension import UNKNOWN_METHODS, machine_for, step_of
 from conformance.manifest import Manifest
 from conformance.peers.ext_host import ExtensionHostPeer, Launcher, Patience, TargetGone, spawn_process, trace_header
 from conformance.protocol import limits
@@ -62,9 +62,14 @@ def shrink_traces(recorder: Recorder, profile: Profile, patience: Patience) -> N
     """Shrink every saved failure trace to the steps that still reproduce it
     (the trace file is rewritten; its header says from how many steps)."""
     for requirement, path in sorted(recorder.traces.items()):
+        observed = recorder.violations.get(requirement)
+        # The first violation of a requirement is the one its trace holds.
+        step = step_of(observed[0].context) if observed else None
         recorder.context = f"shrinking {requirement}"
         _guarded(
-            recorder, f"shrinking {requirement}", lambda p=path: shrink(p, patience=patience, budget_s=profile.shrink_s)
+            recorder,
+            f"shrinking {requirement}",
+            lambda p=path, s=step: shrink(p, patience=patience, budget_s=profile.shrink_s, violation_step=s),
         )
 
 

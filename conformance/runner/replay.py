@@ -4,7 +4,9 @@ The trace says what the host wrote, what each write meant (requests,
 cancellations, unreadable frames) and how many target frames had been
 observed before it; replay waits for the same count before each write, so
 "written after frame N was observed" and "written in the same write" hold
-again. Child requests are answered live, as in the original run.
+again. Child requests are answered live, as in the original run, and the
+requests the harness makes itself (shutdown, a reload's initialize) get ids
+above every id of the trace, as they did in the original run.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ class ReplayOutcome:
     requirement: str
     reproduced: bool
     evidence: str
+    step: int | None = None  # the last step performed when the violation was first seen
 
 
 def load_target(header: dict[str, Any], override: Path | None) -> Manifest:
@@ -66,14 +69,22 @@ def replay_entries(
             }
         )
     )
+    step = 0
+    violated_at: int | None = None
     try:
         for entry in entries:
             if entry.get("dir") != "host->target" or entry.get("child_answer"):
                 continue
             _await(peer, entry)
+            if violated_at is None and requirement in recorder.violations:
+                violated_at = step
             if not peer.alive and entry.get("action") not in ("reload", "shutdown", "stdin_eof"):
                 break
+            _reserve_ids(peer, entry)
             _perform(peer, entry)
+            step = int(entry.get("step", step))
+            if violated_at is None and requirement in recorder.violations:
+                violated_at = step
         assert peer.session is not None
         if peer.alive:
             peer.settle([r.id for r in peer.session.unanswered()])
@@ -82,13 +93,32 @@ def replay_entries(
     finally:
         peer.trace = None  # a replay leaves no new trace behind
         peer.close()
-    return _outcome(requirement, recorder)
+    if violated_at is None and requirement in recorder.violations:
+        violated_at = step
+    return _outcome(requirement, recorder, violated_at)
 
 
-def _outcome(requirement: str, recorder: Recorder) -> ReplayOutcome:
+def _outcome(requirement: str, recorder: Recorder, step: int | None = None) -> ReplayOutcome:
     seen = recorder.violations.get(requirement, [])
     evidence = seen[0].violation.message if seen else "not violated during replay"
-    return ReplayOutcome(requirement, bool(seen), evidence)
+    return ReplayOutcome(requirement, bool(seen), evidence, step if seen else None)
+
+
+# Request ids the harness numbers itself stay below this; larger ones (2**53 + 1,
+# the u64 maximum) are the edge ids a step chose on purpose.
+_SEQUENTIAL_IDS = 2**31
+
+
+def _reserve_ids(peer: ExtensionHostPeer, entry: dict[str, Any]) -> None:
+    """Keep the peer's id counter above every id the trace's writes used, so
+    a request the peer makes itself during replay (shutdown, a reload's
+    initialize) neither reuses one -- the session would refuse it -- nor
+    comes out lower than in the original run."""
+    ids = [r.get("id") for r in entry.get("requests", [])]
+    sequential = [i for i in ids if isinstance(i, int) and not isinstance(i, bool) and 0 < i < _SEQUENTIAL_IDS]
+    if sequential:
+        # ExtensionHostPeer has no public way to move its counter (see the report to the lead).
+        peer._next_id = max(peer._next_id, max(sequential) + 1)
 
 
 # When a race went another (legal) way, the frame count of the original run
@@ -97,9 +127,21 @@ COUNT_GRACE_S = 0.5
 
 
 def _await(peer: ExtensionHostPeer, entry: dict[str, Any]) -> None:
-    """Reproduce the write's ordering: the answers it waited for first, then
-    (briefly) the same number of observed frames."""
-    peer.hold(frames=int(entry.get("after", 0)), awaits=entry.get("awaits", []), grace_s=COUNT_GRACE_S, exact=True)
+    """Reproduce the write's ordering: the answers it waited for first; then
+    the same number of observed frames -- as long as a response may take
+    while the target still owes answers (it is bound to write again: "cancel
+    after the call's first frame" waits for that frame however slow the
+    target is today), at most briefly once it owes nothing."""
+    after = int(entry.get("after", 0))
+    peer.hold(awaits=entry.get("awaits", []))
+    assert peer.session is not None
+    deadline = peer.now() + peer.patience.response_s
+    while peer.frames_observed < after and peer.alive and peer.session.unanswered():
+        remaining = deadline - peer.now()
+        if remaining <= 0:
+            break
+        peer.pump(min(remaining, 0.5))
+    peer.hold(frames=after, grace_s=COUNT_GRACE_S, exact=True)
 
 
 def _perform(peer: ExtensionHostPeer, entry: dict[str, Any]) -> None:
@@ -137,8 +179,33 @@ def replay(
 
 
 def host_steps(entries: list[dict[str, Any]]) -> list[int]:
-    """Logical steps that wrote something, initialize (step 0) excluded."""
-    return sorted({int(e["step"]) for e in entries if e.get("dir") == "host->target" and int(e["step"]) > 0})
+    """Logical steps that wrote something, initialize (step 0) and the
+    generation's orderly end (see :func:`closing_step`) excluded: the steps
+    shrinking may drop."""
+    closing = closing_step(entries)
+    return sorted(
+        {int(e["step"]) for e in entries if e.get("dir") == "host->target" and int(e["step"]) > 0} - {closing}
+    )
+
+
+def closing_step(entries: list[dict[str, Any]]) -> int | None:
+    """The last step when all it wrote is the shutdown that ends the
+    generation (and answers to the target's own requests): the machine's
+    teardown. It stays in every shrunk trace -- what a target writes late
+    (a second response, a progress event after the answer) is seen before
+    its shutdown acknowledgement, and would go unseen without it."""
+    writes = [e for e in entries if e.get("dir") == "host->target"]
+    if not writes:
+        return None
+    last = int(writes[-1]["step"])
+    if last <= 0:
+        return None
+    own = [e for e in writes if int(e["step"]) == last]
+    if any(e.get("action") == "shutdown" for e in own) and all(
+        e.get("action") == "shutdown" or e.get("child_answer") for e in own
+    ):
+        return last
+    return None
 
 
 def without_steps(entries: list[dict[str, Any]], dropped: set[int]) -> list[dict[str, Any]]:
@@ -163,10 +230,16 @@ def shrink(
     patience: Patience | None = None,
     budget_s: float = 60.0,
     max_replays: int = 60,
+    violation_step: int | None = None,
 ) -> int:
     """Remove whole steps from a failing trace while the failure still
-    reproduces (chunks of halving size, then single steps); rewrite the file
-    with what is left. Returns the number of steps kept."""
+    reproduces; rewrite the file with what is left. Returns the number of
+    steps kept.
+
+    With ``violation_step`` (the step during which the original run saw the
+    violation) two guesses come first: every later step, then every earlier
+    one, dropped in one go -- one replay each, and usually all it takes. Then
+    delta debugging: chunks of halving size, down to single steps."""
     header, entries = load(trace_path)
     steps = host_steps(entries)
     if not steps:
@@ -174,15 +247,24 @@ def shrink(
     deadline = time.monotonic() + budget_s
     replays = 0
     dropped: set[int] = set()
-    chunk = max(1, len(steps) // 2)
+
+    def reproduces_without(candidate: set[int]) -> bool:
+        nonlocal replays
+        replays += 1
+        return replay_entries(header, without_steps(entries, candidate), target=target, patience=patience).reproduced
+
+    if violation_step is not None:
+        for guess in ({s for s in steps if s > violation_step}, {s for s in steps if s < violation_step}):
+            if guess - dropped and reproduces_without(dropped | guess):
+                dropped |= guess
+    chunk = max(1, len([s for s in steps if s not in dropped]) // 2)
     while chunk >= 1:
         live = [s for s in steps if s not in dropped]
         for start in range(0, len(live), chunk):
             if time.monotonic() > deadline or replays >= max_replays:
                 break
             candidate = dropped | set(live[start : start + chunk])
-            replays += 1
-            if replay_entries(header, without_steps(entries, candidate), target=target, patience=patience).reproduced:
+            if reproduces_without(candidate):
                 dropped = candidate
         chunk //= 2
     kept = [s for s in steps if s not in dropped]
