@@ -194,26 +194,11 @@ def certify_wall(profile: str, api: str) -> float:
     return time.perf_counter() - start
 
 
-def time_to_detect(profile: str) -> list[dict[str, Any]]:
-    """Per faulty fixture: seconds until its named requirement was first violated."""
-    import tomllib
+def time_to_detect(profile: str, ceiling: dict[str, float]) -> dict[str, Any]:
+    """Per faulty fixture: time-to-detect and shrunk trace length (benchmarks/detect.py)."""
+    from detect import detect  # benchmarks/ is on sys.path
 
-    rows = []
-    for expect_path in sorted((HERE.parent / "fixtures" / "extensions").glob("*/expect.toml")):
-        expect = tomllib.loads(expect_path.read_text(encoding="utf-8"))
-        manifest = load_manifest(expect_path.parent / "extension.toml")
-        start = time.perf_counter()
-        run = certify_extension(manifest, PROFILES[profile], PROFILES[profile].default_seed)
-        wall = time.perf_counter() - start
-        rows.append(
-            {
-                "fixture": expect_path.parent.name,
-                "requirement": expect["requirement"],
-                "detected_after_s": run.detected_after.get(expect["requirement"]),
-                "wall_s": wall,
-            }
-        )
-    return rows
+    return detect(profile, json_path=Path("reports") / f"detect-{profile}.json", same_run_ceiling=ceiling)
 
 
 def main() -> None:
@@ -250,14 +235,21 @@ def main() -> None:
             results["certify_wall_s"][f"{profile}/{api}"] = wall
             rows.append((f"certify reference API {api}, {profile} profile", wall, "s", None))
     if args.detect:
-        detections = time_to_detect(args.detect)
+        detections = time_to_detect(args.detect, ceiling)
         results["time_to_detect"] = detections
-        found = sorted(d["detected_after_s"] for d in detections if d["detected_after_s"] is not None)
-        if found:
-            rows.append(
-                (f"median time-to-detect ({len(found)}/{len(detections)} found)", found[len(found) // 2], "s", None)
+        t = detections["totals"]
+        median = t["median_time_to_detect_s"]
+        rows.append(
+            (
+                f"median time-to-detect ({t['detected']}/{t['fixtures']} found)",
+                median if median is not None else float("nan"),
+                "s",
+                None,
             )
-        for d in detections:
+        )
+        if t["median_steps_after"] is not None:
+            rows.append(("median shrunk trace length (steps)", t["median_steps_after"], "", None))
+        for d in detections["fixtures"]:
             after = d["detected_after_s"]
             rows.append((f"  detect {d['fixture']}", after if after is not None else float("nan"), "s", None))
     print(f"{'measure':50} {'value':>12}  {'ratio to ceiling':>16}")
