@@ -76,12 +76,12 @@ def harness_error_evidence(errors: list[str]) -> str:
     return f"harness error in {', '.join(parts)} (details in run.harness_errors)"
 
 
-def observation(first: Observed, count: int) -> Observation:
+def observation(first: Observed, count: int, after_s: float) -> Observation:
     return Observation(
         first_seen=first.context,
         frame_index=first.violation.frame_index,
         count=count,
-        after_s=round(first.after_s, 3),
+        after_s=round(after_s, 3),
         measured=first.measured,
         stderr_tail=first.stderr[-STDERR_TAIL_CHARS:],
     )
@@ -98,7 +98,11 @@ def _one(req: Requirement, rec: Recorder, api_version: str) -> Verdict:
             req,
             "fail" if req.level == "must" else "warn",
             violation_evidence(first),
-            observed=observation(first, rec.violation_counts.get(req.id, len(observed))),
+            observed=observation(
+                first,
+                rec.violation_counts.get(req.id, len(observed)),
+                rec.first_violation_after.get(req.id, first.after_s),
+            ),
         )
     if rec.harness_errors and req.has_check:
         return Verdict(req, "error", harness_error_evidence(rec.harness_errors))
