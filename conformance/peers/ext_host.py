@@ -325,9 +325,10 @@ class ExtensionHostPeer:
             self.recorder.violate(
                 Violation(
                     "EXT-1.9-settle-within-grace",
-                    f"request {rid!r} settled {at - sent:.2f}s after its cancellation; "
-                    f"grace is {self.patience.cancel_grace_s:.1f}s",
-                )
+                    f"request {rid!r} settled more than the {self.patience.cancel_grace_s:.1f} s grace "
+                    "after its cancellation",
+                ),
+                measured={"settled_after_s": round(at - sent, 3)},  # varies run to run: kept out of the message
             )
 
     def _answer_child(self, msg: jsonrpc.Request) -> None:
