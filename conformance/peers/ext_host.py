@@ -82,6 +82,7 @@ class ExtensionHostPeer:
     recorder: Recorder
     patience: Patience = field(default_factory=Patience)
     children: ChildPolicy = field(default_factory=ChildPolicy)
+    _held_answers: list[tuple[Any, dict[str, Any]]] = field(default_factory=list)
     launcher: Launcher = spawn_process
     process: Target | None = None
     session: HostSession | None = None
@@ -112,6 +113,7 @@ class ExtensionHostPeer:
     def _spawn(self) -> None:
         self.stdout_closed = False
         self.unresponsive = False
+        self._held_answers.clear()  # the previous generation's requests die with it
         self.process = self.launcher(self.manifest)
 
     def reload(self, mode: str) -> bool:
@@ -287,7 +289,10 @@ class ExtensionHostPeer:
     def pump(self, timeout: float) -> bool:
         """Handle at most one event, waiting up to ``timeout``. False on timeout."""
         assert self.process is not None and self.session is not None
-        item = self.process.next_event(timeout)
+        item = self.process.next_event(0.0 if self._held_answers else timeout)
+        if item is None and self._held_answers:
+            self._answer_held()  # the extension paused: answer its requests now
+            item = self.process.next_event(timeout)
         if item is None:
             return False
         if isinstance(item, StdoutClosed):
@@ -348,10 +353,21 @@ class ExtensionHostPeer:
             reply = jsonrpc.result(msg.id, {"decision": "deny"})
         else:
             reply = jsonrpc.error(msg.id, jsonrpc.METHOD_NOT_FOUND, f"{msg.method} is not hosted by the harness")
-        self.session.child_answered(msg.id)
+        self._held_answers.append((msg.id, reply))
+
+    def _answer_held(self) -> None:
+        """Write the answers held back while the extension's frames kept
+        coming, in one write. A host may answer whenever it likes; holding
+        answers until the extension pauses means a burst of child requests is
+        outstanding all at once, as the extension wrote it (§2's bound on
+        outstanding children is then observable)."""
+        assert self.session is not None
+        held, self._held_answers = self._held_answers, []
+        for cid, _ in held:
+            self.session.child_answered(cid)
         self._meta["child_answer"] = True  # replay answers live instead
         try:
-            self.send(reply)
+            self.write_raw(b"".join(encode_frame(dumps(reply)) for _, reply in held))
         except TargetGone:
             pass  # noticed by the next wait
 
