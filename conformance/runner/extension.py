@@ -111,9 +111,12 @@ def certify_extension(
     save_manifest_traces(manifest, recorder)
     if regressions is not None:
         _guarded(recorder, "regression cases", lambda: replay_regressions(regressions, manifest, recorder, patience))
+    # The stdin-EOF scenario is one short generation that nothing else covers:
+    # run it first, so a target that ignores EOF is known within a second,
+    # not after the whole state machine (benchmarks/detect.py).
+    _guarded(recorder, "stdin-EOF scenario", lambda: stdin_eof_scenario(manifest, recorder, patience, launcher))
     _guarded(recorder, "state machine", lambda: _run_machine(manifest, recorder, patience, profile, run_seed, launcher))
     _guarded(recorder, "frame-size scenario", lambda: frame_size_scenario(manifest, recorder, patience, launcher))
-    _guarded(recorder, "stdin-EOF scenario", lambda: stdin_eof_scenario(manifest, recorder, patience, launcher))
     shrink_traces(recorder, profile, patience)
     verdicts = [
         with_trace(v, recorder.traces.get(v.requirement.id))
