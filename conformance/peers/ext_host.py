@@ -218,7 +218,8 @@ class ExtensionHostPeer:
         assert self.session is not None
         if out.kind == "request":
             self.session.sent_request(out.id, str(out.method), out.params, intent=out.intent)
-            self._meta.setdefault("requests", []).append(request_meta(out.id, str(out.method), out.params, out.intent))
+            meta = request_meta(out.id, str(out.method), out.params, out.intent, len(out.data))
+            self._meta.setdefault("requests", []).append(meta)
         elif out.kind == "cancel":
             self.register_cancel(out.id)
             self.recorder.exercise("JSONRPC-4.1-no-reply-to-notification")  # any reply to it would be seen
@@ -465,12 +466,11 @@ class ExtensionHostPeer:
             )
 
 
-def request_meta(rid: Any, method: str, params: Any, intent: Intent) -> dict[str, Any]:
+def request_meta(rid: Any, method: str, params: Any, intent: Intent, frame_bytes: int) -> dict[str, Any]:
     """What replay needs to judge the answer: small params whole, large ones
-    reduced to the tool name."""
-    kept = (
-        params if len(dumps(params)) <= 2048 else ({"name": params.get("name")} if isinstance(params, dict) else None)
-    )
+    (judged by the whole frame's size, which bounds theirs) reduced to the
+    tool name."""
+    kept = params if frame_bytes <= 2048 else ({"name": params.get("name")} if isinstance(params, dict) else None)
     meta: dict[str, Any] = {"id": rid, "method": method, "params": kept}
     if intent is not None:
         meta["intent"] = intent
