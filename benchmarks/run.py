@@ -1,6 +1,6 @@
 """Benchmarks, as ratios to a ceiling measured in the same run.
 
-    python benchmarks/run.py [--seconds 2] [--json reports/benchmarks.json] [--skip-certify]
+    python benchmarks/run.py [--seconds 2] [--profiles quick] [--detect default] [--sim-profile quick]
 
 Prints a table and writes JSON. Machines here are noisy (two shared cores),
 so every figure is also given relative to the raw NDJSON echo pair measured
@@ -25,10 +25,12 @@ from pathlib import Path
 from typing import Any
 
 from reference_echo_roundtrips import ReferenceClient, process_cpu_s  # benchmarks/ is on sys.path
+from simulated import simulated_vs_subprocess
 
 from conformance.evidence import Recorder
 from conformance.manifest import load_manifest
-from conformance.peers.ext_host import ExtensionHostPeer
+from conformance.peers.ext_host import ExtensionHostPeer, Launcher, spawn_process
+from conformance.peers.simulated import simulated_reference
 from conformance.runner.extension import certify_extension, full_offer
 from conformance.runner.profiles import PROFILES
 
@@ -84,15 +86,15 @@ class HarnessPair:
 
     PARAMS = {"name": "echo", "arguments": {"text": "hi"}, "context": {"workspace": "/", "host": {}}}
 
-    def __init__(self, api: str = "0.2") -> None:
+    def __init__(self, api: str = "0.2", launcher: Launcher = spawn_process) -> None:
         manifest = load_manifest(MANIFESTS / f"api-{api}" / "extension.toml")
-        self.peer = ExtensionHostPeer(manifest, Recorder())
+        self.peer = ExtensionHostPeer(manifest, Recorder(), launcher=launcher)
         offer = full_offer(api)
         self.peer.start(offer)
         assert self.peer.initialize(offer)
         assert self.peer.process is not None and self.peer.session is not None
         assert self.peer.session.negotiated is not None
-        self.pid = self.peer.process.pgid  # the leader: its own group
+        self.pid = getattr(self.peer.process, "pgid", None)  # the leader: its own group (None in-process)
         self.width = self.peer.session.negotiated.max_concurrent_requests or 1
 
     def serial(self, seconds: float) -> tuple[int, float]:
@@ -207,10 +209,12 @@ def main() -> None:
     parser.add_argument("--json", type=Path, default=Path("reports/benchmarks.json"))
     parser.add_argument("--profiles", default="quick", help="comma-separated certification profiles to time")
     parser.add_argument("--detect", default="", help="profile for time-to-detect over every faulty fixture (slow)")
+    parser.add_argument("--sim-profile", default="quick", help="profile for steps/s, simulated pair vs subprocess")
     args = parser.parse_args()
 
     measured = serial_rounds(args.seconds)
     ceiling, harness, bare = measured["ceiling"], measured["harness"], measured["reference_alone"]
+    ceiling_rtt = ceiling["serial_rtt_per_s"]
     rows: list[tuple[str, float, str, float | None]] = [
         ("raw echo pair, serial round trips", ceiling["serial_rtt_per_s"], "/s", 1.0),
         ("raw echo pair, pipelined messages", ceiling["pipelined_msgs_per_s"], "/s", 1.0),
@@ -228,7 +232,17 @@ def main() -> None:
             harness["concurrent_calls_per_s"] / ceiling["pipelined_msgs_per_s"],
         )
     )
-    results: dict[str, Any] = {**measured, "certify_wall_s": {}}
+    with HarnessPair(launcher=simulated_reference) as pair:
+        in_process = _rate(pair.serial(args.seconds))
+    rows.append(("harness <-> reference in-process (simulated)", in_process, "/s", in_process / ceiling_rtt))
+    steps = simulated_vs_subprocess(args.sim_profile)
+    for pair_name in ("simulated", "subprocess"):
+        rows.append(
+            (f"machine steps, {pair_name} pair ({args.sim_profile})", steps[pair_name]["steps_per_s"], "/s", None)
+        )
+    rows.append(("  simulated / subprocess steps per second", steps["speedup"], "x", None))
+    measured["in_process_serial_rtt_per_s"] = in_process
+    results: dict[str, Any] = {**measured, "steps": steps, "certify_wall_s": {}}
     for profile in [p for p in args.profiles.split(",") if p]:
         for api in ("0.1", "0.2", "0.4"):
             wall = certify_wall(profile, api)
