@@ -1,16 +1,19 @@
 """How well the suite catches race bugs: detection, shrinking, replay.
 
-    python benchmarks/races.py [--profile default] [--runs 20] [--patience 15]
-                               [--only NAME,...] [--json reports/races.json]
+    python benchmarks/races.py [--profile default] [--runs 20] [--reference-runs 3]
+                               [--patience 15] [--only NAME,...] [--json reports/races.json]
 
 For every race fixture (faulty extensions whose fault needs a particular
 interleaving to show): certify it with the profile's fixed seed, keeping
 traces; read the trace of the fixture's requirement (already shrunk by the
 certification, see ``conformance.runner.replay.shrink``); replay it ``--runs``
-times. Prints a table and writes JSON.
+times, and ``--reference-runs`` times against the reference extension (API
+0.2), where every legal outcome of the race must pass. Prints a table and
+writes JSON.
 
 A race fixture is healthy when it is detected, nothing else is flagged, its
-trace shrinks to a few steps (<= 10) and replays every time. Anything else
+trace shrinks to a few steps (<= 10), replays every time, and never against
+the reference. Anything else
 is either a flaky fixture or a race the harness does not pin down (the
 fixture's docstring says which).
 
@@ -38,6 +41,7 @@ from conformance.transport.trace import load
 
 HERE = Path(__file__).resolve().parent
 FIXTURES = HERE.parent / "fixtures"
+REFERENCE = HERE.parent / "conformance" / "reference" / "extension" / "manifests" / "api-0.2" / "extension.toml"
 # name -> folder under fixtures/ (fixtures/pending is not collected by tests)
 RACE_FIXTURES = {
     "cancel-race-double-response": "extensions",
@@ -61,6 +65,8 @@ class RaceRow:
     shrink_replays: int | None
     reproduced: int
     runs: int
+    reference_reproduced: int  # replays against the reference that (wrongly) reproduced: must be 0
+    reference_runs: int
     certify_s: float
     replay_s: float
     trace: str | None
@@ -73,6 +79,7 @@ class RaceRow:
             and self.steps_after is not None
             and self.steps_after <= MAX_SHRUNK_STEPS
             and self.reproduced == self.runs
+            and self.reference_reproduced == 0
         )
 
 
@@ -86,7 +93,9 @@ def shrunk_steps(trace: Path) -> tuple[int, int, int | None]:
     return steps, steps, None
 
 
-def measure(name: str, folder: str, *, profile_name: str, runs: int, patience: Patience, out: Path) -> RaceRow:
+def measure(
+    name: str, folder: str, *, profile_name: str, runs: int, reference_runs: int, patience: Patience, out: Path
+) -> RaceRow:
     fixture = FIXTURES / folder / name
     expect = tomllib.loads((fixture / "expect.toml").read_text(encoding="utf-8"))
     requirement = str(expect["requirement"])
@@ -104,12 +113,16 @@ def measure(name: str, folder: str, *, profile_name: str, runs: int, patience: P
     detected = target is not None and target.verdict in ("fail", "warn")
     trace = trace_dir / f"{requirement}.jsonl"
     before = after = shrink_replays = None
-    reproduced, replay_s = 0, 0.0
-    if detected and trace.exists():
+    reproduced, replay_s, on_reference = 0, 0.0, 0
+    replayable = detected and trace.exists()
+    if replayable:
         before, after, shrink_replays = shrunk_steps(trace)
         start = time.perf_counter()
         reproduced = sum(o.reproduced for o in replay(trace, runs=runs, patience=patience))
         replay_s = time.perf_counter() - start
+        if reference_runs:
+            outcomes = replay(trace, target=REFERENCE, runs=reference_runs, patience=patience)
+            on_reference = sum(o.reproduced for o in outcomes)
     return RaceRow(
         fixture=name,
         requirement=requirement,
@@ -120,7 +133,9 @@ def measure(name: str, folder: str, *, profile_name: str, runs: int, patience: P
         steps_after=after,
         shrink_replays=shrink_replays,
         reproduced=reproduced,
-        runs=runs if detected and trace.exists() else 0,
+        runs=runs if replayable else 0,
+        reference_reproduced=on_reference,
+        reference_runs=reference_runs if replayable else 0,
         certify_s=certify_s,
         replay_s=replay_s,
         trace=str(trace) if trace.exists() else None,
@@ -128,15 +143,29 @@ def measure(name: str, folder: str, *, profile_name: str, runs: int, patience: P
 
 
 def table(rows: list[RaceRow]) -> str:
-    head = ("fixture", "requirement", "detected", "after s", "shrunk steps", "replay", "ok", "also flagged")
+    head = (
+        "fixture",
+        "requirement",
+        "detected",
+        "after s",
+        "shrunk steps",
+        "replay",
+        "vs reference",
+        "certify s",
+        "replay s",
+        "ok",
+        "also flagged",
+    )
     lines = [head]
     for r in rows:
         steps = "-" if r.steps_after is None else f"{r.steps_before} -> {r.steps_after}"
         when = "-" if r.detected_after_s is None else f"{r.detected_after_s:.1f}"
         replayed = f"{r.reproduced}/{r.runs}" if r.runs else "-"
+        reference = f"{r.reference_reproduced}/{r.reference_runs}" if r.reference_runs else "-"
         also = ", ".join(r.also_flagged) or "-"
         detected, ok = "yes" if r.detected else "NO", "ok" if r.healthy else "!!"
-        lines.append((r.fixture, r.requirement, detected, when, steps, replayed, ok, also))
+        times = (f"{r.certify_s:.0f}", f"{r.replay_s:.0f}")
+        lines.append((r.fixture, r.requirement, detected, when, steps, replayed, reference, *times, ok, also))
     widths = [max(len(line[i]) for line in lines) for i in range(len(head))]
     return "\n".join("  ".join(cell.ljust(w) for cell, w in zip(line, widths, strict=True)).rstrip() for line in lines)
 
@@ -145,6 +174,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--profile", default="default", choices=sorted(PROFILES))
     parser.add_argument("--runs", type=int, default=20, help="replays of each shrunk trace")
+    parser.add_argument("--reference-runs", type=int, default=3, help="replays of each trace against the reference")
     parser.add_argument("--patience", type=float, default=15.0, help="response deadline in seconds (as the CLI)")
     parser.add_argument("--only", default="", help="comma-separated fixture names (default: all race fixtures)")
     parser.add_argument("--work-dir", type=Path, default=Path("/tmp/octet-races"), help="where traces are kept")
@@ -162,6 +192,7 @@ def main() -> None:
             RACE_FIXTURES[name],
             profile_name=args.profile,
             runs=args.runs,
+            reference_runs=args.reference_runs,
             patience=Patience.of(args.patience),
             out=args.work_dir,
         )
@@ -172,6 +203,7 @@ def main() -> None:
         "profile": args.profile,
         "seed": PROFILES[args.profile].default_seed,
         "runs": args.runs,
+        "reference_runs": args.reference_runs,
         "patience_s": args.patience,
         "max_shrunk_steps": MAX_SHRUNK_STEPS,
         "fixtures": [{**asdict(r), "healthy": r.healthy} for r in rows],

@@ -1,0 +1,77 @@
+"""Shrunk traces keep what makes a late frame visible, and replay it every time."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from conformance.evidence import Recorder
+from conformance.machines.extension import step_context, step_of
+from conformance.manifest import load_manifest
+from conformance.peers.ext_host import ExtensionHostPeer, Patience
+from conformance.runner.extension import certify_extension
+from conformance.runner.profiles import PROFILES, Profile
+from conformance.runner.replay import _reserve_ids, closing_step, host_steps, replay, without_steps
+from conformance.transport.trace import load
+
+ROOT = Path(__file__).resolve().parents[2]
+LATE_PROGRESS = ROOT / "fixtures" / "extensions" / "progress-after-result" / "extension.toml"
+REFERENCE = ROOT / "conformance" / "reference" / "extension" / "manifests" / "api-0.2" / "extension.toml"
+
+
+def write(step: int, **more: Any) -> dict[str, Any]:
+    return {"dir": "host->target", "step": step, "after": 0, "awaits": [], **more}
+
+
+def seen(step: int) -> dict[str, Any]:
+    return {"dir": "target->host", "step": step, "index": 0, "text": "{}"}
+
+
+def test_the_closing_shutdown_is_not_a_shrinkable_step() -> None:
+    entries = [write(0, text="init"), seen(0), write(3, text="call"), seen(3), write(5, action="shutdown")]
+    assert closing_step(entries) == 5
+    assert host_steps(entries) == [3]
+    assert [e for e in without_steps(entries, {3}) if e["dir"] == "host->target"][-1]["action"] == "shutdown"
+    # A last step that also wrote something else is an ordinary step.
+    mixed = [*entries[:-1], write(5, text="call"), write(5, action="shutdown")]
+    assert closing_step(mixed) is None
+    assert host_steps(mixed) == [3, 5]
+    # Answers to the target's own requests may come with the closing shutdown.
+    answered = [*entries, write(5, child_answer=True, text="answer")]
+    assert closing_step(answered) == 5
+
+
+def test_step_context_round_trip() -> None:
+    assert step_of(step_context(4, 17, "request_progress")) == 17
+    assert step_of("scenario=frame-size") is None
+
+
+def test_replay_numbers_its_own_requests_above_the_traces_ids() -> None:
+    # In the original run the closing shutdown (or a reload's initialize) got
+    # the next id; in replay it must not reuse one of the trace's ids.
+    peer = ExtensionHostPeer(load_manifest(REFERENCE), Recorder())
+    _reserve_ids(peer, {"requests": [{"id": 7, "method": "tool/call"}, {"id": 2**53 + 1, "method": "x"}]})
+    _reserve_ids(peer, {"requests": [{"id": 3, "method": "tool/call"}, {"id": "text-id", "method": "x"}]})
+    assert peer.new_id() == 8
+
+
+def test_late_frame_trace_replays_every_time_and_not_against_the_reference(
+    tmp_path: Path, no_leftover_processes: None
+) -> None:
+    # The extra progress event follows the answer: only the shutdown kept at
+    # the end of the shrunk trace (with an id of its own) makes replay see it.
+    small = Profile("test-race", examples=6, steps=16, shrink_s=20.0)
+    run = certify_extension(
+        load_manifest(LATE_PROGRESS), small, PROFILES["quick"].default_seed, Patience.of(10.0), trace_dir=tmp_path
+    )
+    verdict = {v.requirement.id: v for v in run.verdicts}["EXT-2.6-progress-active-request"]
+    assert verdict.verdict == "fail" and verdict.trace
+    trace = tmp_path / "EXT-2.6-progress-active-request.jsonl"
+    header, entries = load(trace)
+    writes = [e for e in entries if e["dir"] == "host->target"]
+    assert writes[-1].get("action") == "shutdown"
+    assert len(host_steps(entries)) <= 2, header.get("shrunk")
+    outcomes = replay(trace, runs=3, patience=Patience.of(10.0))
+    assert all(o.reproduced for o in outcomes), outcomes
+    against_reference = replay(trace, target=REFERENCE, patience=Patience.of(10.0))
+    assert not any(o.reproduced for o in against_reference), against_reference
