@@ -111,7 +111,8 @@ class ExtensionMachine(RuleBasedStateMachine):
 
     def _first_frame_of(self, rid: Any) -> None:
         """Pump until request ``rid`` shows a frame: a progress event, a
-        confirmation request (the harness answers it at once) or its answer.
+        confirmation request (whose answer the peer holds until the extension
+        pauses, so a cancellation written now goes before it) or its answer.
         Frames about other, settled requests do not count."""
         peer = self.peer
         assert peer.session is not None
