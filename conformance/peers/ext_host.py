@@ -29,8 +29,8 @@ from conformance.transport.target import Target
 from conformance.transport.trace import TRACE_FORMAT, Trace
 
 WRITE_TIMEOUT_S = 5.0
-# How long a scheduled write waits for target frames that a legal race may
-# never produce (see ExtensionHostPeer.hold).
+# How long replay waits for target frames that a legal race may never have
+# produced, once the target owes no answer (see ExtensionHostPeer.hold).
 HOLD_GRACE_S = 0.5
 
 
@@ -178,6 +178,11 @@ class ExtensionHostPeer:
         return self.process is not None and not self.stdout_closed and not self.unresponsive and self.process.running()
 
     # -- writing ------------------------------------------------------------------
+    def reserve_ids(self, highest: int) -> None:
+        """Number the harness's own requests above ``highest`` from now on
+        (replay: above every id the trace used)."""
+        self._next_id = max(self._next_id, highest + 1)
+
     def new_id(self) -> int:
         rid = self._next_id
         self._next_id += 1
@@ -239,20 +244,28 @@ class ExtensionHostPeer:
                 self.write_raw(piece)
         return [f.id for f in schedule.frames if f.kind == "request"]
 
-    def hold(
-        self, *, frames: int = 0, awaits: Iterable[Any] = (), grace_s: float = HOLD_GRACE_S, exact: bool = False
-    ) -> None:
+    def hold(self, *, frames: int = 0, awaits: Iterable[Any] = (), exact: bool = False) -> None:
         """Delay the next write until the ``awaits`` requests are answered,
         then until ``frames`` target frames of this generation were observed.
-        A legal race may produce fewer frames than a hold expects, so the
-        count is waited for at most ``grace_s`` -- and, unless ``exact``
-        (replay), not at all once every request is answered."""
+        While the target still owes answers it is bound to write again, so the
+        count is waited for as long as a response may take; once it owes
+        nothing, a legal race may have produced fewer frames than the hold
+        expects: then the count is waited for briefly if ``exact`` (replay
+        re-creating a recorded order), not at all otherwise."""
         assert self.session is not None
         awaited = [rid for rid in awaits if self.session.request(rid) is not None]
         if awaited and self.alive:
             self.settle(awaited)
-        deadline = self.now() + grace_s
-        while self.frames_observed < frames and not self.stdout_closed and (exact or self.session.unanswered()):
+        deadline = self.now() + self.patience.response_s
+        while self.frames_observed < frames and self.alive and self.session.unanswered():
+            remaining = deadline - self.now()
+            if remaining <= 0:
+                break
+            self.pump(min(remaining, 0.5))
+        if not exact:
+            return
+        deadline = self.now() + HOLD_GRACE_S
+        while self.frames_observed < frames and not self.stdout_closed:
             remaining = deadline - self.now()
             if remaining <= 0 or not self.pump(remaining):
                 return

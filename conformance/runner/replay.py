@@ -11,6 +11,7 @@ above every id of the trace, as they did in the original run.
 
 from __future__ import annotations
 
+import shutil
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -117,31 +118,13 @@ def _reserve_ids(peer: ExtensionHostPeer, entry: dict[str, Any]) -> None:
     ids = [r.get("id") for r in entry.get("requests", [])]
     sequential = [i for i in ids if isinstance(i, int) and not isinstance(i, bool) and 0 < i < _SEQUENTIAL_IDS]
     if sequential:
-        # ExtensionHostPeer has no public way to move its counter (see the report to the lead).
-        peer._next_id = max(peer._next_id, max(sequential) + 1)
-
-
-# When a race went another (legal) way, the frame count of the original run
-# may never be reached; after the awaited answers, wait this long at most.
-COUNT_GRACE_S = 0.5
+        peer.reserve_ids(max(sequential))
 
 
 def _await(peer: ExtensionHostPeer, entry: dict[str, Any]) -> None:
-    """Reproduce the write's ordering: the answers it waited for first; then
-    the same number of observed frames -- as long as a response may take
-    while the target still owes answers (it is bound to write again: "cancel
-    after the call's first frame" waits for that frame however slow the
-    target is today), at most briefly once it owes nothing."""
-    after = int(entry.get("after", 0))
-    peer.hold(awaits=entry.get("awaits", []))
-    assert peer.session is not None
-    deadline = peer.now() + peer.patience.response_s
-    while peer.frames_observed < after and peer.alive and peer.session.unanswered():
-        remaining = deadline - peer.now()
-        if remaining <= 0:
-            break
-        peer.pump(min(remaining, 0.5))
-    peer.hold(frames=after, grace_s=COUNT_GRACE_S, exact=True)
+    """Reproduce the write's ordering: the answers it waited for first, then
+    the same number of observed frames (see ExtensionHostPeer.hold)."""
+    peer.hold(frames=int(entry.get("after", 0)), awaits=entry.get("awaits", []), exact=True)
 
 
 def _perform(peer: ExtensionHostPeer, entry: dict[str, Any]) -> None:
@@ -275,6 +258,17 @@ def shrink(
     return len(kept)
 
 
+def _kept(case: Path, requirement: str, recorder: Recorder) -> Path:
+    """The trace a reproduced regression case leaves in the report: a copy
+    (shrinking rewrites traces, and the case directory is the user's)."""
+    if recorder.trace_dir is None:
+        return case
+    recorder.trace_dir.mkdir(parents=True, exist_ok=True)
+    copy = recorder.trace_dir / f"{requirement}.jsonl"
+    shutil.copyfile(case, copy)
+    return copy
+
+
 def replay_regressions(
     directory: Path, manifest: Manifest, recorder: Recorder, patience: Patience | None = None
 ) -> None:
@@ -290,4 +284,4 @@ def replay_regressions(
         recorder.exercise(outcome.requirement)
         if outcome.reproduced:
             recorder.violate(Violation(outcome.requirement, f"regression case reproduced: {outcome.evidence}"))
-            recorder.traces.setdefault(outcome.requirement, case)
+            recorder.traces.setdefault(outcome.requirement, _kept(case, outcome.requirement, recorder))
