@@ -31,6 +31,11 @@ def test_fuzz_saves_regression_cases_that_certify_replays(tmp_path: Path) -> Non
     quick = PROFILES["quick"]
     clean = certify_extension(load_manifest(REFERENCE), quick, 1, regressions=regressions)
     assert {v.requirement.id: v.verdict for v in clean.verdicts}["JSONRPC-5-one-response"] == "pass"
-    broken = certify_extension(load_manifest(FIXTURE), quick, 1, regressions=regressions)
+    saved = found[0].case.read_bytes()
+    traces = tmp_path / "traces"
+    broken = certify_extension(load_manifest(FIXTURE), quick, 1, regressions=regressions, trace_dir=traces)
     verdict = {v.requirement.id: v for v in broken.verdicts}["JSONRPC-5-one-response"]
     assert verdict.verdict == "fail" and "regression case reproduced" in verdict.evidence
+    # the report keeps (and shrinks) its own copy; the user's case is left as it was
+    assert verdict.trace == str(traces / "JSONRPC-5-one-response.jsonl")
+    assert found[0].case.read_bytes() == saved
