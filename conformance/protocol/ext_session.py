@@ -540,7 +540,10 @@ def _legal_child_id(cid: Any) -> bool:
 
 
 def _key(rid: Any) -> Any:
-    """Ids as dictionary keys: 1 and "1" differ, and 1.0 is not 1."""
+    """Ids as dictionary keys: 1 and "1" differ; 1.0 is the number 1 (JSON
+    has one number type, so an answer to 1 written as 1.0 echoes it)."""
+    if isinstance(rid, float) and rid.is_integer():
+        rid = int(rid)
     return (
         (type(rid).__name__, rid)
         if isinstance(rid, int | str | float) and not isinstance(rid, bool)

@@ -200,7 +200,9 @@ def _parse_response(value: dict[str, Any], violations: list[Violation]) -> Messa
 def check_id(rid: Any) -> list[Violation]:
     if isinstance(rid, bool) or not isinstance(rid, int | float | str | type(None)):
         return [Violation("JSONRPC-4-id-type", f"id must be a string, number or null; got {_kind(rid)}", ("id",))]
-    if isinstance(rid, float):
+    # Judged by value: 5.0 and 1e3 name whole numbers (JSON does not tell
+    # them from 5 and 1000), so only a true fraction is flagged.
+    if isinstance(rid, float) and not rid.is_integer():
         return [Violation("JSONRPC-4-id-not-fractional", f"id {rid!r} is a fractional number", ("id",))]
     return []
 

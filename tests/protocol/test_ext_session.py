@@ -87,6 +87,12 @@ def test_id_types_must_match_exactly() -> None:
     assert violations(s, {"id": 7, "error": {"code": -32601, "message": "m"}}) == ["JSONRPC-5-id-echo"]
 
 
+def test_a_whole_number_written_with_a_fraction_echoes_the_same_id() -> None:
+    s = ready_session()
+    s.sent_request(5, "x", {}, intent="unknown-method")
+    assert violations(s, {"id": 5.0, "error": {"code": -32601, "message": "m"}}) == []
+
+
 @pytest.mark.parametrize(
     ("reply", "expected"),
     [

@@ -77,6 +77,11 @@ def test_each_envelope_rule(payload: bytes, rule: str) -> None:
     assert rule in ids(decode(payload))
 
 
+@pytest.mark.parametrize("rid", [b"5.0", b"1e3", b"-2E2"])
+def test_whole_numbers_with_a_fraction_or_exponent_are_not_fractional_ids(rid: bytes) -> None:
+    assert ids(decode(b'{"jsonrpc":"2.0","id":' + rid + b',"method":"m"}')) == []
+
+
 @pytest.mark.parametrize("code", [-32700, -32600, -32601, -32602, -32603, -32000, -32099, -32800, -31999, 1])
 def test_codes_outside_the_reserved_gap_are_fine(code: int) -> None:
     assert ids(decode(dumps({"jsonrpc": "2.0", "id": 1, "error": {"code": code, "message": "m"}}))) == []
