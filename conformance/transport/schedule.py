@@ -14,7 +14,6 @@ schedules serve the harness whichever role it plays.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -33,13 +32,6 @@ class Outgoing:
     params: Any = None
     intent: str | None = None
 
-    def label(self) -> str:
-        if self.kind == "request":
-            return f"{self.method}#{self.id}"
-        if self.kind == "cancel":
-            return f"cancel#{self.id}"
-        return self.kind
-
 
 @dataclass(frozen=True)
 class Write:
@@ -57,38 +49,11 @@ class Write:
         cuts = [0, *(k for k in self.split_at if 0 < k < len(data)), len(data)]
         return [data[a:b] for a, b in zip(cuts, cuts[1:], strict=False) if b > a]
 
-    def describe(self) -> str:
-        text = "+".join(f.label() for f in self.frames)
-        if self.after:
-            text = f"after {self.after} frame(s): {text}"
-        if self.awaits:
-            text = f"after answers to {list(self.awaits)}: {text}"
-        if self.split_at:
-            text += f" split at {list(self.split_at)}"
-        return text
-
 
 @dataclass(frozen=True)
 class Schedule:
     writes: tuple[Write, ...]
 
-    def describe(self) -> str:
-        return " | ".join(w.describe() for w in self.writes)
-
     @property
     def frames(self) -> tuple[Outgoing, ...]:
         return tuple(f for w in self.writes for f in w.frames)
-
-
-def coalesced(frames: Iterable[Outgoing]) -> Schedule:
-    """Every frame in one write."""
-    return Schedule((Write(tuple(frames)),))
-
-
-def one_by_one(frames: Iterable[Outgoing]) -> Schedule:
-    """One write per frame, back to back."""
-    return Schedule(tuple(Write((f,)) for f in frames))
-
-
-def then(first: Schedule, write: Write) -> Schedule:
-    return Schedule((*first.writes, write))

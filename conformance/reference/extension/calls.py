@@ -167,6 +167,13 @@ class CallContext:
             event["total"] = total
         self._call.emit_progress(event)
 
+    def confirmation_params(self, prompt: str) -> JsonObject:
+        """§2.2 confirmation/request params; the parent's id where negotiated."""
+        params: JsonObject = {"prompt": prompt, "destructive": False, "default": False}
+        if self.session.parent_correlation:
+            params = {"parent_request_id": self.request_id, **params}
+        return params
+
     def notify(self, method: str, params: JsonObject) -> None:
         self._writer.send(notification_message(method, params))
 

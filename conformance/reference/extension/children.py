@@ -25,6 +25,13 @@ class ChildOutcome:
     error: JsonObject | None = None
 
 
+def confirmed(outcome: ChildOutcome) -> bool:
+    """§2.2: a dropped request or an error denies; only an explicit
+    {"confirmed": true} confirms."""
+    answer = outcome.result if outcome.error is None else None
+    return isinstance(answer, dict) and answer.get("confirmed") is True
+
+
 class ChildBudgetExhausted(Exception):
     """§2: at most 128 outstanding child requests and 65,536 ids per process."""
 

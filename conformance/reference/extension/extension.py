@@ -12,7 +12,7 @@ from typing import Any, TypeAlias
 
 from . import catalog
 from .calls import CallContext
-from .children import ChildBudgetExhausted
+from .children import ChildBudgetExhausted, confirmed
 from .jsonrpc import INVALID_PARAMS, JsonObject, RpcError
 from .negotiation import negotiate
 from .schema import first_violation
@@ -150,22 +150,12 @@ class ReferenceExtension:
         return self.tool_result("the failing tool always fails", is_error=True)
 
     def tool_confirm(self, arguments: JsonObject, ctx: CallContext) -> JsonObject:
-        params: JsonObject = {
-            "prompt": truncate_utf8(arguments["question"], MAX_ECHO_BYTES),
-            "destructive": False,
-            "default": False,
-        }
-        if ctx.session.parent_correlation:
-            params = {"parent_request_id": ctx.request_id, **params}  # §2.2
+        params = ctx.confirmation_params(truncate_utf8(arguments["question"], MAX_ECHO_BYTES))
         try:
             outcome = ctx.request("confirmation/request", params, id_prefix="confirm")
         except ChildBudgetExhausted as exc:
             return self.tool_result(f"cannot ask for confirmation: {exc}", is_error=True)
-        # §2.2: a dropped request or an error denies; only an explicit
-        # {"confirmed": true} confirms.
-        answer = outcome.result if outcome.error is None else None
-        confirmed = isinstance(answer, dict) and answer.get("confirmed") is True
-        return self.tool_result("confirmed" if confirmed else "declined")
+        return self.tool_result("confirmed" if confirmed(outcome) else "declined")
 
     # -- §1.3 command/execute --------------------------------------------------
 

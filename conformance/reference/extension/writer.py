@@ -76,6 +76,12 @@ class FrameWriter:
         with self._lock:
             self._write_locked(frame)
 
+    def send_all(self, messages: list[JsonObject]) -> None:
+        """Several frames in one write (a batch the host reads at once)."""
+        data = b"".join(encode_message(m, self._max_frame_bytes) for m in messages)
+        with self._lock:
+            self._write_locked(data)
+
     def _write_locked(self, frame: bytes) -> None:
         if self._broken:
             return
