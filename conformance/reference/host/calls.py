@@ -127,6 +127,11 @@ class PendingCall:
     def state(self) -> str:
         return self._call.state
 
+    def poll(self, timeout: float | None = 0.0) -> CallOutcome | None:
+        """The outcome if it arrives within ``timeout``, else None (nothing cancelled)."""
+        self._call.done.wait(timeout)
+        return self._call.outcome
+
     def wait(self, timeout: float | None = None) -> CallOutcome:
         """The outcome; after ``timeout`` the call is cancelled and "timeout" returned."""
         if not self._call.done.wait(timeout):

@@ -505,9 +505,10 @@ class Connection:
             self.cancel(call, "shutdown")
         stage = self.config.shutdown_stage_s
         ack = self._issue("shutdown", {}, counts=False)
-        outcome = ack.wait(self._remaining(deadline, stage))
-        if not outcome.ok and outcome.status != "lost":
-            self.diagnose("shutdown", f"no shutdown acknowledgement ({outcome.status})")
+        # A shutdown that times out is not cancelled: the next stage follows.
+        outcome = ack.poll(self._remaining(deadline, stage))
+        if outcome is None or not (outcome.ok or outcome.status == "lost"):
+            self.diagnose("shutdown", f"no shutdown acknowledgement ({outcome.status if outcome else 'timeout'})")
         code = self.channel.wait_exit(self._remaining(deadline, stage))
         if code is None:
             self.diagnose("shutdown", "the child did not exit after shutdown; killing its process group")

@@ -321,6 +321,9 @@ class ReferenceHost:
         """Candidate N+1 fully negotiated while N stays ready; then N drained,
         cancelled and shut down; then new calls go to N+1. A failed candidate
         leaves N live (LoadError). A manual reload revives a parked watcher."""
+        return self._reload(name, manual=True)
+
+    def _reload(self, name: str, *, manual: bool) -> ExtensionStatus:
         record = self._begin_reload(name)
         try:
             old = record.connection
@@ -335,7 +338,8 @@ class ReferenceHost:
                 old.shutdown(self.runtime.now() + budget, drain_s=self.config.drain_s)
             with self._lock:
                 record.connection, record.generation = candidate, candidate.generation
-                record.budget.revive()
+                if manual:
+                    record.budget.revive()
         finally:
             with self._lock:
                 record.reloading = False
@@ -405,7 +409,7 @@ class ReferenceHost:
                     return
                 record.budget.on_attempt()
             try:
-                self.reload(record.manifest.name)
+                self._reload(record.manifest.name, manual=False)
             except LoadError as exc:
                 with self._lock:
                     record.budget.on_attempt_failed(permanent=exc.permanent, reason=str(exc))
@@ -419,9 +423,10 @@ class ReferenceHost:
     # -- §1.8 shutdown --------------------------------------------------------------------
 
     def shutdown(self, name: str | None = None, *, coordinated: bool = False) -> None:
-        """Shut down one extension or all of them, concurrently, within the
-        aggregate deadline (3 s; 1.4 s for coordinated-signal exits), then
-        kill whatever remains. Explicit shutdown cancels supervision."""
+        """Shut down one extension (its two 2 s stages) or all of them,
+        concurrently, within the aggregate deadline (3 s; 1.4 s for
+        coordinated-signal exits), then kill whatever remains. Explicit
+        shutdown cancels supervision."""
         with self._lock:
             names = [name] if name is not None else list(self._extensions)
             if name is None:
@@ -434,7 +439,12 @@ class ReferenceHost:
                 record.supervised = False
                 if record.connection is not None:
                     targets.append(record.connection)
-        cap = self.config.coordinated_shutdown_s if coordinated else self.config.shutdown_aggregate_s
+        if coordinated:
+            cap = self.config.coordinated_shutdown_s
+        elif name is None:
+            cap = self.config.shutdown_aggregate_s  # product shutdown: one aggregate deadline
+        else:
+            cap = 2 * self.config.shutdown_stage_s  # one connection: its two stages
         deadline = self.runtime.now() + cap
         finished = self.runtime.condition()
         done: list[Connection] = []
