@@ -796,3 +796,221 @@ def test_requires_octet_is_checked_before_any_process_starts(tmp_path: Path) -> 
     with pytest.raises(LoadError, match="requires_octet"):
         h.run(lambda: h.host.load(path))
     assert h.world.launcher.launched == []
+
+
+def test_manifest_read_bound_at_n_minus_1_n_and_n_plus_1(tmp_path: Path) -> None:
+    from conformance.reference.host.manifest import ManifestError, load_manifest
+
+    base = (MANIFESTS / "api-0.2" / "extension.toml").read_text()
+    bound = 1024
+    for size, ok in ((bound - 1, True), (bound, True), (bound + 1, False)):
+        path = tmp_path / f"m{size}.toml"
+        padding = size - len(base.encode()) - 2
+        path.write_text(base + "#" + "x" * padding + "\n")
+        assert path.stat().st_size == size
+        if ok:
+            assert load_manifest(path, octet_version="0.8.0", read_bytes=bound).name == "octet-reference-extension"
+        else:
+            with pytest.raises(ManifestError, match="read bound"):
+                load_manifest(path, octet_version="0.8.0", read_bytes=bound)
+
+
+BAD_MANIFESTS = {
+    "api-0.3": ('api_version = "0.2"', 'api_version = "0.3"'),
+    "no-command": ("command = [", "kommand = ["),
+    "presentation-0.1": ("[contributes]", "[contributes]\npresentation = true"),
+    "unknown-environment": ("[capabilities]", '[capabilities]\nenvironment = ["AWS_SECRET"]'),
+    "bad-secret-name": ("[capabilities]", '[capabilities]\nsecrets = ["9lives"]'),
+    "unknown-contribution": ("[contributes]", "[contributes]\nwidgets = true"),
+}
+
+
+@pytest.mark.parametrize("fault", sorted(BAD_MANIFESTS))
+def test_discovery_reports_refused_manifests_and_loads_the_rest(tmp_path: Path, fault: str) -> None:
+    from conformance.reference.host import discover
+
+    root = tmp_path / "extensions"
+    good, bad = root / "a-good", root / "b-bad"
+    good.mkdir(parents=True)
+    bad.mkdir()
+    (root / "c-empty").mkdir()  # no manifest: not an extension
+    source = (MANIFESTS / "api-0.2" / "extension.toml").read_text()
+    (good / "extension.toml").write_text(source)
+    old, new = BAD_MANIFESTS[fault]
+    if fault == "presentation-0.1":
+        source = source.replace('api_version = "0.2"', 'api_version = "0.1"')
+    (bad / "extension.toml").write_text(source.replace(old, new, 1))
+    found = discover([(root, "global"), (tmp_path / "absent", "project")], octet_version="0.8.0")
+    assert [d.path.parent.name for d in found] == ["a-good", "b-bad"]
+    assert found[0].manifest is not None and found[0].manifest.source == "global"
+    assert found[1].manifest is None and found[1].error
+
+
+def test_api_0_1_cancellation_drops_the_waiter_without_a_cancel_notification(tmp_path: Path) -> None:
+    class Legacy(Late):
+        api = "0.1"
+
+    h = Harness(tmp_path)
+    scripts = h.add(Legacy)
+    h.run(lambda: h.host.load(h.manifest()))
+    pending = h.run(lambda: h.host.start_tool("scripted", "t", {}))
+    h.world.settle(0.1)
+    pending.cancel()
+    h.world.settle(5.0)
+    assert pending.wait(0).status == "cancelled"
+    assert "$/cancelRequest" not in scripts[0].methods()  # API 0.1 has no cancellation (§1.9)
+    assert h.events.kinds("stale-response") and h.host.inspect("scripted").state == "ready"
+
+
+def test_an_initialize_that_never_comes_is_a_load_error(tmp_path: Path) -> None:
+    class Mute(Script):
+        def on_message(self, message: Message) -> None:
+            pass
+
+    h = Harness(tmp_path, config=HostConfig(initialize_timeout_s=5.0))
+    h.add(Mute)
+    with pytest.raises(LoadError, match="did not complete"):
+        h.run(lambda: h.host.load(h.manifest()))
+    assert h.world.now == pytest.approx(5.0, abs=0.01) and h.world.launcher.launched[0].killed
+
+
+class Framing(Script):
+    """Answers tool calls in an unusual but valid shape, picked by ``style``."""
+
+    style = "crlf"
+
+    def on_tool_call(self, message: Message) -> None:
+        assert self.io is not None
+        line = json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": {"content": [], "is_error": False}})
+        noise = (
+            b"not json\n[1,2]\n"
+            + b'{"jsonrpc":"2.0","method":"x"}\n'
+            + b"z" * (1 << 20)
+            + b"\n"
+            + b"z" * ((1 << 20) + 1)
+            + b"\n"
+        )
+        if self.style == "crlf":
+            self.io.stdout.write(line.encode() + b"\r\n")
+        elif self.style == "bytewise":
+            for byte in line.encode() + b"\n":
+                self.io.stdout.write(bytes([byte]))
+        elif self.style == "noise-first":
+            self.io.stdout.write(noise + line.encode() + b"\n")
+
+
+@pytest.mark.parametrize("style", ["crlf", "bytewise", "noise-first"])
+def test_framing_variants_and_junk_never_disturb_a_call(tmp_path: Path, style: str) -> None:
+    class Styled(Framing):
+        pass
+
+    Styled.style = style
+    h = Harness(tmp_path)
+    h.add(Styled)
+    h.run(lambda: h.host.load(h.manifest()))
+    assert h.run(lambda: h.host.call_tool("scripted", "t", {})).ok
+    if style == "noise-first":
+        # At the 1 MiB bound a line is read (and is not JSON); one byte over it is oversized.
+        assert len(h.events.kinds("bad-frame")) == 4 and len(h.events.kinds("oversized-frame")) == 1
+
+
+def test_a_final_ack_without_newline_before_eof_counts(tmp_path: Path) -> None:
+    class NoNewline(Script):
+        def on_shutdown(self, message: Message) -> None:
+            assert self.io is not None
+            self.io.stdout.write(json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": {}}).encode())
+            self.exits = True
+
+    h = Harness(tmp_path)
+    h.add(NoNewline)
+    h.run(lambda: h.host.load(h.manifest()))
+    started = h.world.now
+    h.run(lambda: h.host.shutdown("scripted"))
+    assert h.world.now == started and not h.world.launcher.launched[0].killed
+    assert not [d for d in h.events.diagnostics if d.kind == "shutdown"]
+
+
+class Registers(Script):
+    """Registers shortcuts inside initialize (§2.20), then answers it."""
+
+    features = (*REQUIRED, "shortcuts")
+    registrations: Sequence[Message] = ({"id": "k", "key": "ctrl+k", "description": "d"},)
+
+    def on_message(self, message: Message) -> None:
+        if message.get("method") == "initialize":
+            for index, params in enumerate(self.registrations):
+                self.send(
+                    {
+                        "jsonrpc": "2.0",
+                        "id": f"reg-{index}",
+                        "method": "shortcut/register",
+                        "params": {"parent_request_id": message["id"], **params},
+                    }
+                )
+        super().on_message(message)
+
+
+def test_wave1_shortcut_trigger_only_for_admitted_registrations(tmp_path: Path) -> None:
+    class Many(Registers):
+        registrations = (
+            {"id": "k", "key": "ctrl+k", "description": "d"},
+            {"id": "k", "key": "ctrl+j"},  # duplicate id
+            {"id": "x" * 129, "key": "ctrl+l"},  # id over 128 bytes
+        )
+
+    config = HostConfig(optional_features=("request_progress", "lifecycle_events", "shortcuts"))
+    h = Harness(tmp_path, config=config)
+    scripts = h.add(Many)
+    h.run(lambda: h.host.load(h.manifest()))
+    sent = h.run(
+        lambda: [
+            h.host.notify_wave1("scripted", "shortcut/trigger", {"id": "k"}),
+            h.host.notify_wave1("scripted", "shortcut/trigger", {"id": "other"}),
+            h.host.notify_wave1("scripted", "shortcut/trigger", ["k"]),
+        ]
+    )
+    h.world.settle()
+    assert sent == [True, False, False]
+    answers = {m["id"]: m for m in scripts[0].received if "method" not in m}
+    assert answers["reg-0"]["result"] == {} and "error" in answers["reg-1"] and "error" in answers["reg-2"]
+    assert [m["params"] for m in scripts[0].received if m.get("method") == "shortcut/trigger"] == [{"id": "k"}]
+
+
+def test_shortcuts_are_not_admitted_unless_offered(tmp_path: Path) -> None:
+    h = Harness(tmp_path)
+    scripts = h.add(Registers)
+    with pytest.raises(LoadError):  # the response names a feature never offered
+        h.run(lambda: h.host.load(h.manifest()))
+    answers = [m for m in scripts[0].received if m.get("id") == "reg-0"]
+    assert answers[0]["error"]["code"] == -32601
+
+
+def test_child_id_bounds_and_outstanding_limit(tmp_path: Path) -> None:
+    class Hanging(Frontend):
+        def confirm(self, prompt: Prompt) -> bool:
+            h.world.runtime.sleep(100.0)
+            return False
+
+    h = Harness(tmp_path, config=HostConfig(max_outstanding_children=3, max_child_ids=5), frontend=Hanging())
+    scripts = h.add(Asking)
+    h.run(lambda: h.host.load(h.manifest()))
+    parent = h.run(lambda: h.host.start_tool("scripted", "t", {}))
+    h.world.settle(0.1)
+    script = scripts[0]
+    ids: list[Any] = ["a" * 256, 2**64 - 1, 0, "over-outstanding"]
+    for child_id in ids:
+        script.send(
+            {
+                "jsonrpc": "2.0",
+                "id": child_id,
+                "method": "confirmation/request",
+                "params": {"parent_request_id": parent.id, "prompt": "?"},
+            }
+        )
+    h.world.settle(0.1)
+    refused = {m["id"]: m["error"]["code"] for m in script.received if "error" in m}
+    assert refused == {"over-outstanding": -32600}  # 256-byte string, u64 max and 0 admitted; the 4th is over 3
+    parent.cancel()  # settles the parent: its three children are answered -32800
+    h.world.settle(0.1)
+    cancelled = sorted(str(m["id"]) for m in script.received if m.get("error", {}).get("code") == -32800)
+    assert cancelled == sorted(str(i) for i in ids[:3])

@@ -20,6 +20,7 @@ from collections.abc import Callable
 from typing import Any, TypeGuard
 
 from conformance.protocol.framing import Frame, FrameDecoder, FrameEvent
+from conformance.protocol.limits import MAX_SETTLED_REASON_BYTES
 
 from . import calls as cs
 from . import jsonrpc as rpc
@@ -91,6 +92,7 @@ class Connection:
         self.exit_code: int | None = None
         self.end_reason: str | None = None
         self._next_id = 1
+        self.initialize_id: int | None = None
         self._calls: dict[int, Call] = {}
         self._tombstones: collections.deque[int] = collections.deque()
         self._admission: collections.deque[Call] = collections.deque()
@@ -125,7 +127,9 @@ class Connection:
         self.runtime.submit(self._write_loop, f"{self.name}-writer")
         params, offer = initialize_params(self.manifest, self.config, source=source)
         self.offer = offer
-        outcome = self._issue("initialize", params, counts=False).wait(timeout)
+        pending = self._issue("initialize", params, counts=False)
+        self.initialize_id = pending.id
+        outcome = pending.wait(timeout)
         try:
             if outcome.status == "error" and outcome.error is not None:
                 raise InitializeRejected(f"initialize failed: {outcome.error.get('message', '')!s:.200}")
@@ -141,6 +145,7 @@ class Connection:
             if self.state != INITIALIZING:
                 raise InitializeRejected(f"the child ended during initialize ({self.end_reason})")
             self.negotiated = negotiated
+            self.children.settle_shortcuts(negotiated.has("shortcuts"))
             self.ready_since = self.runtime.now()
             self._move(READY)
 
@@ -425,6 +430,11 @@ class Connection:
         negotiated = self.negotiated
         if negotiated is None or not negotiated.has("lifecycle_events") or method not in negotiated.subscriptions:
             return False
+        reason = params.get("reason")
+        if isinstance(reason, str) and len(reason.encode("utf-8", "replace")) > MAX_SETTLED_REASON_BYTES:
+            # §1.10: a settled reason is bounded to 4 KiB of UTF-8.
+            cut = reason.encode("utf-8", "replace")[:MAX_SETTLED_REASON_BYTES].decode("utf-8", "ignore")
+            params = {**params, "reason": cut}
         return self._send(rpc.notification(method, params), best_effort=True)
 
     def notify_wave1(self, method: str, params: Any) -> bool:
