@@ -34,6 +34,7 @@ from .initialize import InitializeRejected, Negotiated, Offer, accept, initializ
 from .manifest import Manifest
 from .runtime import HostRuntime
 from .stderr import StderrLines, drain
+from .writer import SerialWriter
 
 STARTING, INITIALIZING, READY, DRAINING, STOPPED, DEGRADED, CRASHED = (
     "starting",
@@ -97,8 +98,7 @@ class Connection:
         self._tombstones: collections.deque[int] = collections.deque()
         self._admission: collections.deque[Call] = collections.deque()
         self._active = 0
-        self._queue: collections.deque[tuple[bytes, Call | None]] = collections.deque()
-        self._writer_closed = False
+        self.writer = SerialWriter(channel, self._cond, on_written=self._written, on_failed=self._write_failed)
         self._progress: dict[int, int] = {}
         self.children = ChildRequests(self)
         self.stderr_lines = StderrLines(config.stderr_line_bytes)
@@ -124,7 +124,7 @@ class Connection:
             self._move(INITIALIZING)
         self.runtime.submit(self._read_stdout, f"{self.name}-stdout")
         self.runtime.submit(self._drain_stderr, f"{self.name}-stderr")
-        self.runtime.submit(self._write_loop, f"{self.name}-writer")
+        self.runtime.submit(self.writer.run, f"{self.name}-writer")
         params, offer = initialize_params(self.manifest, self.config, source=source)
         self.offer = offer
         pending = self._issue("initialize", params, counts=False)
@@ -190,6 +190,7 @@ class Connection:
             else:
                 call.move("admit")
                 self._enqueue(call.frame, call)
+        self.writer.pump()
         return PendingCall(call, self.cancel)
 
     @property
@@ -268,53 +269,35 @@ class Connection:
     # -- the writer (§0 "Transport defaults") ------------------------------------------
 
     def _enqueue(self, data: bytes, call: Call | None) -> None:
-        self._queue.append((data, call))
-        self._cond.notify_all()
+        """Under the lock."""
+        self.writer.enqueue(data, call)
+
+    @property
+    def _writer_closed(self) -> bool:
+        return self.writer.closed
 
     def _send(self, message: rpc.JsonObject, *, best_effort: bool = False) -> bool:
         with self._cond:
-            if self._writer_closed or self.state in ENDED:
+            if self.writer.closed or self.state in ENDED:
                 return False
-            if best_effort and len(self._queue) >= MAX_QUEUED_NOTIFICATIONS:
-                dropped = True
-            else:
+            dropped = best_effort and len(self.writer.queue) >= MAX_QUEUED_NOTIFICATIONS
+            if not dropped:
                 self._enqueue(rpc.frame(message), None)
-                dropped = False
         if dropped:
             self.diagnose("notification-refused", f"writer queue full; dropped {message.get('method')}")
+        else:
+            self.writer.pump()
         return not dropped
 
-    def _next_frame(self) -> tuple[bytes, Call | None] | None:
-        with self._cond:
-            while True:
-                self._cond.wait_for(lambda: bool(self._queue) or self._writer_closed)
-                if not self._queue:
-                    return None
-                data, call = self._queue.popleft()
-                if call is None:
-                    return data, None
-                if call.state == cs.WRITE_PENDING:
-                    call.move("start-write")
-                    return data, call
-                # skipped (cancelled before it was started) or settled by loss
+    def _written(self, call: Call) -> None:
+        """Under the lock: the writer finished ``call``'s frame."""
+        if call.state == cs.WRITING:
+            call.move("written")
+            if call.cancel_requested:
+                self._tombstone(call, "user")
 
-    def _write_loop(self) -> None:
-        """The one writer: each frame is written whole, one at a time."""
-        while (item := self._next_frame()) is not None:
-            data, call = item
-            try:
-                self.channel.write(data)
-            except (OSError, ValueError) as exc:
-                with self._cond:
-                    self._writer_closed = True
-                self.diagnose("exit", f"stdin is no longer writable: {exc}")
-                return
-            if call is not None:
-                with self._cond:
-                    if call.state == cs.WRITING:
-                        call.move("written")
-                        if call.cancel_requested:
-                            self._tombstone(call, "user")
+    def _write_failed(self, exc: Exception) -> None:
+        self.diagnose("exit", f"stdin is no longer writable: {exc}")
 
     # -- the reader: everything the child says -------------------------------------
 
@@ -490,8 +473,7 @@ class Connection:
 
     def _fail_all(self, reason: str) -> None:
         with self._cond:
-            self._writer_closed = True
-            self._cond.notify_all()
+            self.writer.close()
             for call in list(self._calls.values()):
                 if call.state != cs.TOMBSTONED:
                     call.move("lost")

@@ -225,6 +225,10 @@ class SimChannel:
             raise BrokenPipeError("the child's stdin is closed")
         self.stdin.write(data)
 
+    def try_write(self, data: bytes) -> int:
+        self.write(data)  # a simulated pipe never fills
+        return len(data)
+
     def read_stdout(self) -> bytes:
         return self.stdout.read1(64 * 1024)
 
