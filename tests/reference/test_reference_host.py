@@ -728,7 +728,11 @@ class Crashes(Script):
     after = 1.0
 
     def program(self, io: SimChildIO) -> int:
-        io.runtime.submit(lambda: (io.runtime.sleep(self.after), io.stdout.close()) and None)
+        def crash() -> None:
+            io.runtime.sleep(self.after)
+            io.stdout.close()  # the host sees end of file: an unexpected exit
+
+        io.runtime.submit(crash)
         return super().program(io)
 
 
@@ -1014,3 +1018,142 @@ def test_child_id_bounds_and_outstanding_limit(tmp_path: Path) -> None:
     h.world.settle(0.1)
     cancelled = sorted(str(m["id"]) for m in script.received if m.get("error", {}).get("code") == -32800)
     assert cancelled == sorted(str(i) for i in ids[:3])
+
+
+# -- units: the writer, stderr lines, frame parsing ---------------------------------------------
+
+
+class TrickleChannel:
+    """Takes at most ``take`` bytes per non-blocking write; records every byte."""
+
+    pid = None
+
+    def __init__(self, take: int) -> None:
+        self.take = take
+        self.data = bytearray()
+
+    def try_write(self, data: bytes) -> int:
+        self.data += bytes(data[: self.take])
+        return min(self.take, len(data))
+
+    def write(self, data: bytes) -> None:
+        self.data += data
+
+
+def test_the_writer_completes_a_partial_frame_before_the_next_and_skips_cancelled_ones() -> None:
+    import threading
+
+    from conformance.reference.host.calls import Call
+    from conformance.reference.host.writer import SerialWriter
+
+    lock = threading.Condition()
+    channel = TrickleChannel(take=3)
+    written: list[int] = []
+
+    def on_written(done: Call) -> None:
+        written.append(done.id)
+        done.move("written")
+
+    writer = SerialWriter(channel, lock, on_written=on_written, on_failed=lambda e: None)  # type: ignore[arg-type]
+
+    def call(call_id: int) -> Call:
+        made = Call(call_id, "tool/call", b"", threading.Event(), threading.Event(), True)
+        made.move("admit")
+        return made
+
+    first, skipped, last = call(1), call(2), call(3)
+    with lock:
+        writer.enqueue(b"first-frame\n", first)
+        writer.enqueue(b"skipped\n", skipped)
+        writer.enqueue(b"last\n", last)
+        skipped.move("cancel")
+    writer.pump()  # 3 bytes go out; the rest of frame 1 waits for the worker
+    assert bytes(channel.data) == b"fir" and first.state == "writing"
+    worker = threading.Thread(target=writer.run)
+    worker.start()
+    with lock:
+        lock.wait_for(lambda: not writer.queue, 5.0)
+        writer.close()
+    worker.join(5.0)
+    assert bytes(channel.data) == b"first-frame\nlast\n"
+    assert written == [1, 3] and first.state == last.state == "written"
+
+
+@pytest.mark.parametrize("split", ["whole", "bytewise"])
+def test_stderr_lines_are_bounded_with_and_without_newlines(split: str) -> None:
+    from conformance.reference.host.stderr import StderrLines
+
+    data = b"short\r\n" + b"a" * 10 + b"\n" + b"b" * 11 + b"\n" + b"c" * 100 + b"tail"
+    lines = StderrLines(line_bytes=10)
+    chunks = [data] if split == "whole" else [bytes([b]) for b in data]
+    out = [line for chunk in chunks for line in lines.feed(chunk)] + lines.close()
+    assert out == ["short", "a" * 10, "b" * 10 + " …[line cut]", "c" * 10 + " …[line cut]"]
+    assert lines.total_bytes == len(data) and lines.dropped_bytes == 1 + 90 + 4
+
+
+@pytest.mark.parametrize(
+    ("payload", "kind"),
+    [
+        (b'{"jsonrpc":"2.0","id":1,"result":{}}', "Reply"),
+        (b'{"jsonrpc":"2.0","id":"a","method":"m","params":{}}', "Incoming"),
+        (b'{"jsonrpc":"2.0","method":"m"}', "Incoming"),
+        (b'{"jsonrpc":"2.0","id":1,"result":{},"error":{"code":1,"message":""}}', "Junk"),
+        (b'{"jsonrpc":"2.0","id":1,"error":{"code":"x","message":""}}', "Junk"),
+        (b'{"jsonrpc":"1.0","id":1,"result":{}}', "Junk"),
+        (b'{"jsonrpc":"2.0","id":1,"result":NaN}', "Junk"),
+        (b"\xff", "Junk"),
+        (b"[]", "Junk"),
+        (b'{"jsonrpc":"2.0","id":1,"result":{}} trailing', "Junk"),
+    ],
+)
+def test_frame_parsing(payload: bytes, kind: str) -> None:
+    from conformance.reference.host import jsonrpc
+
+    assert type(jsonrpc.parse(payload)).__name__ == kind
+
+
+@pytest.mark.parametrize(
+    ("value", "ok"),
+    [
+        (0, True),
+        (2**64 - 1, True),
+        (2**64, False),
+        (-1, False),
+        (True, False),
+        (1.5, False),
+        (None, False),
+        ("é" * 128, True),
+        ("é" * 128 + "x", False),
+        ("x" * 255, True),
+        ("x" * 256, True),
+        ("x" * 257, False),
+    ],
+)
+def test_child_id_validity(value: Any, ok: bool) -> None:
+    from conformance.reference.host.jsonrpc import valid_child_id
+
+    assert valid_child_id(value) is ok
+
+
+def test_sanitized_environment_keeps_a_minimal_set() -> None:
+    from conformance.reference.host.environment import sanitized_environment
+
+    source = {"PATH": "/bin", "HOME": "/h", "LANG": "C", "AWS_SECRET_ACCESS_KEY": "k", "SSH_AUTH_SOCK": "/s"}
+    assert sanitized_environment(source=source, prefer_interpreter=False) == {"PATH": "/bin", "HOME": "/h", "LANG": "C"}
+    declared = sanitized_environment(("SSH_AUTH_SOCK",), source=source, prefer_interpreter=False)
+    assert declared["SSH_AUTH_SOCK"] == "/s"
+    assert "SSH_AUTH_SOCK" not in sanitized_environment(("SSH_AUTH_SOCK",), source={"PATH": "/bin"})
+
+
+def test_every_call_state_and_input_pair_is_in_the_table_or_a_local_error() -> None:
+    from conformance.reference.host import calls
+
+    states = {s for pair in calls.TRANSITIONS for s in (pair[0], calls.TRANSITIONS[pair])}
+    inputs = {pair[1] for pair in calls.TRANSITIONS}
+    for state in states:
+        for event in inputs:
+            if (state, event) in calls.TRANSITIONS:
+                assert calls.advance(state, event) in states
+            else:
+                with pytest.raises(calls.LocalError):
+                    calls.advance(state, event)
