@@ -48,6 +48,9 @@ SCRIPT = textwrap.dedent(
                       "protocol": {"version": "0.2", "features": ["request_cancellation", "content_parts"],
                                    "limits": {"max_concurrent_requests": 1}}}
             print(json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result}), flush=True)
+            if mode == "orphan":  # a descendant keeps stdout open; the leader exits
+                subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+                sys.exit(3)
         elif method == "shutdown" and mode not in ("grandchild",):
             print(json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": {}}), flush=True)
             break
@@ -184,3 +187,13 @@ def test_the_process_channel_kill_is_idempotent(tmp_path: Path) -> None:
         time.sleep(0.01)
     assert host.inspect(status.name).state in ("crashed", "ready")  # the supervisor may already have restarted it
     host.shutdown()
+
+
+def test_an_exit_is_noticed_even_when_a_descendant_holds_stdout_open(host: ReferenceHost, tmp_path: Path) -> None:
+    status = host.load(scripted(tmp_path, "orphan"))
+    host._extensions[status.name].supervised = False  # noqa: SLF001 -- no restarts: this test is about one exit
+    first = host._extensions[status.name].connection  # noqa: SLF001 -- generation 1, before any restart
+    assert first is not None
+    assert first.wait_ended(5.0)
+    assert first.state == "crashed" and "descendant" in (first.end_reason or "")
+    assert first.channel.pid is not None and group_gone(first.channel.pid)

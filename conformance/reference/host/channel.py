@@ -42,8 +42,8 @@ class Channel(Protocol):
 
     def close_stdin(self) -> None: ...
 
-    def wait_exit(self, timeout: float) -> int | None:
-        """The exit status, or None if the child still runs after ``timeout``."""
+    def wait_exit(self, timeout: float | None) -> int | None:
+        """The exit status, or None if the child still runs after ``timeout`` (None: no limit)."""
 
     def kill_group(self) -> None:
         """SIGKILL the whole process group and reap the leader."""
@@ -105,9 +105,9 @@ class ProcessChannel:
         with contextlib.suppress(OSError):
             self._stdin.close()
 
-    def wait_exit(self, timeout: float) -> int | None:
+    def wait_exit(self, timeout: float | None) -> int | None:
         try:
-            return self.proc.wait(timeout=max(timeout, 0.0))
+            return self.proc.wait(timeout=None if timeout is None else max(timeout, 0.0))
         except subprocess.TimeoutExpired:
             return None
 

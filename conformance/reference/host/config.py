@@ -74,6 +74,9 @@ class HostConfig:
     # How long the host waits for an initialize response (its own bound; the
     # document gives none).
     initialize_timeout_s: float = 30.0
+    # After the leader exits, how long its stdout may stay open (held by a
+    # descendant) before the exit alone ends the generation.
+    exit_eof_grace_s: float = 0.5
     # How long a reload waits for generation N's in-flight calls to finish
     # before cancelling them (§5 "the bounded drain").
     drain_s: float = 2.0

@@ -103,6 +103,7 @@ class Connection:
         self.children = ChildRequests(self)
         self.stderr_lines = StderrLines(config.stderr_line_bytes)
         self._ended = runtime.event()
+        self._stdout_eof = runtime.event()
 
     # -- lifecycle ---------------------------------------------------------------
 
@@ -124,6 +125,7 @@ class Connection:
             self._move(INITIALIZING)
         self.runtime.submit(self._read_stdout, f"{self.name}-stdout")
         self.runtime.submit(self._drain_stderr, f"{self.name}-stderr")
+        self.runtime.submit(self._watch_exit, f"{self.name}-exit")
         self.runtime.submit(self.writer.run, f"{self.name}-writer")
         params, offer = initialize_params(self.manifest, self.config, source=source)
         self.offer = offer
@@ -309,6 +311,7 @@ class Connection:
                 self._on_frame(event)
             if not chunk:
                 break
+        self._stdout_eof.set()
         self._stdout_closed()
 
     def _on_frame(self, event: FrameEvent) -> None:
@@ -445,6 +448,17 @@ class Connection:
 
     def _drain_stderr(self) -> None:
         drain(self.channel.read_stderr, self.stderr_lines, lambda line: self.diagnose("stderr", line))
+
+    def _watch_exit(self) -> None:
+        """The leader exited. Its output normally ends with it; when a
+        descendant keeps stdout open, the exit alone ends the generation."""
+        code = self.channel.wait_exit(None)
+        if self._stdout_eof.wait(self.config.exit_eof_grace_s):
+            return  # the reader saw end of file and handled it
+        with self._cond:
+            expected = self.state in (DRAINING, *ENDED)
+        if not expected:
+            self.terminate(CRASHED, f"exited with status {code} while a descendant kept its output open")
 
     def _stdout_closed(self) -> None:
         with self._cond:

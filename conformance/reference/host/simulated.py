@@ -238,8 +238,8 @@ class SimChannel:
     def close_stdin(self) -> None:
         self.stdin.close()
 
-    def wait_exit(self, timeout: float) -> int | None:
-        self._exited.wait(max(timeout, 0.0))
+    def wait_exit(self, timeout: float | None) -> int | None:
+        self._exited.wait(None if timeout is None else max(timeout, 0.0))
         return self.exit_code
 
     def kill_group(self) -> None:
