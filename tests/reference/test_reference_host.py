@@ -1157,3 +1157,40 @@ def test_every_call_state_and_input_pair_is_in_the_table_or_a_local_error() -> N
             else:
                 with pytest.raises(calls.LocalError):
                     calls.advance(state, event)
+
+
+def test_a_confirmation_pending_across_a_reload_never_reaches_the_new_generation(tmp_path: Path) -> None:
+    class SlowYes(Frontend):
+        def confirm(self, prompt: Prompt) -> bool:
+            h.world.runtime.sleep(3.0)  # answered after the swap
+            return True
+
+    h = Harness(tmp_path, config=HostConfig(drain_s=0.1), frontend=SlowYes())
+    scripts = h.add(Asking)
+    h.run(lambda: h.host.load(h.manifest()))
+    parent = h.run(lambda: h.host.start_tool("scripted", "t", {}))
+    h.world.settle(0.1)
+    old = scripts[0]
+    params = {"parent_request_id": parent.id, "prompt": "?"}
+    old.send({"jsonrpc": "2.0", "id": "c", "method": "confirmation/request", "params": params})
+    h.world.settle(0.1)
+    h.run(lambda: h.host.reload("scripted"))
+    h.world.settle(5.0)
+    assert parent.wait(0).status == "cancelled"
+    answers = [m for m in old.received if m.get("id") == "c"]
+    assert [a["error"]["code"] for a in answers] == [-32800]  # cancelled with its parent; the late "yes" dropped
+    assert scripts[1].methods() == ["initialize"]
+
+
+def test_inspection_reports_pending_count_health_and_a_bounded_last_error(tmp_path: Path) -> None:
+    h = Harness(tmp_path, config=HostConfig(last_error_bytes=64))
+    scripts = h.add(Holding)
+    h.run(lambda: h.host.load(h.manifest()))
+    h.run(lambda: [h.host.start_tool("scripted", "t", {}) for _ in range(3)])
+    h.world.settle(0.1)
+    status = h.host.inspect("scripted")
+    assert (status.pending, status.health, status.generation, status.max_concurrent_requests) == (3, "healthy", 1, 2)
+    scripts[0].answer(10**6, {"x": "y" * 500})  # a stale response: diagnosed, last error bounded
+    h.world.settle(0.1)
+    last = h.host.inspect("scripted").last_error
+    assert last is not None and len(last.encode()) <= 64 + len("…".encode())
