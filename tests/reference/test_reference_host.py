@@ -1194,3 +1194,73 @@ def test_inspection_reports_pending_count_health_and_a_bounded_last_error(tmp_pa
     h.world.settle(0.1)
     last = h.host.inspect("scripted").last_error
     assert last is not None and len(last.encode()) <= 64 + len("…".encode())
+
+
+def _menu(**extra: Any) -> Message:
+    item = {"id": "a", "label": "A", "command": "c", "arguments": ["x"]}
+    return {"title": "T", "items": [item], **extra}
+
+
+def _deep(levels: int) -> Message:
+    items: list[Message] = [{"id": "leaf", "label": "L", "command": "c"}]
+    for level in range(levels - 1):
+        items = [{"id": f"sub{level}", "label": "S", "items": items}]
+    return {"title": "T", "items": items}
+
+
+MENUS: dict[str, tuple[Any, bool]] = {
+    "valid": (_menu(), True),
+    "four-levels": (_deep(4), True),
+    "five-levels": (_deep(5), False),
+    "undeclared-command": (_menu(items=[{"id": "a", "label": "A", "command": "zz"}]), False),
+    "duplicate-ids": (_menu(items=[{"id": "a", "label": "A", "command": "c"}] * 2), False),
+    "two-recommended": (
+        _menu(items=[{"id": i, "label": "A", "command": "c", "recommended": True} for i in "ab"]),
+        False,
+    ),
+    "submenu-with-arguments": (_menu(items=[{"id": "s", "label": "S", "items": [], "arguments": []}]), False),
+    "256-items": (_menu(items=[{"id": str(i), "label": "A", "command": "c"} for i in range(256)]), True),
+    "257-items": (_menu(items=[{"id": str(i), "label": "A", "command": "c"} for i in range(257)]), False),
+    "not-an-object": ([], False),
+}
+
+
+@pytest.mark.parametrize("case", sorted(MENUS))
+def test_menu_bounds_and_the_generated_fallback(tmp_path: Path, case: str) -> None:
+    menu, valid = MENUS[case]
+
+    class Menu(Script):
+        def on_message(self, message: Message) -> None:
+            if message.get("method") == "menu/collect":
+                self.answer(message["id"], menu)
+            else:
+                super().on_message(message)
+
+    h = Harness(tmp_path)
+    h.add(Menu)
+    path = h.manifest()
+    path.write_text(path.read_text() + "menu = true\n")
+    h.run(lambda: h.host.load(path))
+    outcome = h.run(lambda: h.host.collect_menu("scripted"))
+    assert outcome.ok
+    if valid:
+        assert outcome.result == menu and not outcome.message
+    else:
+        assert outcome.result["items"][0]["command"] == "c" and outcome.message.startswith("generated menu")
+
+
+def test_a_silent_menu_falls_back_after_five_seconds(tmp_path: Path) -> None:
+    class Silent(Script):
+        def on_message(self, message: Message) -> None:
+            if message.get("method") != "menu/collect":
+                super().on_message(message)
+
+    h = Harness(tmp_path)
+    h.add(Silent)
+    path = h.manifest()
+    path.write_text(path.read_text() + "menu = true\n")
+    h.run(lambda: h.host.load(path))
+    started = h.world.now
+    outcome = h.run(lambda: h.host.collect_menu("scripted"))
+    assert h.world.now - started == pytest.approx(5.0, abs=0.01)
+    assert outcome.ok and "timeout" in outcome.message

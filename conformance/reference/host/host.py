@@ -23,6 +23,7 @@ from .environment import sanitized_environment
 from .frontend import Frontend, HostEvents, NonInteractive
 from .initialize import InitializeRejected
 from .manifest import Discovered, Manifest, ManifestError, discover, load_manifest
+from .menu import fallback_menu, menu_problem
 from .runtime import HostRuntime, ThreadRuntime
 from .supervisor import RestartBudget
 
@@ -180,7 +181,14 @@ class ReferenceHost:
         refusal = self._refusal(connection, name, method, params)
         if refusal is not None or connection is None:
             return _refused(refusal or f"no extension {name!r}", self.runtime)
-        return connection.request(method, self._with_context(connection, method, params))
+        pending = connection.request(method, self._with_context(connection, method, params))
+        if method == "menu/collect":  # §1.6b: the host waits at most 5 s, whoever asked
+
+            def deadline() -> None:
+                pending.wait(self.config.menu_timeout_s)
+
+            self.runtime.submit(deadline, "menu-deadline")
+        return pending
 
     def call(self, name: str, method: str, params: dict[str, Any], *, timeout: float | None = None) -> CallOutcome:
         return self.start(name, method, params).wait(timeout if timeout is not None else self.config.request_timeout_s)
@@ -206,7 +214,17 @@ class ReferenceHost:
         return self.call(name, "status/collect", {"surface": surface}, **kw)
 
     def collect_menu(self, name: str) -> CallOutcome:
-        return self.call(name, "menu/collect", {}, timeout=self.config.menu_timeout_s)  # §1.6b: 5 s at most
+        """§1.6b: the extension's menu if it answers within 5 s and meets every
+        bound, else one generated entry per declared command (``message``
+        then says why). Refused when the extension declares no menu."""
+        outcome = self.call(name, "menu/collect", {}, timeout=self.config.menu_timeout_s)
+        if outcome.status == "refused":
+            return outcome
+        commands = self._extensions[name].manifest.declared("commands")
+        problem = menu_problem(outcome.result, commands) if outcome.ok else f"menu/collect {outcome.status}"
+        if problem is None:
+            return outcome
+        return CallOutcome("ok", fallback_menu(name, commands), message=f"generated menu: {problem}")
 
     def render_tool(
         self, name: str, tool: str, arguments: dict[str, Any], output: str, is_error: bool = False
