@@ -89,6 +89,7 @@ class Call:
     counts: bool  # holds a concurrency slot once admitted
     state: str = QUEUED
     cancel_requested: bool = False
+    cancel_reason: str = "user"
     outcome: CallOutcome | None = None
     children: set[Any] = field(default_factory=set)
     admitted: bool = False

@@ -165,12 +165,8 @@ class Connection:
     # -- calls -----------------------------------------------------------------------
 
     def request(self, method: str, params: Any) -> PendingCall:
-        """Send a host request through admission (§0, §1.1 concurrency)."""
-        with self._cond:
-            if self.state != READY:
-                call = self._new_call(method, params, counts=True)
-                call.finish(CallOutcome("refused", message=f"extension is {self.state}, not ready"))
-                return PendingCall(call, self.cancel)
+        """Send a host request through admission (§0, §1.1 concurrency);
+        refused unless the generation is ready."""
         return self._issue(method, params, counts=True)
 
     def _new_call(self, method: str, params: Any, *, counts: bool) -> Call:
@@ -184,6 +180,9 @@ class Connection:
             call = self._new_call(method, params, counts=counts)
             if self.state in ENDED:
                 call.finish(CallOutcome("lost", message=f"extension is {self.state}"))
+                return PendingCall(call, self.cancel)
+            if counts and self.state != READY:  # draining admits no new work (§1.8)
+                call.finish(CallOutcome("refused", message=f"extension is {self.state}, not ready"))
                 return PendingCall(call, self.cancel)
             self._calls[call.id] = call
             if counts:
@@ -236,6 +235,7 @@ class Connection:
                 call.settled.set()
             elif call.state == cs.WRITING:
                 call.cancel_requested = True  # the frame completes; the writer follows up
+                call.cancel_reason = reason
             elif call.state == cs.WRITTEN:
                 self._tombstone(call, reason)
             self.children.cancel_owned_by(call)
@@ -296,7 +296,7 @@ class Connection:
         if call.state == cs.WRITING:
             call.move("written")
             if call.cancel_requested:
-                self._tombstone(call, "user")
+                self._tombstone(call, call.cancel_reason)
 
     def _write_failed(self, exc: Exception) -> None:
         self.diagnose("exit", f"stdin is no longer writable: {exc}")
@@ -475,6 +475,8 @@ class Connection:
             if first:
                 self.end_reason = reason
                 self.last_error = truncate_utf8(reason, self.config.last_error_bytes)
+            if state == STOPPED and self.state == READY:
+                self._move(DRAINING)  # ready -> draining -> stopped, even when cut short
             self._move(state)
         self.channel.kill_group()
         self.channel.close_stdin()  # final teardown only: the process is gone
