@@ -885,7 +885,9 @@ class Framing(Script):
 
     def on_tool_call(self, message: Message) -> None:
         assert self.io is not None
-        line = json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": {"content": [], "is_error": False}})
+        line = json.dumps(
+            {"jsonrpc": "2.0", "id": message["id"], "result": {"content": [{"type": "text", "text": "k"}]}}
+        )
         noise = (
             b"not json\n[1,2]\n"
             + b'{"jsonrpc":"2.0","method":"x"}\n'
@@ -1264,3 +1266,81 @@ def test_a_silent_menu_falls_back_after_five_seconds(tmp_path: Path) -> None:
     outcome = h.run(lambda: h.host.collect_menu("scripted"))
     assert h.world.now - started == pytest.approx(5.0, abs=0.01)
     assert outcome.ok and "timeout" in outcome.message
+
+
+TEXT = {"type": "text", "text": "ok"}
+SCHEMA = {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}
+
+
+def _deep_value(levels: int) -> Any:
+    value: Any = 0
+    for _ in range(levels - 1):
+        value = [value]
+    return value
+
+
+TOOL_RESULTS: dict[str, tuple[str, Any, bool]] = {
+    # name: (tool, result, accepted)
+    "text": ("t", {"content": [TEXT]}, True),
+    "empty-content": ("t", {"content": []}, False),
+    "string-content": ("t", {"content": "ok"}, False),
+    "256-parts": ("t", {"content": [TEXT] * 256}, True),
+    "257-parts": ("t", {"content": [TEXT] * 257}, False),
+    "no-text-part": ("t", {"content": [{"type": "image", "artifact_id": "a", "mime_type": "image/png"}]}, False),
+    "image-without-artifacts": (
+        "t",
+        {"content": [TEXT, {"type": "image", "artifact_id": "a", "mime_type": "x"}]},
+        False,
+    ),
+    "unknown-part": ("t", {"content": [TEXT, {"type": "video"}]}, False),
+    "is-error-not-bool": ("t", {"content": [TEXT], "is_error": "yes"}, False),
+    "structured-without-schema": ("t", {"content": [TEXT], "structured_content": {}}, False),
+    "schema-without-structured": ("s", {"content": [TEXT]}, False),
+    "structured-valid": ("s", {"content": [TEXT], "structured_content": {"n": 1}}, True),
+    "structured-invalid": ("s", {"content": [TEXT], "structured_content": {"n": "x"}}, False),
+    "metadata-32-levels": ("t", {"content": [TEXT], "metadata": {"m": _deep_value(31)}}, True),
+    "metadata-33-levels": ("t", {"content": [TEXT], "metadata": {"m": _deep_value(32)}}, False),
+    "metadata-key-256": ("t", {"content": [TEXT], "metadata": {"k" * 256: 1}}, True),
+    "metadata-key-257": ("t", {"content": [TEXT], "metadata": {"k" * 257: 1}}, False),
+    "metadata-over-64k": ("t", {"content": [TEXT], "metadata": {"m": "x" * (64 * 1024)}}, False),
+}
+
+
+@pytest.mark.parametrize("case", sorted(TOOL_RESULTS))
+def test_tool_results_are_refused_unless_valid_for_api_0_2(tmp_path: Path, case: str) -> None:
+    tool, result, accepted = TOOL_RESULTS[case]
+
+    class Answers(Script):
+        tools = ("t", "s")
+
+        def initialize_result(self, params: Message) -> Message:
+            initialized = super().initialize_result(params)
+            initialized["tools"][1]["output_schema"] = SCHEMA
+            return initialized
+
+        def on_tool_call(self, message: Message) -> None:
+            self.answer(message["id"], result)
+
+    h = Harness(tmp_path)
+    h.add(Answers)
+    h.run(lambda: h.host.load(h.manifest()))
+    outcome = h.run(lambda: h.host.call_tool("scripted", tool, {}))
+    assert outcome.status == ("ok" if accepted else "invalid"), outcome.message
+    assert bool(h.events.kinds("invalid-result")) is not accepted
+
+
+@pytest.mark.parametrize(
+    ("result", "accepted"),
+    [({"content": "x"}, True), ({"content": "x", "metadata": {"a": 1}}, True), ({"content": [TEXT]}, False)],
+)
+def test_api_0_1_tool_results_are_a_content_string(tmp_path: Path, result: Message, accepted: bool) -> None:
+    class Legacy(Script):
+        api = "0.1"
+
+        def on_tool_call(self, message: Message) -> None:
+            self.answer(message["id"], result)
+
+    h = Harness(tmp_path)
+    h.add(Legacy)
+    h.run(lambda: h.host.load(h.manifest()))
+    assert h.run(lambda: h.host.call_tool("scripted", "t", {})).status == ("ok" if accepted else "invalid")

@@ -63,7 +63,8 @@ class CallOutcome:
     """How a call ended for its caller.
 
     ``status``: "ok" (a result), "error" (a JSON-RPC error object from the
-    child), "cancelled" (the caller cancelled; the waiter was dropped),
+    child), "invalid" (a result the host refused: ``message`` says why,
+    ``result`` keeps it for inspection), "cancelled" (the caller cancelled; the waiter was dropped),
     "timeout" (no answer in time; cancelled like a user would), "lost" (the
     generation ended first), "refused" (never sent: the host was not ready
     or the method is not routed to this extension).
@@ -87,6 +88,7 @@ class Call:
     done: EventLike
     settled: EventLike  # set when the child has answered (even late) or died
     counts: bool  # holds a concurrency slot once admitted
+    params: Any = None  # what was sent, to judge the result against (§1.2 output_schema)
     state: str = QUEUED
     cancel_requested: bool = False
     cancel_reason: str = "user"

@@ -32,6 +32,7 @@ from .diagnostics import Diagnostic, DiagnosticRing, truncate_utf8
 from .frontend import Frontend, HostEvents
 from .initialize import InitializeRejected, Negotiated, Offer, accept, initialize_params
 from .manifest import Manifest
+from .results import result_problem
 from .runtime import HostRuntime
 from .stderr import StderrLines, drain
 from .writer import SerialWriter
@@ -173,7 +174,7 @@ class Connection:
         call_id = self._next_id
         self._next_id += 1
         frame = rpc.frame(rpc.request(call_id, method, params))
-        return Call(call_id, method, frame, self.runtime.event(), self.runtime.event(), counts)
+        return Call(call_id, method, frame, self.runtime.event(), self.runtime.event(), counts, params)
 
     def _issue(self, method: str, params: Any, *, counts: bool) -> PendingCall:
         with self._cond:
@@ -335,25 +336,42 @@ class Connection:
         with self._cond:
             call = self._calls.get(key) if key is not None else None
             if call is not None and call.state in (cs.WRITING, cs.WRITTEN):
-                call.move("response")
-                del self._calls[call.id]
-                self._release(call)
-                self._progress.pop(call.id, None)
-                self.children.cancel_owned_by(call)
-                status = "ok" if reply.error is None else "error"
-                call.finish(CallOutcome(status, reply.result, reply.error))
-                call.settled.set()
-                return
-            if call is not None and call.state == cs.TOMBSTONED:
+                kind, why = self._settle(call, reply)
+            elif call is not None and call.state == cs.TOMBSTONED:
                 del self._calls[call.id]
                 self._release(call)
                 call.settled.set()
-                why = f"late response to cancelled request {call.id} ({call.method}) ignored"
+                kind, why = "stale-response", f"late response to cancelled request {call.id} ({call.method}) ignored"
             elif key is not None and 0 < key < self._next_id:
-                why = f"response to request {key}, which is no longer pending, ignored"
+                kind, why = "stale-response", f"response to request {key}, which is no longer pending, ignored"
             else:
-                why = f"response to never-issued id {str(reply.id)[:80]!r} ignored"
-        self.diagnose("stale-response", why)
+                kind, why = "stale-response", f"response to never-issued id {str(reply.id)[:80]!r} ignored"
+        if kind:
+            self.diagnose(kind, why)
+
+    def _settle(self, call: Call, reply: rpc.Reply) -> tuple[str, str]:
+        """Under the lock: the answer to a live call; ("", "") unless it is refused."""
+        call.move("response")
+        del self._calls[call.id]
+        self._release(call)
+        self._progress.pop(call.id, None)
+        self.children.cancel_owned_by(call)
+        outcome = self._outcome(call, reply)
+        call.finish(outcome)
+        call.settled.set()
+        if outcome.status == "invalid" and call.outcome is outcome:
+            return "invalid-result", outcome.message
+        return "", ""
+
+    def _outcome(self, call: Call, reply: rpc.Reply) -> CallOutcome:
+        """A result is used only if it is valid for its method (§1.2-§1.7)."""
+        if reply.error is not None:
+            return CallOutcome("error", None, reply.error)
+        if self.negotiated is not None and call.counts:
+            problem = result_problem(call.method, call.params or {}, reply.result, self.negotiated)
+            if problem is not None:
+                return CallOutcome("invalid", reply.result, message=f"{call.method} result refused: {problem}")
+        return CallOutcome("ok", reply.result)
 
     def _on_notification(self, message: rpc.Incoming) -> None:
         if message.method == "$/progress":
