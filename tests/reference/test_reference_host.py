@@ -382,7 +382,7 @@ def test_lifecycle_subscription_limits_what_is_sent(tmp_path: Path) -> None:
     sent = h.run(
         lambda: [
             h.host.notify_lifecycle("scripted", "turn/started", {"session_id": "s", "run_id": "r", "turn_id": "t"}),
-            h.host.notify_lifecycle("scripted", "turn/settled", {"session_id": "s"}),
+            h.host.notify_lifecycle("scripted", "turn/settled", {"session_id": "s", "run_id": "r", "turn_id": "t"}),
             h.host.notify_wave1("scripted", "shortcut/trigger", {"id": "x"}),
         ]
     )
@@ -1056,7 +1056,7 @@ def test_the_writer_completes_a_partial_frame_before_the_next_and_skips_cancelle
         written.append(done.id)
         done.move("written")
 
-    writer = SerialWriter(channel, lock, on_written=on_written, on_failed=lambda e: None)  # type: ignore[arg-type]
+    writer = SerialWriter(channel, lock, on_written=on_written, on_failed=lambda e: None, now=lambda: 0.0)  # type: ignore[arg-type]
 
     def call(call_id: int) -> Call:
         made = Call(call_id, "tool/call", b"", threading.Event(), threading.Event(), True)
@@ -1344,3 +1344,63 @@ def test_api_0_1_tool_results_are_a_content_string(tmp_path: Path, result: Messa
     h.add(Legacy)
     h.run(lambda: h.host.load(h.manifest()))
     assert h.run(lambda: h.host.call_tool("scripted", "t", {})).status == ("ok" if accepted else "invalid")
+
+
+SETTLED = {"session_id": "s", "run_id": "r", "turn_id": "t", "outcome": "completed", "duration_ms": 5, "reason": None}
+
+
+@pytest.mark.parametrize(
+    ("method", "params", "sent"),
+    [
+        ("turn/settled", SETTLED, True),
+        ("turn/settled", {**SETTLED, "outcome": "exploded"}, False),
+        ("turn/settled", {**SETTLED, "duration_ms": -1}, False),
+        ("turn/started", {"session_id": "s", "run_id": "r"}, False),
+        (
+            "tool/started",
+            {"session_id": "s", "run_id": "r", "turn_id": "t", "tool_call_id": "c", "tool_name": "n"},
+            True,
+        ),
+        ("session/settled", {"session_id": "s", "outcome": "shutdown", "duration_ms": 0.5, "reason": "é" * 3000}, True),
+    ],
+)
+def test_lifecycle_events_are_well_formed_or_not_sent(tmp_path: Path, method: str, params: Message, sent: bool) -> None:
+    h = Harness(tmp_path)
+    scripts = h.add(Script)
+    h.run(lambda: h.host.load(h.manifest()))
+    assert h.run(lambda: h.host.notify_lifecycle("scripted", method, params)) is sent
+    h.world.settle()
+    frames = [m for m in scripts[0].received if m.get("method") == method]
+    assert len(frames) == int(sent)
+    if frames and "reason" in frames[0]["params"] and frames[0]["params"]["reason"]:
+        assert len(frames[0]["params"]["reason"].encode()) <= 4096
+
+
+def test_api_0_1_requests_are_capped_by_the_host_so_its_writer_queue_stays_bounded(tmp_path: Path) -> None:
+    class LegacyHolding(Holding):
+        api = "0.1"
+
+    h = Harness(tmp_path, config=HostConfig(max_concurrent_requests=3))
+    scripts = h.add(LegacyHolding)
+    h.run(lambda: h.host.load(h.manifest()))
+    h.run(lambda: [h.host.start_tool("scripted", "t", {}) for _ in range(5)])
+    h.world.settle(0.1)
+    assert len(scripts[0].held) == 3
+
+
+def test_best_effort_frames_past_their_deadline_are_dropped_unstarted() -> None:
+    import threading
+
+    from conformance.reference.host.writer import SerialWriter
+
+    clock = [0.0]
+    lock = threading.Condition()
+    channel = TrickleChannel(take=1 << 20)
+    writer = SerialWriter(channel, lock, on_written=lambda c: None, on_failed=lambda e: None, now=lambda: clock[0])  # type: ignore[arg-type]
+    with lock:
+        writer.enqueue(b"late\n", None, expires_at=0.25)
+        writer.enqueue(b"kept\n", None, expires_at=1.0)
+        writer.enqueue(b"plain\n", None)
+    clock[0] = 0.5  # 250 ms passed before the writer got to the first frame
+    writer.pump()
+    assert bytes(channel.data) == b"kept\nplain\n" and writer.expired == 1

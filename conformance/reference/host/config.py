@@ -37,6 +37,8 @@ MAX_FAILED_RESTARTS = 8
 READY_RESET_S = 30.0
 # §1.1: the host caps the negotiated max_concurrent_requests at its own value.
 HOST_MAX_CONCURRENT_REQUESTS = 64
+# §1.10: product session/turn lifecycle delivery gives up after this.
+LIFECYCLE_DELIVERY_S = 0.25
 # §1.6b: the host waits at most this long for menu/collect.
 MENU_TIMEOUT_S = 5.0
 
@@ -68,6 +70,7 @@ class HostConfig:
     max_outstanding_children: int = MAX_OUTSTANDING_CHILDREN
     max_child_ids: int = MAX_CHILD_IDS_PER_GENERATION
     menu_timeout_s: float = MENU_TIMEOUT_S
+    lifecycle_delivery_s: float = LIFECYCLE_DELIVERY_S
     # Seconds a call waits for its response before the host gives up on it
     # (cancelling it like a user would); None waits for ever.
     request_timeout_s: float | None = None

@@ -20,7 +20,6 @@ from collections.abc import Callable
 from typing import Any, TypeGuard
 
 from conformance.protocol.framing import Frame, FrameDecoder, FrameEvent
-from conformance.protocol.limits import MAX_SETTLED_REASON_BYTES
 
 from . import calls as cs
 from . import jsonrpc as rpc
@@ -31,6 +30,7 @@ from .config import HostConfig
 from .diagnostics import Diagnostic, DiagnosticRing, truncate_utf8
 from .frontend import Frontend, HostEvents
 from .initialize import InitializeRejected, Negotiated, Offer, accept, initialize_params
+from .lifecycle import lifecycle_params
 from .manifest import Manifest
 from .results import result_problem
 from .runtime import HostRuntime
@@ -99,7 +99,9 @@ class Connection:
         self._tombstones: collections.deque[int] = collections.deque()
         self._admission: collections.deque[Call] = collections.deque()
         self._active = 0
-        self.writer = SerialWriter(channel, self._cond, on_written=self._written, on_failed=self._write_failed)
+        self.writer = SerialWriter(
+            channel, self._cond, on_written=self._written, on_failed=self._write_failed, now=runtime.now
+        )
         self._progress: dict[int, int] = {}
         self.children = ChildRequests(self)
         self.stderr_lines = StderrLines(config.stderr_line_bytes)
@@ -197,7 +199,11 @@ class Connection:
 
     @property
     def limit(self) -> int | None:
-        return self.negotiated.max_concurrent_requests if self.negotiated else None
+        """The negotiated concurrency (§1.1); API 0.1 negotiates none, and the
+        host's own cap keeps its writer queue bounded there too."""
+        if self.negotiated is None:
+            return None
+        return self.negotiated.max_concurrent_requests or self.config.max_concurrent_requests
 
     def _admit(self) -> None:
         """Under the lock: move queued calls to the writer while slots are free."""
@@ -279,13 +285,15 @@ class Connection:
     def _writer_closed(self) -> bool:
         return self.writer.closed
 
-    def _send(self, message: rpc.JsonObject, *, best_effort: bool = False) -> bool:
+    def _send(self, message: rpc.JsonObject, *, best_effort: bool = False, within: float | None = None) -> bool:
+        """Queue one frame; ``within`` seconds bounds how long it may wait unstarted."""
         with self._cond:
             if self.writer.closed or self.state in ENDED:
                 return False
             dropped = best_effort and len(self.writer.queue) >= MAX_QUEUED_NOTIFICATIONS
             if not dropped:
-                self._enqueue(rpc.frame(message), None)
+                expires = None if within is None else self.runtime.now() + within
+                self.writer.enqueue(rpc.frame(message), None, expires_at=expires)
         if dropped:
             self.diagnose("notification-refused", f"writer queue full; dropped {message.get('method')}")
         else:
@@ -430,16 +438,19 @@ class Connection:
     # -- notifications the host sends (§1.10, §1.11) ---------------------------------------
 
     def notify_lifecycle(self, method: str, params: dict[str, Any]) -> bool:
-        """§1.10: only when lifecycle_events and this method are subscribed."""
+        """§1.10: only when lifecycle_events and this method are subscribed, and
+        only well-formed (a malformed event is the embedder's bug: refused and
+        diagnosed). Session/turn events give up after 250 ms unsent; tool
+        events wait in the bounded writer queue."""
         negotiated = self.negotiated
         if negotiated is None or not negotiated.has("lifecycle_events") or method not in negotiated.subscriptions:
             return False
-        reason = params.get("reason")
-        if isinstance(reason, str) and len(reason.encode("utf-8", "replace")) > MAX_SETTLED_REASON_BYTES:
-            # §1.10: a settled reason is bounded to 4 KiB of UTF-8.
-            cut = reason.encode("utf-8", "replace")[:MAX_SETTLED_REASON_BYTES].decode("utf-8", "ignore")
-            params = {**params, "reason": cut}
-        return self._send(rpc.notification(method, params), best_effort=True)
+        checked = lifecycle_params(method, params)
+        if isinstance(checked, str):
+            self.diagnose("notification-refused", f"{method} not sent: {checked}")
+            return False
+        within = None if method.startswith("tool/") else self.config.lifecycle_delivery_s
+        return self._send(rpc.notification(method, checked), best_effort=True, within=within)
 
     def notify_wave1(self, method: str, params: Any) -> bool:
         """§1.11: only after its gate feature was negotiated; object payloads, bounded."""

@@ -21,8 +21,9 @@ from .calls import Call
 from .channel import Channel
 from .runtime import ConditionLike
 
-# (bytes, the call the frame starts -- None for notifications and answers, continuation?)
-Item = tuple[bytes, Call | None, bool]
+# (bytes, the call the frame starts -- None for notifications and answers,
+#  continuation?, the instant after which an unstarted frame is dropped or None)
+Item = tuple[bytes, Call | None, bool, float | None]
 
 
 class SerialWriter:
@@ -33,18 +34,21 @@ class SerialWriter:
         *,
         on_written: Callable[[Call], None],
         on_failed: Callable[[Exception], None],
+        now: Callable[[], float],
     ) -> None:
         self._channel = channel
         self._lock = lock
         self._on_written = on_written  # called under the lock
         self._on_failed = on_failed  # called without the lock
+        self._now = now
+        self.expired = 0  # best-effort frames dropped unstarted past their deadline
         self.queue: collections.deque[Item] = collections.deque()
         self.closed = False
         self._busy = False
 
     # -- under the lock ---------------------------------------------------------
-    def enqueue(self, data: bytes, call: Call | None) -> None:
-        self.queue.append((data, call, False))
+    def enqueue(self, data: bytes, call: Call | None, *, expires_at: float | None = None) -> None:
+        self.queue.append((data, call, False, expires_at))
         self._lock.notify_all()
 
     def close(self) -> None:
@@ -53,7 +57,10 @@ class SerialWriter:
 
     def _take(self) -> tuple[bytes, Call | None] | None:
         """Pop the next frame to write and take the role; None if it was skipped."""
-        data, call, continuation = self.queue.popleft()
+        data, call, continuation, expires_at = self.queue.popleft()
+        if expires_at is not None and self._now() > expires_at:
+            self.expired += 1  # §1.10: best-effort delivery gave up
+            return None
         if call is not None and not continuation:
             if call.state != cs.WRITE_PENDING:
                 return None  # cancelled before it started (§1.9), or lost
@@ -104,7 +111,7 @@ class SerialWriter:
                 return
             with self._lock:
                 if written < len(data):
-                    self.queue.appendleft((data[written:], call, True))  # the worker completes it
+                    self.queue.appendleft((data[written:], call, True, None))  # the worker completes it
                     self._busy = False
                     self._lock.notify_all()
                     return
