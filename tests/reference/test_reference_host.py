@@ -1404,3 +1404,29 @@ def test_best_effort_frames_past_their_deadline_are_dropped_unstarted() -> None:
     clock[0] = 0.5  # 250 ms passed before the writer got to the first frame
     writer.pump()
     assert bytes(channel.data) == b"kept\nplain\n" and writer.expired == 1
+
+
+@pytest.mark.parametrize(
+    ("method", "params"),
+    [
+        ("tool/call", {"name": "t", "arguments": []}),
+        ("command/execute", {"name": "c", "arguments": [1]}),
+        ("hook/run", {"hook": "before_prompt", "payload": {"prompt": 3}}),
+        ("hook/run", {"hook": "after_tool_call", "payload": {"name": "x", "arguments": {}, "output": "o"}}),
+        ("context/collect", {"prompt": 5}),
+        ("tool/render", {"name": "t", "arguments": {}, "output": "o", "is_error": "no"}),
+        ("shutdown", {}),
+    ],
+)
+def test_malformed_or_unrouted_requests_are_refused_before_anything_is_written(
+    tmp_path: Path, method: str, params: Message
+) -> None:
+    h = Harness(tmp_path)
+    scripts = h.add(Script)
+    path = h.manifest()
+    extra = 'hooks = ["before_prompt", "after_tool_call"]\ncontext = true\ntool_renderers = ["t"]\n'
+    path.write_text(path.read_text().replace("[contributes]\n", "[contributes]\n" + extra))
+    h.run(lambda: h.host.load(path))
+    assert h.run(lambda: h.host.call("scripted", method, params)).status == "refused"
+    h.world.settle()
+    assert scripts[0].methods() == ["initialize"]

@@ -24,6 +24,7 @@ from .frontend import Frontend, HostEvents, NonInteractive
 from .initialize import InitializeRejected
 from .manifest import Discovered, Manifest, ManifestError, discover, load_manifest
 from .menu import fallback_menu, menu_problem
+from .requests import params_problem
 from .runtime import HostRuntime, ThreadRuntime
 from .supervisor import RestartBudget
 
@@ -259,6 +260,9 @@ class ReferenceHost:
         }.get(method)
         if declared is None:
             return f"method {method!r} is not a host request this host routes"
+        problem = params_problem(method, params, manifest.api_version)
+        if problem is not None:
+            return problem
         if not declared():
             what = params.get("name") or params.get("hook") or params.get("surface") or ""
             return f"{method} {what} is not declared by {name!r}"
