@@ -1430,3 +1430,18 @@ def test_malformed_or_unrouted_requests_are_refused_before_anything_is_written(
     assert h.run(lambda: h.host.call("scripted", method, params)).status == "refused"
     h.world.settle()
     assert scripts[0].methods() == ["initialize"]
+
+
+@pytest.mark.parametrize(("extra", "sent"), [(-1, True), (0, True), (1, False)])
+def test_no_frame_over_the_bound_is_written(tmp_path: Path, extra: int, sent: bool) -> None:
+    bound = 4096
+    h = Harness(tmp_path, config=HostConfig(max_frame_bytes=bound))
+    scripts = h.add(Script)
+    h.run(lambda: h.host.load(h.manifest()))
+    probe = h.run(lambda: h.host.call_tool("scripted", "t", {"a": ""}))
+    assert probe.ok
+    sent_frame = next(m for m in scripts[0].received if m.get("method") == "tool/call")
+    base = len(json.dumps(sent_frame, separators=(",", ":"), ensure_ascii=False).encode())  # same shape, "a": ""
+    padding = "x" * (bound - base + extra)
+    outcome = h.run(lambda: h.host.call_tool("scripted", "t", {"a": padding}))
+    assert outcome.status == ("ok" if sent else "refused")

@@ -187,6 +187,9 @@ class Connection:
             if counts and self.state != READY:  # draining admits no new work (§1.8)
                 call.finish(CallOutcome("refused", message=f"extension is {self.state}, not ready"))
                 return PendingCall(call, self.cancel)
+            if self._oversized(call.frame):
+                call.finish(CallOutcome("refused", message=f"the {method} frame exceeds the frame bound"))
+                return PendingCall(call, self.cancel)
             self._calls[call.id] = call
             if counts:
                 self._admission.append(call)
@@ -290,15 +293,22 @@ class Connection:
         with self._cond:
             if self.writer.closed or self.state in ENDED:
                 return False
-            dropped = best_effort and len(self.writer.queue) >= MAX_QUEUED_NOTIFICATIONS
+            data = rpc.frame(message)
+            oversized = self._oversized(data)
+            dropped = oversized or (best_effort and len(self.writer.queue) >= MAX_QUEUED_NOTIFICATIONS)
             if not dropped:
                 expires = None if within is None else self.runtime.now() + within
-                self.writer.enqueue(rpc.frame(message), None, expires_at=expires)
+                self.writer.enqueue(data, None, expires_at=expires)
         if dropped:
-            self.diagnose("notification-refused", f"writer queue full; dropped {message.get('method')}")
+            why = "it exceeds the frame bound" if oversized else "the writer queue is full"
+            self.diagnose("notification-refused", f"{message.get('method', 'a response')} not sent: {why}")
         else:
             self.writer.pump()
         return not dropped
+
+    def _oversized(self, frame: bytes) -> bool:
+        """§0: no frame the host writes exceeds the bound (the newline is not counted)."""
+        return len(frame) - 1 > self.config.max_frame_bytes
 
     def _written(self, call: Call) -> None:
         """Under the lock: the writer finished ``call``'s frame."""
