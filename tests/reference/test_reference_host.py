@@ -1445,3 +1445,35 @@ def test_no_frame_over_the_bound_is_written(tmp_path: Path, extra: int, sent: bo
     padding = "x" * (bound - base + extra)
     outcome = h.run(lambda: h.host.call_tool("scripted", "t", {"a": padding}))
     assert outcome.status == ("ok" if sent else "refused")
+
+
+def test_a_reload_with_changed_contributions_needs_re_registration_and_keeps_n(tmp_path: Path) -> None:
+    h = Harness(tmp_path)
+    h.add(Script)
+    path = h.manifest()
+    h.run(lambda: h.host.load(path))
+    path.write_text(path.read_text().replace('tools = ["t"]', 'tools = ["t", "u"]'))
+    with pytest.raises(LoadError, match="re-registration") as caught:
+        h.run(lambda: h.host.reload("scripted"))
+    assert caught.value.permanent and len(h.world.launcher.launched) == 1  # refused before anything started
+    assert h.host.inspect("scripted").state == "ready"
+    assert h.run(lambda: h.host.call_tool("scripted", "t", {})).ok
+
+
+def test_generation_numbers_never_repeat_even_after_a_failed_candidate(tmp_path: Path) -> None:
+    launches: list[int] = []
+
+    class FailsSecond(Script):
+        def initialize_result(self, params: Message) -> Message:
+            launches.append(1)
+            result = super().initialize_result(params)
+            if len(launches) == 2:
+                result["protocol"]["limits"] = {"max_concurrent_requests": 0}
+            return result
+
+    h = Harness(tmp_path)
+    h.add(FailsSecond)
+    h.run(lambda: h.host.load(h.manifest()))
+    with pytest.raises(LoadError):
+        h.run(lambda: h.host.reload("scripted"))
+    assert h.run(lambda: h.host.reload("scripted")).generation == 3

@@ -78,6 +78,7 @@ class _Extension:
     in_reload: bool = False  # the reload lock (§5): one reload at a time
     last_error: str | None = None
     instance_id: str = ""
+    spawned: int = 0  # generations started so far; the next one gets spawned + 1
     retired: set[int] = field(default_factory=set)  # generations replaced on purpose
 
 
@@ -131,6 +132,7 @@ class ReferenceHost:
                 manifest, RestartBudget(self.config, self.rng), instance_id=f"instance-{self._instances}"
             )
             self._extensions[manifest.name] = record
+        record.spawned = 1
         try:
             connection = self._spawn(record, generation=1)
         except LoadError as exc:
@@ -383,22 +385,44 @@ class ReferenceHost:
 
     def _candidate(self, record: _Extension, old: Connection | None) -> Connection:
         with self._lock:
-            generation = max(record.generation, old.generation if old else 0, *record.retired, 0) + 1
+            record.spawned += 1
+            generation = record.spawned
         try:
+            self._reread_manifest(record)
             candidate = self._spawn(record, generation=generation)
         except LoadError as exc:
             with self._lock:
                 record.last_error = str(exc)
             raise
         if old is not None and old.negotiated is not None and candidate.negotiated is not None:
-            same = (old.negotiated.tools, old.negotiated.commands) == (
-                candidate.negotiated.tools,
-                candidate.negotiated.commands,
-            )
-            if not same and not candidate.negotiated.has("dynamic_tools"):
+            before = (old.negotiated.tools, old.negotiated.commands)
+            after = (candidate.negotiated.tools, candidate.negotiated.commands)
+            if before != after and not candidate.negotiated.has("dynamic_tools"):
                 candidate.shutdown(self.runtime.now() + 2 * self.config.shutdown_stage_s)
                 raise LoadError(f"{record.manifest.name}: changed catalog; re-registration required", permanent=True)
         return candidate
+
+    def _reread_manifest(self, record: _Extension) -> None:
+        """§5: a reload keeps the manifest's identity: a changed API version or
+        contribution needs re-registration (a full rebuild), and a manifest
+        that no longer loads is a permanent manifest error."""
+        current = record.manifest
+        try:
+            fresh = load_manifest(
+                current.path,
+                source=current.source,
+                octet_version=self.config.octet_version,
+                read_bytes=self.config.manifest_read_bytes,
+            )
+        except ManifestError as exc:
+            raise LoadError(str(exc), permanent=True) from None
+        if (fresh.name, fresh.api_version, fresh.contributes) != (
+            current.name,
+            current.api_version,
+            current.contributes,
+        ):
+            raise LoadError(f"{current.name}: manifest contributions changed; re-registration required", permanent=True)
+        record.manifest = fresh
 
     # -- §5 supervisor -------------------------------------------------------------------
 
