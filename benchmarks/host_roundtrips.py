@@ -5,9 +5,11 @@ Usage: python benchmarks/host_roundtrips.py [--api-version 0.2] [--seconds 2] [-
 One call in flight at a time (serial latency), measured in short alternating
 rounds beside the raw NDJSON echo pair of the same run (benchmarks/run.py's
 ceiling), so load that comes and goes on the shared cores hits both sides of
-the ratio alike. The ratio is the median of the per-round ratios. Also
-reports the same serial rate on the simulated transport (in-process, virtual
-clock), which shows what the host's own bookkeeping costs per call.
+the ratio alike. The ratio is the median of the per-round ratios. The bare
+pipe client against the same reference extension is measured in the same
+rounds too, so ``ratio_host_to_bare_client`` isolates what the host itself
+costs per call. Also reports the serial rate on the simulated transport
+(in-process, virtual clock): the host's and the extension's bookkeeping alone.
 """
 
 from __future__ import annotations
@@ -19,7 +21,8 @@ import sys
 import time
 from pathlib import Path
 
-from run import EchoPair  # benchmarks/ is on sys.path when run as a script
+from reference_echo_roundtrips import ReferenceClient  # benchmarks/ is on sys.path when run as a script
+from run import EchoPair
 
 from conformance.reference.host import HostConfig, ReferenceHost, SimWorld
 
@@ -53,26 +56,33 @@ def simulated_serial(api_version: str, seconds: float) -> float:
 def measure(api_version: str, seconds: float, rounds: int) -> dict[str, object]:
     host = ReferenceHost(config=HostConfig())
     name = host.load(MANIFESTS / f"api-{api_version}" / "extension.toml").name
-    raw_rates, host_rates, ratios = [], [], []
+    raw_rates, bare_rates, host_rates, ratios, bare_ratios = [], [], [], [], []
     try:
-        with EchoPair() as pair:
-            pair.serial(0.2)  # warm both sides up
+        with EchoPair() as pair, ReferenceClient(api_version) as bare:
+            pair.serial(0.2)  # warm every side up
+            bare.serial_echoes(0.2)
             host_serial(host, name, 0.2)
             for _ in range(rounds):
                 n, elapsed = pair.serial(seconds / rounds)
                 raw = n / elapsed
+                n, elapsed = bare.serial_echoes(seconds / rounds)
+                direct = n / elapsed
                 n, elapsed = host_serial(host, name, seconds / rounds)
                 hosted = n / elapsed
                 raw_rates.append(raw)
+                bare_rates.append(direct)
                 host_rates.append(hosted)
                 ratios.append(hosted / raw)
+                bare_ratios.append(hosted / direct)
     finally:
         host.shutdown()
     return {
         "api_version": api_version,
         "raw_echo_serial_per_s": round(statistics.median(raw_rates)),
+        "bare_client_tool_call_serial_per_s": round(statistics.median(bare_rates)),
         "host_tool_call_serial_per_s": round(statistics.median(host_rates)),
         "ratio_host_to_raw": round(statistics.median(ratios), 3),
+        "ratio_host_to_bare_client": round(statistics.median(bare_ratios), 3),
         "simulated_host_tool_call_serial_per_s": round(simulated_serial(api_version, seconds / rounds)),
     }
 
