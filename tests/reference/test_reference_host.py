@@ -79,7 +79,8 @@ class Script:
 
     def send(self, message: Message) -> None:
         assert self.io is not None
-        self.io.stdout.write(json.dumps(message).encode() + b"\n")
+        if not self.io.stdout.closed:  # after the host killed us, writes go nowhere
+            self.io.stdout.write(json.dumps(message).encode() + b"\n")
 
     def answer(self, request_id: Any, result: Any) -> None:
         self.send({"jsonrpc": "2.0", "id": request_id, "result": result})
@@ -164,10 +165,24 @@ class Recorder(HostEvents):
         return [d.message for d in self.diagnostics if d.kind == kind]
 
 
+HARNESSES: list[Harness] = []
+
+
+@pytest.fixture(autouse=True)
+def no_worker_crashed() -> Any:
+    """Every test: no host or child worker died of an exception on the scheduler."""
+    start = len(HARNESSES)
+    yield
+    crashes = [repr(c) for h in HARNESSES[start:] for c in h.world.crashes]
+    del HARNESSES[start:]
+    assert not crashes
+
+
 class Harness:
     """A SimWorld, a host on it, and a registry of scripted programs by name."""
 
     def __init__(self, tmp: Path, *, config: HostConfig | None = None, frontend: Frontend | None = None) -> None:
+        HARNESSES.append(self)
         self.tmp = tmp
         self.programs: dict[str, Callable[[], Program]] = {}
         self.world = SimWorld(resolvers=[self._resolve])
@@ -1477,3 +1492,65 @@ def test_generation_numbers_never_repeat_even_after_a_failed_candidate(tmp_path:
     with pytest.raises(LoadError):
         h.run(lambda: h.host.reload("scripted"))
     assert h.run(lambda: h.host.reload("scripted")).generation == 3
+
+
+# -- a property: any interleaving of calls, cancels and answers keeps the §1.9 invariants ------------
+
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+OPS = st.lists(
+    st.one_of(
+        st.tuples(st.just("start"), st.integers(0, 0)),
+        st.tuples(st.just("cancel"), st.integers(0, 7)),
+        st.tuples(st.just("answer"), st.integers(0, 7)),
+        st.tuples(st.just("tick"), st.integers(0, 3)),
+    ),
+    max_size=25,
+)
+
+
+class Manual(Holding):
+    """Holds every call; the test answers them by index, late or not."""
+
+    limit = 2
+
+    def answer_call(self, message: Message) -> None:
+        if self.io is None or self.io.stdout.closed:
+            return  # the host killed this child (a cancel that was never settled)
+        if message in self.held:
+            self.held.remove(message)
+        Script.on_tool_call(self, message)
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(ops=OPS)
+def test_any_interleaving_keeps_the_cancellation_invariants(tmp_path: Path, ops: list[tuple[str, int]]) -> None:
+    h = Harness(tmp_path / "p", config=HostConfig(cancel_grace_s=2.0))
+    (tmp_path / "p").mkdir(exist_ok=True)
+    scripts = h.add(Manual)
+    h.run(lambda: h.host.load(h.manifest()))
+    script = scripts[0]
+    pending: list[Any] = []
+    for op, index in ops:
+        if op == "start":
+            pending.append(h.run(lambda: h.host.start_tool("scripted", "t", {})))
+        elif op == "cancel" and pending:
+            pending[index % len(pending)].cancel()
+        elif op == "answer":
+            calls = [m for m in script.received if m.get("method") == "tool/call"]
+            if calls:
+                script.answer_call(calls[index % len(calls)])
+        h.world.settle(0.5 * (index if op == "tick" else 0) + 0.001)
+    sent = [m for m in script.received if m.get("method") == "tool/call"]
+    cancels = [m["params"]["id"] for m in script.received if m.get("method") == "$/cancelRequest"]
+    written = {m["id"] for m in sent}
+    assert len(cancels) == len(set(cancels))  # at most one per id
+    assert set(cancels) <= written  # never for a frame that was not written
+    assert script.peak <= 2  # the negotiated limit held
+    for call in pending:
+        outcome = call.poll(0)
+        if call.id not in written:  # still waiting for a slot, or cancelled before it was written
+            assert outcome is None or outcome.status in ("cancelled", "lost", "refused")
+    status = h.host.inspect("scripted")
+    assert status.state in ("ready", "degraded", "crashed") and h.world.crashes == []
