@@ -57,6 +57,7 @@ class Script:
 
     def __init__(self) -> None:
         self.received: list[Message] = []
+        self.arrivals: list[float] = []  # virtual time each frame arrived
         self.io: SimChildIO | None = None
         self.exits = False
 
@@ -71,6 +72,7 @@ class Script:
                 assert isinstance(event, Frame)
                 message = json.loads(event.payload)
                 self.received.append(message)
+                self.arrivals.append(io.runtime.now())
                 self.on_message(message)
                 if self.exits:
                     return 0
@@ -701,6 +703,8 @@ def test_reload_negotiates_the_candidate_first_and_drains_generation_n(tmp_path:
     old, new = scripts
     assert old.methods()[-1] == "shutdown"
     assert new.methods() == ["initialize"]  # nothing crossed the boundary
+    # Candidate first: N+1 was initialized before N was told to shut down.
+    assert new.arrivals[0] < old.arrivals[-1]
     assert h.run(lambda: h.host.call_tool("scripted", "t", {})).ok
     assert new.methods() == ["initialize", "tool/call"]
 

@@ -10,14 +10,19 @@ How to use::
     host = ReferenceHost()                      # threads, real processes, non-interactive frontend
     status = host.load("path/to/extension.toml")  # validate, spawn, initialize (LoadError if refused)
     outcome = host.call_tool(status.name, "echo", {"text": "hi"})
-    outcome.status, outcome.result, outcome.error  # "ok" | "error" | "cancelled" | "timeout" | "lost" | "refused"
+    outcome.status, outcome.result, outcome.error
+    # "ok" | "error" (the child's JSON-RPC error) | "invalid" (a result the host refused, §1.2-§1.7)
+    # | "cancelled" | "timeout" | "lost" (the generation ended) | "refused" (never sent: undeclared,
+    # malformed params, over the frame bound, or the extension is not ready)
 
     pending = host.start_tool(status.name, "slow", {"steps": 10})
     pending.cancel()                            # §1.9: skipped if unwritten, else one $/cancelRequest
     pending.wait()                              # CallOutcome(status="cancelled")
+    pending.poll(0.1)                           # the outcome if it came within 0.1 s, else None (no cancel)
 
     host.execute_command(name, "greet", ["you"]); host.run_hook(name, "before_prompt", {"prompt": "x"})
-    host.collect_context(name, prompt=None); host.collect_status(name, "status"); host.collect_menu(name)
+    host.collect_context(name, prompt=None); host.collect_status(name, "status")
+    host.collect_menu(name)   # §1.6b: validated menu, or one generated entry per command (5 s deadline)
     host.render_tool(name, "echo", {}, "output", is_error=False)
     host.start(name, method, params) / host.call(name, method, params, timeout=...)  # any routed request
     host.notify_lifecycle(name, "turn/started", {...})   # §1.10, only when subscribed -> bool
