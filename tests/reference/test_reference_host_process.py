@@ -44,10 +44,13 @@ SCRIPT = textwrap.dedent(
         message = json.loads(line)
         method = message.get("method")
         if method == "initialize":
-            result = {"api_version": "0.2", "tools": [], "commands": [],
+            tools = [{"name": "t", "description": "d", "parameters": {"type": "object"}}] if mode == "deaf" else []
+            result = {"api_version": "0.2", "tools": tools, "commands": [],
                       "protocol": {"version": "0.2", "features": ["request_cancellation", "content_parts"],
                                    "limits": {"max_concurrent_requests": 1}}}
             print(json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result}), flush=True)
+            if mode == "deaf":  # never reads stdin again
+                time.sleep(60)
             if mode == "orphan":  # a descendant keeps stdout open; the leader exits
                 subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
                 sys.exit(3)
@@ -83,6 +86,8 @@ def scripted(tmp: Path, mode: str, *extra: str, environment: str = "") -> Path:
     (folder / "hostile.py").write_text(SCRIPT, encoding="utf-8")
     argv = json.dumps([sys.executable, "hostile.py", mode, *extra])
     capabilities = f"[capabilities]\nenvironment = {environment}\n" if environment else ""
+    if mode == "deaf":
+        capabilities = '[contributes]\ntools = ["t"]\n' + capabilities
     (folder / "extension.toml").write_text(
         f'name = "{mode}"\nversion = "1.0.0"\napi_version = "0.2"\nrequires_octet = "0.8.0"\n'
         f"command = {argv}\n{capabilities}",
@@ -197,3 +202,15 @@ def test_an_exit_is_noticed_even_when_a_descendant_holds_stdout_open(host: Refer
     assert first.wait_ended(5.0)
     assert first.state == "crashed" and "descendant" in (first.end_reason or "")
     assert first.channel.pid is not None and group_gone(first.channel.pid)
+
+
+def test_a_child_that_stops_reading_never_blocks_the_caller(host: ReferenceHost, tmp_path: Path) -> None:
+    status = host.load(scripted(tmp_path, "deaf"))
+    pgid = pgid_of(host, status.name)
+    big = {"blob": "x" * (512 * 1024)}  # far more than a pipe holds
+    started = time.monotonic()
+    first = host.start_tool(status.name, "t", big)
+    assert time.monotonic() - started < 1.0  # the caller did not wait for the pipe
+    assert first.wait(0.3).status == "timeout"
+    host.shutdown(status.name)  # ack and exit stages time out; the group is killed
+    assert group_gone(pgid)

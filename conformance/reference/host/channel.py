@@ -15,11 +15,13 @@ import select
 import shutil
 import signal
 import subprocess
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 from typing import IO, Protocol
 
 READ_CHUNK = 64 * 1024
+POLL_MS = 100  # longest single wait for a full stdin pipe to drain
 
 
 class LaunchError(RuntimeError):
@@ -62,6 +64,8 @@ class ProcessChannel:
         assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
         self._stdin = proc.stdin
         self._stdin_fd = proc.stdin.fileno()
+        self._stdin_lock = threading.Lock()  # writes vs the final close (descriptor numbers get reused)
+        self._stdin_closed = False
         os.set_blocking(self._stdin_fd, False)  # try_write never blocks; write() polls
         self._stdout_fd = proc.stdout.fileno()
         self._stderr_fd = proc.stderr.fileno()
@@ -74,13 +78,19 @@ class ProcessChannel:
             if view:
                 poller = select.poll()
                 poller.register(self._stdin_fd, select.POLLOUT)
-                poller.poll()  # until writable, or an error once the child is gone
+                # Bounded waits: try_write re-checks that stdin is still ours,
+                # so a descriptor closed (and its number reused) meanwhile is
+                # never written to.
+                poller.poll(POLL_MS)
 
     def try_write(self, data: bytes | memoryview) -> int:
-        try:
-            return os.write(self._stdin_fd, data)
-        except BlockingIOError:
-            return 0
+        with self._stdin_lock:
+            if self._stdin_closed:
+                raise BrokenPipeError("the child's stdin is closed")
+            try:
+                return os.write(self._stdin_fd, data)
+            except BlockingIOError:
+                return 0
 
     def read_stdout(self) -> bytes:
         return self._read(self._stdout_fd, self.proc.stdout)
@@ -102,8 +112,11 @@ class ProcessChannel:
         return chunk
 
     def close_stdin(self) -> None:
-        with contextlib.suppress(OSError):
-            self._stdin.close()
+        with self._stdin_lock:
+            if not self._stdin_closed:
+                self._stdin_closed = True
+                with contextlib.suppress(OSError):
+                    self._stdin.close()
 
     def wait_exit(self, timeout: float | None) -> int | None:
         try:
