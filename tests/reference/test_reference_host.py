@@ -1558,3 +1558,56 @@ def test_any_interleaving_keeps_the_cancellation_invariants(tmp_path: Path, ops:
             assert outcome is None or outcome.status in ("cancelled", "lost", "refused")
     status = h.host.inspect("scripted")
     assert status.state in ("ready", "degraded", "crashed") and h.world.crashes == []
+
+
+def test_input_requests_and_contributions_reach_the_embedder(tmp_path: Path) -> None:
+    class Typist(Frontend):
+        def input(self, prompt: Prompt) -> str | None:
+            return "typed" if prompt.params.get("prompt") == "name?" else "x" * (256 * 1024 + 1)
+
+    h = Harness(tmp_path, frontend=Typist())
+    scripts = h.add(Asking)
+    path = h.manifest()
+    path.write_text(path.read_text().replace("[contributes]\n", "[contributes]\npresentation = true\n"))
+    h.run(lambda: h.host.load(path))
+    parent = h.run(lambda: h.host.start_tool("scripted", "t", {}))
+    h.world.settle(0.1)
+    script = scripts[0]
+    for child_id, prompt in (("i1", "name?"), ("i2", "essay?")):
+        params = {"parent_request_id": parent.id, "prompt": prompt}
+        script.send({"jsonrpc": "2.0", "id": child_id, "method": "input/request", "params": params})
+    for method, params in (
+        ("notification", {"level": "info", "title": "t", "message": "m"}),
+        ("context/contribution", {"label": "l", "content": "c"}),
+        ("status/contribution", {"surface": "status", "text": "s"}),
+        ("presentation/update", {"snapshot": {"revision": 0}}),
+        ("notification", "not an object"),
+        ("unknown/thing", {}),
+    ):
+        script.send({"jsonrpc": "2.0", "method": method, "params": params})
+    h.world.settle(0.1)
+    answers = {m["id"]: m for m in script.received if "method" not in m}
+    assert answers["i1"]["result"] == {"value": "typed"}
+    assert answers["i2"]["result"] == {"value": None}  # over 256 KiB: not passed on
+    assert [m for m, _ in h.events.contributions] == [
+        "notification",
+        "context/contribution",
+        "status/contribution",
+        "presentation/update",
+    ]
+    assert len(h.events.kinds("bad-frame")) == 2
+
+
+def test_api_0_1_confirmation_needs_no_parent(tmp_path: Path) -> None:
+    class Legacy(Script):
+        api = "0.1"
+
+    h = Harness(tmp_path, frontend=Yes())
+    scripts = h.add(Legacy)
+    h.run(lambda: h.host.load(h.manifest()))
+    scripts[0].send({"jsonrpc": "2.0", "id": 1, "method": "confirmation/request", "params": {"prompt": "ok?"}})
+    scripts[0].send({"jsonrpc": "2.0", "id": 2, "method": "input/request", "params": {"prompt": "x"}})
+    h.world.settle(0.1)
+    answers = {m["id"]: m for m in scripts[0].received if "method" not in m}
+    assert answers[1]["result"] == {"confirmed": True}
+    assert answers[2]["error"]["code"] == -32601  # input/request is API 0.2+
