@@ -1611,3 +1611,25 @@ def test_api_0_1_confirmation_needs_no_parent(tmp_path: Path) -> None:
     answers = {m["id"]: m for m in scripts[0].received if "method" not in m}
     assert answers[1]["result"] == {"confirmed": True}
     assert answers[2]["error"]["code"] == -32601  # input/request is API 0.2+
+
+
+def test_state_changes_reach_the_embedder_in_order(tmp_path: Path) -> None:
+    class States(Recorder):
+        def __init__(self) -> None:
+            super().__init__()
+            self.states: list[tuple[int, str]] = []
+
+        def state_changed(self, extension: str, generation: int, state: str) -> None:
+            self.states.append((generation, state))
+
+    h = Harness(tmp_path)
+    h.events = States()
+    h.host.events = h.events
+    h.add(Script)
+    h.run(lambda: h.host.load(h.manifest()))
+    h.run(lambda: h.host.reload("scripted"))
+    h.run(lambda: h.host.shutdown())
+    h.world.settle()
+    states = h.events.states
+    assert [s for g, s in states if g == 1] == ["initializing", "ready", "draining", "stopped"]
+    assert [s for g, s in states if g == 2] == ["initializing", "ready", "draining", "stopped"]

@@ -106,6 +106,8 @@ class Connection:
         self.children = ChildRequests(self)
         self.stderr_lines = StderrLines(config.stderr_line_bytes)
         self._ended = runtime.event()
+        self._state_events: collections.deque[str] = collections.deque()
+        self._state_pump_running = False
         self._stdout_eof = runtime.event()
 
     # -- lifecycle ---------------------------------------------------------------
@@ -120,7 +122,21 @@ class Connection:
                 return
             raise cs.LocalError(f"lifecycle: no transition {self.state} -> {state}")
         self.state = state
-        self.runtime.submit(lambda: self.events.state_changed(self.name, self.generation, state), "host-event")
+        # Delivered in order by one worker, never under our lock (the
+        # embedder's callback may call back into the host).
+        self._state_events.append(state)
+        if not self._state_pump_running:
+            self._state_pump_running = True
+            self.runtime.submit(self._pump_state_events, f"{self.name}-events")
+
+    def _pump_state_events(self) -> None:
+        while True:
+            with self._cond:
+                if not self._state_events:
+                    self._state_pump_running = False
+                    return
+                state = self._state_events.popleft()
+            self.events.state_changed(self.name, self.generation, state)
 
     def start(self, *, source: str | None = None, timeout: float | None = 30.0) -> None:
         """Start the workers and negotiate; raises InitializeRejected (child killed)."""
