@@ -332,6 +332,8 @@ BAD_RESULTS: dict[str, Callable[[Message], None]] = {
     "too-many-commands": lambda r: r.update(commands=[{"name": f"c{i}"} for i in range(257)]),
     "empty-description": lambda r: r.update(tools=[_tool(description="")]),
     "parameters-not-object": lambda r: r.update(tools=[_tool(parameters=[1])]),
+    "parameters-invalid-schema": lambda r: r.update(tools=[_tool(parameters={"type": "objekt"})]),
+    "output-schema-invalid": lambda r: r.update(tools=[_tool(output_schema={"type": "object", "required": "n"})]),
     "protocol-missing": lambda r: r.pop("protocol"),
     "protocol-version": lambda r: r["protocol"].update(version="9.9"),
     "required-feature-missing": lambda r: r["protocol"].update(features=["content_parts"]),

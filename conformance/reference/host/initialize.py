@@ -13,6 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+import jsonschema
+
 from conformance.protocol.limits import (
     FEATURE_DEPENDENCIES,
     LIFECYCLE_EVENTS,
@@ -195,18 +197,32 @@ def _check_tools(tools: list[JsonObject], api_version: str, features: frozenset[
         description = tool.get("description")
         if not isinstance(description, str) or not description:
             raise InitializeRejected(f"tool {name!r} needs a non-empty description")
-        if not isinstance(tool.get("parameters"), dict):
+        if not isinstance(tool.get("parameters"), dict) or not _valid_schema(tool["parameters"]):
             raise InitializeRejected(f"tool {name!r}: parameters must be a JSON Schema object")
         if "output_schema" in tool:
             if api_version == "0.1":
                 raise InitializeRejected(f"tool {name!r}: API 0.1 tools cannot declare output_schema")
             problem = output_schema_problem(tool["output_schema"])
+            if problem is None and not _valid_schema(tool["output_schema"]):
+                problem = "is not a valid JSON Schema"
             if problem:
                 raise InitializeRejected(f"tool {name!r}: output_schema {problem}")
         if _PROMPT_METADATA in features:
             problem = prompt_metadata_problem(tool)
             if problem:
                 raise InitializeRejected(f"tool {name!r}: {problem}")
+
+
+def _valid_schema(schema: dict[str, Any]) -> bool:
+    """A schema its own dialect's meta-schema accepts (the default dialect when
+    $schema is absent or unknown)."""
+    try:
+        jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator).check_schema(schema)
+    except jsonschema.exceptions.SchemaError:
+        return False
+    except Exception:  # an unresolvable $schema or a hostile document: not usable
+        return False
+    return True
 
 
 def _protocol(protocol: Any, offer: Offer) -> tuple[frozenset[str], int, frozenset[str]]:
