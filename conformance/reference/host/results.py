@@ -102,7 +102,7 @@ def _structured(result: dict[str, Any], schema: dict[str, Any] | None) -> str | 
     if problem is not None:
         return problem
     try:
-        validator = jsonschema.validators.validator_for(schema)(schema)
+        validator = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)(schema)
         error = jsonschema.exceptions.best_match(validator.iter_errors(value))
     except jsonschema.exceptions.SchemaError as exc:
         return f"the tool's output_schema is unusable: {exc.message[:120]}"
