@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from conformance.reference.host import HostConfig, LoadError, ReferenceHost
+from conformance.reference.host import HostConfig, LoadError, ProcessLauncher, ReferenceHost
 from conformance.reference.host.channel import ProcessChannel
 
 REPO = Path(__file__).resolve().parents[2]
@@ -115,6 +115,8 @@ def test_reference_extension_round_trip_cancel_and_shutdown(host: ReferenceHost,
     host.shutdown()
     assert host.inspect(status.name).state == "stopped"
     assert group_gone(pgid)
+    launcher = host.launcher
+    assert isinstance(launcher, ProcessLauncher) and launcher.spawned == [pgid]
 
 
 def test_a_grandchild_ignoring_sigterm_dies_with_the_group(host: ReferenceHost, tmp_path: Path) -> None:

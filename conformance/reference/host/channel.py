@@ -140,7 +140,12 @@ class ProcessChannel:
 
 
 class ProcessLauncher:
-    """Starts real child processes."""
+    """Starts real child processes. ``spawned`` lists every process group it
+    started (the leader's pid is the group id), so an embedder or a test can
+    prove that none outlived the host."""
+
+    def __init__(self) -> None:
+        self.spawned: list[int] = []
 
     def launch(self, argv: Sequence[str], *, cwd: Path, env: dict[str, str]) -> Channel:
         program = argv[0]
@@ -161,4 +166,5 @@ class ProcessLauncher:
             )
         except OSError as exc:
             raise LaunchError(f"cannot start {program!r}: {exc.strerror or exc}") from None
+        self.spawned.append(proc.pid)
         return ProcessChannel(proc)
