@@ -6,7 +6,7 @@ How to use (the probe peer feeds it; nothing here does I/O)::
     findings = session.received(decoded)          # every frame the host wrote
     findings += session.answered(rid, result=r)   # the probe answered a host request
     findings += session.sent_child(cid, method, params)   # the probe made a request
-    findings += session.ended(LifeInput.STDIN_CLOSED)     # EOF, exits, grace expiry
+    findings += session.lifecycle_event(LifeInput.STDIN_CLOSED)     # EOF, exits, grace expiry
     session.orphans(), session.open_calls()       # for the clock owner
 
 For a reload or restart, start the next generation with
@@ -136,6 +136,10 @@ class ProbeSession:
     unreadable_sent: int = 0
 
     # -- queries ------------------------------------------------------------
+    def call(self, rid: JsonRpcId) -> HostCall | None:
+        """The host request ``rid`` of this generation, if the host sent one."""
+        return self.calls.get(host_key(rid))
+
     def open_calls(self) -> list[HostCall]:
         """Host requests the probe has not answered and the host has not cancelled."""
         return [c for c in self.calls.values() if c.state in T.OPEN_CALLS]
@@ -162,7 +166,7 @@ class ProbeSession:
         return HostView(self.manifest, negotiated, self.tools, self.commands)
 
     # -- lifecycle ----------------------------------------------------------
-    def ended(self, event: LifeInput) -> list[Finding]:
+    def lifecycle_event(self, event: LifeInput) -> list[Finding]:
         """EOF on stdin, an exit, a kill, or the cancel grace expiring."""
         return self._life(event, "")
 

@@ -17,6 +17,8 @@ from host_frames import (
     result,
     tool_call,
 )
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from conformance.protocol.framing import FrameDecoder
 from conformance.protocol.host_session import ProbeSession
@@ -24,6 +26,9 @@ from conformance.protocol.host_tables import Child, Life, LifeInput
 from conformance.protocol.jsonrpc import decode_event
 from conformance.protocol.limits import MAX_CHILD_ID_BYTES, MAX_FRAME_BYTES, MAX_OUTSTANDING_CHILDREN
 from conformance.protocol.violations import Exercise, Finding, Violation
+from conformance.requirements import load_catalog
+
+KNOWN = {r.id for r in load_catalog()}
 
 
 def violated(findings: list[Finding]) -> list[str]:
@@ -47,7 +52,7 @@ def test_a_careful_host_session_has_no_violation(api: str) -> None:
     s.answered(3, result={"text": "hi"})
     out += s.received(request(4, "shutdown", {}))
     s.answered(4, result={})
-    out += s.ended(LifeInput.STDIN_CLOSED)
+    out += s.lifecycle_event(LifeInput.STDIN_CLOSED)
     assert violated(out) == []
     assert s.life is Life.STOPPED
 
@@ -91,8 +96,8 @@ def test_no_request_after_shutdown_but_notifications_may_trail() -> None:
 
 def test_stdin_closed_without_shutdown() -> None:
     s = ready()
-    assert violated(s.ended(LifeInput.STDIN_CLOSED)) == ["EXT-0-host-graceful-shutdown-request"]
-    assert violated(ready().ended(LifeInput.HOST_GONE)) == []
+    assert violated(s.lifecycle_event(LifeInput.STDIN_CLOSED)) == ["EXT-0-host-graceful-shutdown-request"]
+    assert violated(ready().lifecycle_event(LifeInput.HOST_GONE)) == []
 
 
 def test_envelope_and_frame_rules_are_reported_under_host_ids() -> None:
@@ -358,3 +363,60 @@ def test_never_raises_on_arbitrary_params() -> None:
             rid += 1
             s.received(request(rid, method, params))
             s.received(notification(method, params))
+
+
+# -- property: arbitrary host behaviour only ever yields findings ------------
+
+_METHODS = [
+    "initialize",
+    "tool/call",
+    "command/execute",
+    "hook/run",
+    "status/collect",
+    "shutdown",
+    "$/cancelRequest",
+    "turn/settled",
+    "shortcut/trigger",
+    "x/unknown",
+]
+_PARAMS = st.one_of(
+    st.none(),
+    st.integers(),
+    st.text(max_size=3),
+    st.lists(st.integers(), max_size=2),
+    st.dictionaries(
+        st.sampled_from(["id", "name", "context", "hook", "surface", "reason"]),
+        st.one_of(st.none(), st.integers(0, 3), st.text(max_size=2), st.just({})),
+        max_size=3,
+    ),
+)
+_IDS = st.one_of(st.integers(0, 5), st.sampled_from(["a", "b"]), st.none())
+_STEP = st.one_of(
+    st.tuples(st.just("request"), _IDS, st.sampled_from(_METHODS), _PARAMS),
+    st.tuples(st.just("notify"), st.none(), st.sampled_from(_METHODS), _PARAMS),
+    st.tuples(st.just("answer"), _IDS, st.none(), _PARAMS),
+    st.tuples(st.just("probe-answers"), _IDS, st.none(), _PARAMS),
+    st.tuples(st.just("probe-child"), _IDS, st.sampled_from(["confirmation/request", "composer/get"]), _PARAMS),
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(api=st.sampled_from(["0.1", "0.2", "0.4"]), steps=st.lists(_STEP, max_size=25))
+def test_any_host_frame_sequence_only_yields_findings(api: str, steps: list[Any]) -> None:
+    s = ProbeSession(manifest=manifest(api))
+    for kind, rid, method, params in steps:
+        if kind == "request":
+            out = s.received(request(rid, method, params))
+        elif kind == "notify":
+            out = s.received(notification(method, params))
+        elif kind == "answer":
+            out = s.received(result(rid, params))
+        elif kind == "probe-answers":
+            call = s.call(rid)
+            if call is None:
+                continue
+            out = s.answered(rid, result=initialize_result(api) if call.method == "initialize" else params)
+        else:
+            out = s.sent_child(rid, method, params)
+        assert all(isinstance(f, Exercise | Violation) for f in out)
+        assert all(f.requirement in KNOWN for f in out)

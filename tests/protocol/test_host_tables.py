@@ -32,9 +32,9 @@ def test_every_lifecycle_pair_steps_or_is_a_local_error(state: Life, event: Life
     session = ProbeSession(manifest=manifest(), life=state)
     if (state, event) not in T.LIFECYCLE:
         with pytest.raises(LocalProtocolError):
-            session.ended(event)
+            session.lifecycle_event(event)
         return
-    findings = session.ended(event)
+    findings = session.lifecycle_event(event)
     nxt, broken = T.LIFECYCLE[(state, event)]
     assert session.life is nxt
     assert [f.requirement for f in findings if type(f).__name__ == "Violation"] == ([broken] if broken else [])
