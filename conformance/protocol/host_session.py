@@ -66,6 +66,8 @@ HOST_FRAME_RULES: Mapping[str, str] = {
     "JSONRPC-5.1-reserved-codes": "JSONRPC-5.1-host-reserved-codes",
 }
 CONCURRENCY = "EXT-0-host-concurrency-admission"
+CAPS = "EXT-1.1-host-caps-max-concurrent"
+BATCH_BEFORE_SETTLED = "EXT-1.11-host-batches-before-settled"
 IDS_DISTINCT = "EXT-0-host-request-ids-distinct"
 IDS_FRESH = "EXT-0-host-request-ids-fresh"
 NO_TOMBSTONE_REUSE = "EXT-1.9-host-no-tombstone-reuse"
@@ -74,6 +76,7 @@ NO_REPLY = "JSONRPC-4.1-host-no-reply"
 RESPONSES = "JSONRPC-5-host-responses"
 GENERATION_BOUNDARY = "EXT-5-host-generation-boundary"
 OWNER_FENCES = "EXT-1.2-host-owner-fences"
+CONFIRMATION_FENCE = "EXT-2.2-host-generation-fence"
 NUMERIC_IDS = "EXT-2-host-numeric-request-ids"
 # §2/§1.2: children name their parent by a number, and these are the
 # requests that can be parents.
@@ -116,6 +119,7 @@ class GenerationMemory:
     host_ids: frozenset[Any] = frozenset()
     child_ids: frozenset[Any] = frozenset()
     owners: frozenset[tuple[str, int]] = frozenset()  # (extension_instance_id, process_generation)
+    confirmations: frozenset[Any] = frozenset()  # child ids of confirmation/request (§2.2 fence)
 
 
 @dataclass
@@ -134,6 +138,8 @@ class ProbeSession:
     shortcuts: set[str] = field(default_factory=set)
     owners: set[tuple[str, int]] = field(default_factory=set)
     unreadable_sent: int = 0
+    accepted_limit: int | None = None  # max_concurrent_requests as the probe accepted it, before the cap
+    settled_messages: set[str] = field(default_factory=set)
 
     # -- queries ------------------------------------------------------------
     def call(self, rid: JsonRpcId) -> HostCall | None:
@@ -158,6 +164,8 @@ class ProbeSession:
             host_ids=self.earlier.host_ids | frozenset(self.calls),
             child_ids=self.earlier.child_ids | frozenset(self.children),
             owners=self.earlier.owners | frozenset(self.owners),
+            confirmations=self.earlier.confirmations
+            | frozenset(k for k, c in self.children.items() if c.method == "confirmation/request"),
         )
 
     @property
@@ -175,11 +183,12 @@ class ProbeSession:
         if step is None:
             raise LocalProtocolError(f"lifecycle: no transition from {self.life.value} on {event.value}")
         before, (self.life, broken) = self.life, step
+        out: list[Finding] = [Exercise(r) for r in T.exercised(before, event)]
         if broken is None:
-            return []
+            return out
         cited = self.rejections if broken == T.ROUTED_TO_REJECTED and self.rejections else (broken,)
         text = f"{what or event.value} while the child was {before.value}"
-        return [x for r in cited for x in (Exercise(r), Violation(r, text))]
+        return out + [x for r in cited for x in (Exercise(r), Violation(r, text))]
 
     # -- the probe's own frames ---------------------------------------------
     def answered(self, rid: JsonRpcId, *, result: Any = None, error: Any = None) -> list[Finding]:
@@ -188,9 +197,7 @@ class ProbeSession:
         if call is None:
             raise LocalProtocolError(f"the probe answered {rid!r}, which the host never sent")
         call.state = T.CALL[(call.state, CallInput.ANSWER)][0]
-        for child in self.children.values():
-            if child.parent == host_key(rid):
-                child.state = T.CHILD[(child.state, ChildInput.PARENT_SETTLED)][0]
+        self._parent_ended(host_key(rid))
         if call.method != "initialize" or self.life is not Life.INITIALIZING:
             return []
         return self._initialize_answered(result, error)
@@ -202,6 +209,7 @@ class ProbeSession:
         else:
             self.rejections = must_reject(result, offer=offer, manifest=self.manifest)
             self.negotiated = negotiated_from(result, offer=offer)
+            self.accepted_limit = _accepted_limit(result)
             self.tools = frozenset(tools_from(result))
             commands = result.get("commands") if isinstance(result, dict) else None
             names = (c.get("name") for c in commands if isinstance(c, dict)) if isinstance(commands, list) else ()
@@ -293,6 +301,8 @@ class ProbeSession:
 
     def _request_id(self, msg: Request) -> list[Finding]:
         out: list[Finding] = [Exercise(IDS_DISTINCT), Exercise(IDS_FRESH)]
+        if self.manifest.api_version != "0.1":
+            out.append(Exercise(NO_TOMBSTONE_REUSE))
         if msg.method in _PARENT_METHODS and self.manifest.api_version != "0.1":
             out.append(Exercise(NUMERIC_IDS))
             if isinstance(msg.id, bool) or not isinstance(msg.id, int):
@@ -307,7 +317,7 @@ class ProbeSession:
         if prior.state in T.OPEN_CALLS:
             out.append(Violation(IDS_DISTINCT, f"request id {excerpt(msg.id)} is still outstanding", ("id",)))
         elif prior.state in T.CANCELLED_CALLS:
-            out += [Exercise(NO_TOMBSTONE_REUSE), Violation(NO_TOMBSTONE_REUSE, f"id {excerpt(msg.id)} is a tombstone")]
+            out.append(Violation(NO_TOMBSTONE_REUSE, f"request id {excerpt(msg.id)} is a tombstone", ("id",)))
         else:
             out.append(
                 Violation(IDS_FRESH, f"request id {excerpt(msg.id)} was already used in this generation", ("id",))
@@ -321,7 +331,18 @@ class ProbeSession:
         limit = negotiated.max_concurrent_requests
         busy = sum(c.method not in _UNCOUNTED for c in self.open_calls()) + 1
         out: list[Finding] = [Exercise(CONCURRENCY)]
-        if busy > limit:
+        # §1.1: the host caps the accepted value at its own limit; going past
+        # the cap but not past what the probe accepted breaks the cap rule.
+        capped = self.accepted_limit is not None and self.accepted_limit > limit
+        if capped:
+            out.append(Exercise(CAPS))
+        if busy <= limit:
+            return out
+        if capped and self.accepted_limit is not None and busy <= self.accepted_limit:
+            out.append(
+                Violation(CAPS, f"{busy} requests outstanding; the host offered {limit}, the probe accepted more")
+            )
+        else:
             out.append(Violation(CONCURRENCY, f"{msg.method} makes {busy} requests outstanding; negotiated {limit}"))
         return out
 
@@ -361,18 +382,37 @@ class ProbeSession:
         )
         if msg.method == CANCEL and isinstance(msg.params, dict) and "id" in msg.params:
             out.extend(self._on_cancel(msg.params["id"]))
+        elif msg.method in ("message/updated", "message/settled"):
+            out.extend(self._message_order(msg.method, msg.params))
+        return out
+
+    def _message_order(self, method: str, params: Any) -> list[Finding]:
+        """§1.11: every batch of a message precedes its message/settled."""
+        mid = params.get("message_id") if isinstance(params, dict) else None
+        if not isinstance(mid, str):
+            return []
+        if method == "message/settled":
+            self.settled_messages.add(mid)
+            return []
+        out: list[Finding] = [Exercise(BATCH_BEFORE_SETTLED)]
+        if mid in self.settled_messages:
+            text = f"message/updated for {excerpt(mid)} arrived after its message/settled"
+            out.append(Violation(BATCH_BEFORE_SETTLED, text, ("params", "message_id")))
         return out
 
     def _on_cancel(self, rid: Any) -> list[Finding]:
         key = host_key(rid)
-        out: list[Finding] = [Exercise(CANCEL_KNOWN_ID)]
+        out: list[Finding] = [Exercise(CANCEL_KNOWN_ID), *self._boundary_exercised()]
         call, child = self.calls.get(key), self.children.get(key)
         if call is not None and (call.state in T.OPEN_CALLS or child is None):
+            out.append(Exercise(T.ONE_CANCEL))
             call.state, broken = T.CALL[(call.state, CallInput.CANCEL)]
+            self._parent_ended(key)  # §1.9: its unresolved children are owed a cancel too
         elif child is not None:
+            out.append(Exercise(T.ONE_CANCEL))
             child.state, broken = T.CHILD[(child.state, ChildInput.CANCEL)]
         elif key in self.earlier.host_ids or key in self.earlier.child_ids:
-            return [*out, Exercise(GENERATION_BOUNDARY), Violation(GENERATION_BOUNDARY, _crossed("cancel", rid))]
+            return [*out, Violation(GENERATION_BOUNDARY, _crossed("cancel", rid), _CANCEL_ID)]
         else:
             return [
                 *out,
@@ -380,13 +420,13 @@ class ProbeSession:
             ]
         if broken is None:
             return out
-        return [*out, Exercise(broken), Violation(broken, f"a second $/cancelRequest for {excerpt(rid)}", _CANCEL_ID)]
+        return [*out, Violation(broken, f"a second $/cancelRequest for {excerpt(rid)}", _CANCEL_ID)]
 
     def _on_answer(self, msg: Response | ErrorResponse) -> list[Finding]:
         out = self._life(LifeInput.ANSWER, "an answer arrived")
         key = host_key(msg.id)
         child = self.children.get(key)
-        out.append(Exercise(RESPONSES))
+        out += [Exercise(RESPONSES), Exercise(NO_REPLY), *self._boundary_exercised()]
         if child is None:
             return out + self._unmatched_answer(msg)
         first = child.state in T.UNRESOLVED_CHILDREN or child.state is Child.CANCELLED
@@ -404,13 +444,25 @@ class ProbeSession:
             self.unreadable_sent -= 1
             return []
         if msg.id is None:
-            return [
-                Exercise(NO_REPLY),
-                Violation(NO_REPLY, "a response with id null answers no request the probe made"),
-            ]
+            return [Violation(NO_REPLY, "a response with id null answers no request the probe made")]
         if key in self.earlier.child_ids:
-            return [Exercise(GENERATION_BOUNDARY), Violation(GENERATION_BOUNDARY, _crossed("answer", msg.id))]
+            out: list[Finding] = [Violation(GENERATION_BOUNDARY, _crossed("answer", msg.id), _ID)]
+            if key in self.earlier.confirmations:
+                text = f"confirmation {excerpt(msg.id)} of an earlier generation was answered to its replacement"
+                out.append(Violation(CONFIRMATION_FENCE, text, _ID))
+            return out
         return [Violation(RESPONSES, f"the host answered id {excerpt(msg.id)}, which the probe never used", _ID)]
+
+    def _boundary_exercised(self) -> list[Finding]:
+        if not (self.earlier.host_ids or self.earlier.child_ids):
+            return []
+        fence = [Exercise(CONFIRMATION_FENCE)] if self.earlier.confirmations else []
+        return [Exercise(GENERATION_BOUNDARY), *fence]
+
+    def _parent_ended(self, key: Any) -> None:
+        for child in self.children.values():
+            if child.parent == key:
+                child.state = T.CHILD[(child.state, ChildInput.PARENT_SETTLED)][0]
 
     def _admitted(self, child: ProbeChild, msg: Response | ErrorResponse) -> None:
         params = child.params if isinstance(child.params, dict) else {}
@@ -424,6 +476,13 @@ _CANCEL_ID = ("params", "id")
 
 def _crossed(what: str, rid: Any) -> str:
     return f"{what} names {excerpt(rid)}, an id of an earlier generation"
+
+
+def _accepted_limit(result: Any) -> int | None:
+    protocol = result.get("protocol") if isinstance(result, dict) else None
+    limits = protocol.get("limits") if isinstance(protocol, dict) else None
+    value = limits.get("max_concurrent_requests") if isinstance(limits, dict) else None
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
 
 
 def _host_violation(v: Violation) -> Violation:

@@ -148,6 +148,23 @@ def _lifecycle() -> dict[tuple[Life, LifeInput], Step]:
 
 LIFECYCLE: dict[tuple[Life, LifeInput], Step] = _lifecycle()
 LIVE = frozenset({L.READY, L.DRAINING, L.DEGRADED})
+FRAMES = frozenset(_FRAMES)
+ENDINGS = frozenset(_ENDINGS)
+
+
+def exercised(state: Life, event: LifeInput) -> tuple[str, ...]:
+    """The lifecycle rules a step evaluates, violated or not: a well-behaved
+    host gets ``pass`` for them, not ``untested``."""
+    out: list[str] = []
+    if state is L.STARTING and event in FRAMES:
+        out.append(INITIALIZE_FIRST)
+    if state is L.INITIALIZING and event in FRAMES:
+        out.append(AWAITS_INITIALIZE)
+    if event is LI.SHUTDOWN or (state is L.DRAINING and event in FRAMES):
+        out.append(NOTHING_AFTER_SHUTDOWN)
+    if event in ENDINGS and state in (L.READY, L.DRAINING, L.DEGRADED):
+        out.append(GRACEFUL_SHUTDOWN)
+    return tuple(out)
 
 
 class Call(enum.Enum):

@@ -202,6 +202,19 @@ def test_concurrency_n_minus_1_n_n_plus_1(busy: int) -> None:
     assert violated(out) == (["EXT-0-host-concurrency-admission"] if busy > 2 else [])
 
 
+@pytest.mark.parametrize(
+    ("busy", "expected"),
+    [(4, []), (5, ["EXT-1.1-host-caps-max-concurrent"]), (9, ["EXT-0-host-concurrency-admission"])],
+)
+def test_the_host_caps_what_the_probe_accepts(busy: int, expected: list[str]) -> None:
+    s = ready(limit=8)  # the host offered 4; the probe accepts 8
+    out: list[Finding] = []
+    for i in range(busy):
+        out += s.received(request(10 + i, "tool/call", tool_call()))
+    assert violated(out)[-1:] == expected
+    assert Exercise("EXT-1.1-host-caps-max-concurrent") in out
+
+
 def test_cancelled_requests_free_their_slot() -> None:
     s = ready(limit=1)
     s.received(request(2, "tool/call", tool_call()))
@@ -257,6 +270,39 @@ def test_settled_parent_orphans_children_and_refuses_new_ones() -> None:
     assert s.children[("str", "c")].state is Child.CANCELLED
     s.sent_child("late", "confirmation/request", confirm())
     assert violated(s.received(result("late", {"confirmed": True}))) == ["EXT-2-host-refuses-inactive-parent"]
+
+
+def test_cancelling_a_parent_orphans_its_children() -> None:
+    s = ready()
+    s.received(request(2, "tool/call", tool_call()))
+    s.sent_child("c", "confirmation/request", confirm())
+    s.received(notification("$/cancelRequest", {"id": 2}))
+    assert [c.id for c in s.orphans()] == ["c"]
+    assert [c.id for c in s.cancelled_unanswered()] == [2]
+
+
+def test_a_careful_host_passes_its_lifecycle_rules_not_untested() -> None:
+    s = ProbeSession(manifest=manifest())
+    out = s.received(request(1, "initialize", initialize_params()))
+    s.answered(1, result=initialize_result())
+    out += s.received(request(2, "shutdown", {}))
+    out += s.lifecycle_event(LifeInput.STDIN_CLOSED)
+    exercised = {f.requirement for f in out if isinstance(f, Exercise)}
+    assert {
+        "EXT-1.1-host-initialize-first",
+        "EXT-1.8-host-nothing-after-shutdown",
+        "EXT-0-host-graceful-shutdown-request",
+        "JSONRPC-4-host-envelope",
+    } <= exercised
+    assert violated(out) == []
+
+
+def test_message_batches_precede_settlement() -> None:
+    s = ready()
+    batch = {"message_id": "m", "delta": "x", "deltas": 1}
+    assert violated(s.received(notification("message/updated", batch))) == []
+    s.received(notification("message/settled", {"message_id": "m"}))
+    assert violated(s.received(notification("message/updated", batch))) == ["EXT-1.11-host-batches-before-settled"]
 
 
 def test_context_handlers_are_not_parents() -> None:
@@ -318,7 +364,10 @@ def test_answers_to_unknown_or_earlier_generation_ids() -> None:
     nxt = ProbeSession(manifest=manifest(), generation=1, earlier=s.memory())
     nxt.received(request(1, "initialize", initialize_params()))
     nxt.answered(1, result=initialize_result())
-    assert violated(nxt.received(result("old", {"confirmed": True}))) == ["EXT-5-host-generation-boundary"]
+    assert violated(nxt.received(result("old", {"confirmed": True}))) == [
+        "EXT-5-host-generation-boundary",
+        "EXT-2.2-host-generation-fence",
+    ]
     assert violated(nxt.received(notification("$/cancelRequest", {"id": "old"}))) == ["EXT-5-host-generation-boundary"]
 
 
