@@ -115,7 +115,8 @@ def check_initialize_request(params: object, *, manifest: ManifestInfo) -> Itera
         yield from _check_offer(offer, manifest=manifest)
     if isinstance(capabilities, dict):
         yield from secrets_capabilities_shape(capabilities, manifest=manifest)
-        yield from provider_credentials_echo(capabilities, manifest=manifest)
+        if manifest.api_version != _LEGACY_API:  # the declaration exists from API 0.2 on
+            yield from provider_credentials_echo(capabilities, manifest=manifest)
 
 
 def offer_from(params: object) -> Offer:

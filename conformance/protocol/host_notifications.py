@@ -16,7 +16,7 @@ from typing import Any
 from .describe import kind, utf8_len
 from .ext_types import Negotiated
 from .limits import LIFECYCLE_EVENTS, MAX_MESSAGE_BATCH_DELTAS, MAX_SETTLED_REASON_BYTES
-from .members import excerpt, is_integer
+from .members import excerpt, is_integer, is_number
 from .violations import Finding, Violation, rule
 
 CANCEL_SHAPE = "EXT-1.9-host-cancel-shape"
@@ -135,10 +135,12 @@ def settled_fields(params: Mapping[str, Any]) -> Iterator[Violation]:
         yield Violation(
             SETTLED_FIELDS, f"params.outcome is {shown}; expected one of {', '.join(OUTCOMES)}", ("outcome",)
         )
+    # duration_ms: the example is whole milliseconds, but no sentence rules
+    # out a fraction, so any non-negative number passes.
     duration = params.get("duration_ms")
-    if not is_integer(duration) or not isinstance(duration, int | float) or duration < 0:
+    if not is_number(duration) or not isinstance(duration, int | float) or duration < 0:
         shown = excerpt(duration) if isinstance(duration, int | float) else kind(duration)
-        yield Violation(SETTLED_FIELDS, f"params.duration_ms is {shown}; expected an integer >= 0", ("duration_ms",))
+        yield Violation(SETTLED_FIELDS, f"params.duration_ms is {shown}; expected a number >= 0", ("duration_ms",))
     reason = params.get("reason")
     if reason is not None and not isinstance(reason, str):
         yield Violation(SETTLED_FIELDS, f"params.reason is {kind(reason)}; expected a string or null", ("reason",))

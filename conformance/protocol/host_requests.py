@@ -388,7 +388,9 @@ def menu_preconditions(*, view: HostView) -> Iterator[Violation]:
         yield Violation(MENU_PRECONDITIONS, "menu/collect was sent to an API 0.1 extension")
     if view.manifest.contributes.get("menu") is not True:
         yield Violation(MENU_PRECONDITIONS, "menu/collect was sent, but contributes.menu is not true")
-    if not view.manifest.declared_names("commands"):
+    # A runtime_commands catalog counts as declared too (§1.1 makes it the
+    # generation's command list).
+    if not view.manifest.declared_names("commands") and not view.commands:
         yield Violation(MENU_PRECONDITIONS, "menu/collect was sent to an extension that declares no command")
 
 

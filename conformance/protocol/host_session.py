@@ -192,7 +192,9 @@ class ProbeSession:
 
     # -- the probe's own frames ---------------------------------------------
     def answered(self, rid: JsonRpcId, *, result: Any = None, error: Any = None) -> list[Finding]:
-        """The probe answered host request ``rid`` (``error`` set for an error answer)."""
+        """The probe answered host request ``rid`` (``error`` set for an error
+        answer). Call it before the answer's bytes are written: the host may
+        react at once, and its next frame must be judged against the answer."""
         call = self.calls.get(host_key(rid))
         if call is None:
             raise LocalProtocolError(f"the probe answered {rid!r}, which the host never sent")
@@ -366,6 +368,8 @@ class ProbeSession:
         return out
 
     def _on_notification(self, msg: Notification) -> list[Finding]:
+        if self._cancels_initialize(msg):
+            return []  # giving up on an unanswered initialize, like a shutdown would
         out = self._life(LifeInput.NOTIFICATION, f"{msg.method} arrived")
         if msg.method in SHAPE_RULES:
             rule_id = SHAPE_RULES[msg.method]
@@ -399,6 +403,14 @@ class ProbeSession:
             text = f"message/updated for {excerpt(mid)} arrived after its message/settled"
             out.append(Violation(BATCH_BEFORE_SETTLED, text, ("params", "message_id")))
         return out
+
+    def _cancels_initialize(self, msg: Notification) -> bool:
+        """API 0.2+ makes cancellation a required feature, so a host may
+        cancel its own initialize before the answer (never stricter)."""
+        if msg.method != CANCEL or self.life is not Life.INITIALIZING or self.manifest.api_version == "0.1":
+            return False
+        target = self.call(msg.params.get("id")) if isinstance(msg.params, dict) else None
+        return target is not None and target.method == "initialize"
 
     def _on_cancel(self, rid: Any) -> list[Finding]:
         key = host_key(rid)

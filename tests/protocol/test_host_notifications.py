@@ -64,7 +64,8 @@ def test_identifiers_per_event_kind() -> None:
     [
         ({"outcome": "aborted"}, False),
         ({"duration_ms": -1}, False),
-        ({"duration_ms": 1.5}, False),
+        ({"duration_ms": 1.5}, True),
+        ({"duration_ms": "5"}, False),
         ({"reason": None}, True),
         ({"reason": 7}, False),
     ],

@@ -130,9 +130,10 @@ def test_menu_preconditions() -> None:
     assert broken("menu/collect", params, view("0.1", contributes={"menu": True})) == [
         "EXT-1.6b-host-menu-preconditions"
     ]
-    assert broken("menu/collect", params, view(contributes={"menu": True, "commands": []})) == [
-        "EXT-1.6b-host-menu-preconditions"
-    ]
+    no_commands = HostView(manifest("0.2", contributes={"menu": True, "commands": []}), Negotiated("0.2"))
+    assert broken("menu/collect", params, no_commands) == ["EXT-1.6b-host-menu-preconditions"]
+    # a runtime_commands catalog counts as declared
+    assert broken("menu/collect", params, view(contributes={"menu": True, "commands": []})) == []
 
 
 def test_render_shape() -> None:

@@ -87,6 +87,13 @@ def test_initialize_error_leaves_no_child() -> None:
     assert violated(s.received(notification("turn/started", {}))) == ["EXT-1.1-host-rejected-child-isolated"]
 
 
+def test_a_host_may_cancel_its_own_unanswered_initialize_on_api_0_2() -> None:
+    s = ProbeSession(manifest=manifest())
+    s.received(request(1, "initialize", initialize_params()))
+    assert violated(s.received(notification("$/cancelRequest", {"id": 1}))) == []
+    assert violated(s.received(notification("$/cancelRequest", {"id": 9}))) == ["EXT-1.1-host-awaits-initialize"]
+
+
 def test_no_request_after_shutdown_but_notifications_may_trail() -> None:
     s = ready()
     s.received(request(2, "shutdown", {}))
