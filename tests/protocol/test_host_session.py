@@ -456,7 +456,7 @@ _STEP = st.one_of(
 )
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(api=st.sampled_from(["0.1", "0.2", "0.4"]), steps=st.lists(_STEP, max_size=25))
 def test_any_host_frame_sequence_only_yields_findings(api: str, steps: list[Any]) -> None:
     s = ProbeSession(manifest=manifest(api))
