@@ -15,7 +15,7 @@ from typing import Any
 
 from .describe import kind, utf8_len
 from .ext_types import Negotiated
-from .limits import LIFECYCLE_EVENTS, MAX_MESSAGE_BATCH_DELTAS, MAX_SETTLED_REASON_BYTES
+from .limits import LIFECYCLE_EVENTS, MAX_SETTLED_REASON_BYTES, MESSAGE_BATCH_DELTAS
 from .members import excerpt, is_integer, is_number
 from .violations import Finding, Violation, rule
 
@@ -211,7 +211,7 @@ def message_batch_shape(params: Mapping[str, Any]) -> Iterator[Violation]:
         if not isinstance(params.get(member), str):
             got = kind(params[member]) if member in params else "absent"
             yield Violation(MESSAGE_BATCH, f"params.{member} is {got}; expected a string", (member,))
-    if not is_integer(deltas) or not isinstance(deltas, int | float) or not 1 <= deltas <= MAX_MESSAGE_BATCH_DELTAS:
+    if not is_integer(deltas) or not isinstance(deltas, int | float) or not 1 <= deltas <= MESSAGE_BATCH_DELTAS:
         shown = excerpt(deltas) if isinstance(deltas, int | float) else kind(deltas)
-        message = f"params.deltas is {shown}; expected an integer from 1 to {MAX_MESSAGE_BATCH_DELTAS}"
+        message = f"params.deltas is {shown}; expected an integer from 1 to {MESSAGE_BATCH_DELTAS}"
         yield Violation(MESSAGE_BATCH, message, ("deltas",))

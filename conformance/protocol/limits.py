@@ -121,7 +121,7 @@ PROGRESS_OUTPUT_ENCODINGS = ("utf8", "base64")  # EXT-2.6-event-shape
 # timings are the document's defaults; a clock owner judging a host uses
 # them (plus its own slack for a loaded machine) and never asserts them in
 # tests (benchmarks/ measures).
-MAX_MESSAGE_BATCH_DELTAS = 64  # EXT-1.11-host-message-batch-shape (a batch flushes at 64 deltas)
+MESSAGE_BATCH_DELTAS = 64  # EXT-1.11-host-message-batch-shape (a batch flushes at 64 deltas)
 MESSAGE_BATCH_BYTES = 4096  # EXT-1.11-host-message-batch-order
 MESSAGE_BATCH_WINDOW_S = 0.05  # EXT-1.11-host-message-batch-order
 MENU_COLLECT_TIMEOUT_S = 5.0  # EXT-1.6b-host-menu-timeout

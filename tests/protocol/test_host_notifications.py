@@ -8,7 +8,7 @@ import pytest
 
 from conformance.protocol.ext_types import Negotiated
 from conformance.protocol.host_notifications import check_host_notification
-from conformance.protocol.limits import LIFECYCLE_EVENTS, MAX_MESSAGE_BATCH_DELTAS, MAX_SETTLED_REASON_BYTES
+from conformance.protocol.limits import LIFECYCLE_EVENTS, MAX_SETTLED_REASON_BYTES, MESSAGE_BATCH_DELTAS
 from conformance.protocol.violations import Violation
 
 LIFE = Negotiated("0.2", frozenset({"lifecycle_events", "shortcuts"}), 4, LIFECYCLE_EVENTS)
@@ -98,9 +98,9 @@ def test_wave1() -> None:
     [
         (0, False),
         (1, True),
-        (MAX_MESSAGE_BATCH_DELTAS - 1, True),
-        (MAX_MESSAGE_BATCH_DELTAS, True),
-        (MAX_MESSAGE_BATCH_DELTAS + 1, False),
+        (MESSAGE_BATCH_DELTAS - 1, True),
+        (MESSAGE_BATCH_DELTAS, True),
+        (MESSAGE_BATCH_DELTAS + 1, False),
     ],
 )
 def test_message_batch_deltas(deltas: int, ok: bool) -> None:
