@@ -4,8 +4,9 @@ How to use (the probe peer feeds it; nothing here does I/O)::
 
     session = ProbeSession(manifest=info, generation=0)
     findings = session.received(decoded)          # every frame the host wrote
-    findings += session.answered(rid, result=r)   # the probe answered a host request
-    findings += session.sent_child(cid, method, params)   # the probe made a request
+    findings += session.probe_wrote(payload)      # a frame the probe writes (or, typed:
+    findings += session.answered(rid, result=r)   #   the probe answered a host request,
+    findings += session.sent_child(cid, method, params)   # the probe made a request)
     findings += session.lifecycle_event(LifeInput.STDIN_CLOSED)     # EOF, exits, grace expiry
     session.orphans(), session.open_calls()       # for the clock owner
 
@@ -44,6 +45,7 @@ from .host_requests import SHAPE_RULES, HostView, check_host_request
 from .host_tables import Call, CallInput, Child, ChildInput, Life, LifeInput, LocalProtocolError
 from .jsonrpc import Decoded, ErrorResponse, JsonRpcId, Notification, Request, Response
 from .members import excerpt
+from .strict_json import JsonError, parse_json
 from .violations import Exercise, Finding, Violation
 
 # The frame and envelope rules of jsonrpc.decode_* are catalogued per side;
@@ -230,6 +232,26 @@ class ProbeSession:
             for r in self.rejections
             for x in (Exercise(r), Violation(r, "the host reported the child ready after an answer it must refuse"))
         ]
+
+    def probe_wrote(self, payload: bytes) -> list[Finding]:
+        """One frame the probe is about to write (without its newline),
+        classified: an answer to a host request, a child request, or a frame
+        the host cannot read. Notifications need no memory. A convenience for
+        peers that script raw bytes; call it before the bytes are written."""
+        parsed = parse_json(payload)
+        if isinstance(parsed, JsonError) or not isinstance(parsed.value, dict):
+            self.sent_unreadable()
+            return []
+        message = parsed.value
+        rid = message.get("id")
+        if "method" in message and "id" in message:
+            if not isinstance(message["method"], str):
+                self.sent_unreadable()
+                return []
+            return self.sent_child(rid, message["method"], message.get("params"))
+        if ("result" in message or "error" in message) and self.call(rid) is not None:
+            return self.answered(rid, result=message.get("result"), error=message.get("error"))
+        return []
 
     def sent_unreadable(self) -> None:
         """The probe wrote a frame with no readable id (a host may answer it with id null)."""

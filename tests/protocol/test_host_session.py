@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -135,7 +136,7 @@ def test_frame_bound_n_minus_1_n_n_plus_1(extra: int) -> None:
 def test_byte_by_byte_equals_whole() -> None:
     data = (
         b"".join(
-            __import__("json").dumps(m).encode() + b"\n"
+            json.dumps(m).encode() + b"\n"
             for m in (
                 {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": initialize_params()},
                 {"jsonrpc": "2.0", "id": 2, "method": "tool/call", "params": tool_call()},
@@ -476,3 +477,18 @@ def test_any_host_frame_sequence_only_yields_findings(api: str, steps: list[Any]
             out = s.sent_child(rid, method, params)
         assert all(isinstance(f, Exercise | Violation) for f in out)
         assert all(f.requirement in KNOWN for f in out)
+
+
+def test_probe_wrote_classifies_the_probes_frames() -> None:
+    s = ProbeSession(manifest=manifest())
+    s.received(request(1, "initialize", initialize_params()))
+    s.probe_wrote(json.dumps({"jsonrpc": "2.0", "id": 1, "result": initialize_result()}).encode())
+    assert s.life is Life.READY
+    s.received(request(2, "tool/call", tool_call()))
+    child = {"jsonrpc": "2.0", "id": "c", "method": "confirmation/request", "params": confirm()}
+    s.probe_wrote(json.dumps(child).encode())
+    assert s.call(2) is not None and ("str", "c") in s.children
+    s.probe_wrote(b"{not json")
+    assert violated(s.received(error(None, -32700, "parse error"))) == []
+    s.probe_wrote(json.dumps({"jsonrpc": "2.0", "method": "notification", "params": {}}).encode())
+    s.probe_wrote(json.dumps({"jsonrpc": "2.0", "id": 99, "result": {}}).encode())  # to nothing: ignored
