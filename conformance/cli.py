@@ -29,7 +29,7 @@ from .runner.fuzz import fuzz
 from .runner.profiles import PROFILES
 from .runner.replay import NotReplayable, replay
 from .runner.reportdir import ReportDirError, staged
-from .transport.process import Stopping, enable_subreaper, kill_orphans, kill_spawned_groups
+from .transport.process import Stopping, enable_subreaper, kill_orphans, kill_spawned_groups, raise_if_stopping
 from .verdicts import summary
 
 EXIT_OK, EXIT_FAIL, EXIT_HARNESS = 0, 1, 2
@@ -204,6 +204,7 @@ def replay_trace(args: argparse.Namespace) -> int:
     except (OSError, ValueError, KeyError, TypeError, ManifestError, NotReplayable) as exc:
         print(f"octet-conformance: cannot replay {args.trace}: {exc}", file=sys.stderr)
         return EXIT_HARNESS
+    raise_if_stopping()  # a replay cut short by a signal proves nothing either way
     hits = sum(o.reproduced for o in outcomes)
     first = next((o for o in outcomes if o.reproduced), outcomes[0])
     print(f"{first.requirement}: reproduced {hits}/{len(outcomes)}: {first.evidence}")
@@ -256,8 +257,12 @@ def certify(args: argparse.Namespace) -> int:
         if v.verdict in ("fail", "warn", "error"):
             print(f"  {v.verdict.upper():5} {v.requirement.id}: {v.evidence.splitlines()[0]}")
     print(f"matrix: {matrix_path}")
-    for stray in run.strays:
-        print(f"stray process killed: {stray}", file=sys.stderr)
+    if run.strays:
+        print(
+            f"{len(run.strays)} stray process(es) killed: descendants that had left their target's process group "
+            f"(first: {run.strays[0]}; all in run.strays of matrix.json)",
+            file=sys.stderr,
+        )
     if run.harness_errors:
         for e in run.harness_errors:
             print(f"harness error: {e}", file=sys.stderr)

@@ -26,7 +26,7 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
 
-from conformance.transport.process import Stopping
+from conformance.transport.process import Stopping, raise_if_stopping
 
 OWNED_LIST = ".octet-conformance-files"
 STAGING_PREFIX = ".octet-conformance-staging-"
@@ -149,6 +149,7 @@ def staged(final: Path, *, what: str = "report directory") -> Iterator[Path]:
             raise ReportDirError(f"cannot write into {what} {final}: {exc.strerror or exc}") from None
         try:
             yield stage
+            raise_if_stopping()  # a run cut short by a signal is never committed
             committed = bool(commit(stage, final)) or not created
         except Stopping as exc:
             exc.add_note(f"{what} {final} left as it was")

@@ -12,7 +12,9 @@ command line ends with status 128 + the signal number.
 from __future__ import annotations
 
 import signal
+import sys
 from types import FrameType
+from typing import Any
 
 from conformance.transport.process import (
     Stopping,
@@ -36,6 +38,17 @@ def _on_signal(signum: int, frame: FrameType | None) -> None:
 def install() -> None:
     for signum in STOP_SIGNALS:
         signal.signal(signum, _on_signal)
+    sys.unraisablehook = _quiet_when_stopping
+
+
+def _quiet_when_stopping(unraisable: Any) -> None:
+    """The handler's raise can land where Python cannot propagate it (a gc
+    callback, ``__del__``): it is dropped there, and Python would print a
+    traceback for it. The stop still happens (spawning is refused, and no
+    result is committed: raise_if_stopping), so print nothing."""
+    if isinstance(unraisable.exc_value, Stopping):
+        return
+    sys.__unraisablehook__(unraisable)
 
 
 def finish(exc: Stopping) -> tuple[int, str]:

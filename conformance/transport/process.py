@@ -157,6 +157,15 @@ def spawning_stopped() -> int | None:
     return _STOP_SIGNAL[0] if _STOP_SIGNAL else None
 
 
+def raise_if_stopping() -> None:
+    """Raise :class:`Stopping` when a stop signal came. For the points where a
+    run would make its results count (committing a report, printing a replay's
+    outcome): the signal handler's own raise can be swallowed (Python drops
+    exceptions raised in a gc callback or a ``__del__``), this check cannot."""
+    if _STOP_SIGNAL:
+        raise Stopping(_STOP_SIGNAL[0])
+
+
 # -- process trees ---------------------------------------------------------------
 # A descendant that calls setsid() or setpgid() leaves the target's group, so
 # killpg misses it. While its parent lives it is still found by walking parent
@@ -303,8 +312,7 @@ class TargetProcess:
         env: dict[str, str] | None = None,
         max_frame_bytes: int,
     ) -> None:
-        if (signum := spawning_stopped()) is not None:
-            raise Stopping(signum)  # the harness is stopping: no target starts after the signal
+        raise_if_stopping()  # the harness is stopping: no target starts after the signal
         self.env = env if env is not None else sanitized_env()
         self.argv = resolve_argv(argv, cwd, self.env)
         self.strays: tuple[str, ...] = ()  # set by kill_group(): descendants that had left the group
