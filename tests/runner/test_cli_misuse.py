@@ -12,6 +12,9 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import subprocess
+import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -19,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from conformance.cli import main
+from conformance.cli import cache_dir, main
 from conformance.transport.process import SPAWNED_GROUPS, group_exists
 from conformance.transport.trace import TRACE_FORMAT
 
@@ -209,3 +212,47 @@ def test_misuse_writes_nothing(paths: dict[str, str]) -> None:
     assert run_main(["extension", "--report-dir", f"{paths['a_file']}/r"]) == 2
     assert run_main(["extension", "--patience", "0", "--report-dir", f"{paths['tmp']}/r"]) == 2
     assert not (Path(paths["tmp"]) / "r").exists()
+
+
+def test_requirements_into_a_closed_pipe_ends_quietly() -> None:
+    """``requirements | head -1``: the reader went away. Made deterministic by
+    closing the read end before the CLI starts, so its first write fails."""
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        cli = subprocess.run(
+            [sys.executable, "-m", "conformance.cli", "requirements"],
+            stdout=write_end,
+            stderr=subprocess.PIPE,
+            timeout=60,
+            check=False,
+        )
+    finally:
+        os.close(write_end)
+    err = cli.stderr.decode()
+    assert cli.returncode == 141, err  # 128 + SIGPIPE, as a tool killed by it
+    assert "Traceback" not in err and "BrokenPipe" not in err and not err.strip(), err
+
+
+@pytest.mark.parametrize(
+    ("env", "expected"),
+    [
+        ({"HOME": "/home/u"}, "/home/u/.cache/octet-conformance"),
+        ({"XDG_CACHE_HOME": "/xdg", "HOME": "/home/u"}, "/xdg/octet-conformance"),
+        ({}, None),  # no HOME at all
+        ({"HOME": ""}, None),
+        ({"HOME": "/"}, None),  # never the filesystem root
+        ({"HOME": "relative/dir"}, None),
+        ({"HOME": "/no/such/home"}, None),
+    ],
+)
+def test_cache_dir_never_lands_at_the_root(
+    env: dict[str, str], expected: str | None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name in ("HOME", "XDG_CACHE_HOME"):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.setattr(os.path, "isdir", lambda p: p == "/home/u" or p == "/")
+    fallback = Path(tempfile.gettempdir()) / f"octet-conformance-{os.getuid()}"
+    assert cache_dir() == (Path(expected) if expected else fallback)

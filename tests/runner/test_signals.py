@@ -50,21 +50,16 @@ def snapshot(directory: Path) -> dict[str, bytes]:
     return {p.relative_to(directory).as_posix(): p.read_bytes() for p in sorted(directory.rglob("*")) if p.is_file()}
 
 
-@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT, signal.SIGHUP], ids=lambda s: s.name)
-def test_signal_ends_the_run_cleanly(signum: signal.Signals, tmp_path: Path) -> None:
-    folder = tmp_path / "target"
-    folder.mkdir()
-    shutil.copy(REFERENCE, folder / "extension.toml")
-    report = tmp_path / "report"
-    (report / "traces").mkdir(parents=True)
-    (report / "matrix.json").write_text('{"an": "earlier run"}\n')
-    (report / "traces" / "EXT-0-frame-bound.jsonl").write_text("earlier\n")
-    (report / "notes.txt").write_text("the user's own file\n")
-    before = snapshot(report)
-    argv = [sys.executable, "-m", "conformance.cli", "extension", str(folder / "extension.toml")]
-    argv += ["--profile", "quick", "--patience", "5", "--report-dir", str(report)]
+def interrupt(argv: list[str], folder: Path, cwd: Path, signum: signal.Signals) -> tuple[int, str, str, float]:
+    """Run the CLI; once a target runs in ``folder``, send ``signum``. The exit
+    status, stdout, stderr and the seconds from the signal to the exit."""
     proc = subprocess.Popen(
-        argv, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True, text=True
+        [sys.executable, "-m", "conformance.cli", *argv],
+        cwd=cwd,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+        text=True,
     )
     try:
         deadline = time.monotonic() + START_GUARD_S
@@ -80,8 +75,29 @@ def test_signal_ends_the_run_cleanly(signum: signal.Signals, tmp_path: Path) -> 
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
-    print(f"{signum.name}: exit {proc.returncode} {took:.2f} s after the signal")
-    assert proc.returncode == 128 + signum, err
+    print(f"{argv[0]} {signum.name}: exit {proc.returncode} {took:.2f} s after the signal")
+    return proc.returncode, out, err, took
+
+
+def reference_copy(tmp_path: Path) -> Path:
+    folder = tmp_path / "target"
+    folder.mkdir()
+    shutil.copy(REFERENCE, folder / "extension.toml")
+    return folder
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT, signal.SIGHUP], ids=lambda s: s.name)
+def test_signal_ends_the_run_cleanly(signum: signal.Signals, tmp_path: Path) -> None:
+    folder = reference_copy(tmp_path)
+    report = tmp_path / "report"
+    (report / "traces").mkdir(parents=True)
+    (report / "matrix.json").write_text('{"an": "earlier run"}\n')
+    (report / "traces" / "EXT-0-frame-bound.jsonl").write_text("earlier\n")
+    (report / "notes.txt").write_text("the user's own file\n")
+    before = snapshot(report)
+    argv = ["extension", str(folder / "extension.toml"), "--profile", "quick", "--patience", "5"]
+    code, out, err, took = interrupt([*argv, "--report-dir", str(report)], folder, tmp_path, signum)
+    assert code == 128 + signum, err
     assert "Traceback" not in err
     assert err.strip().splitlines() == [err.strip()] and signum.name in err, err
     assert "left as it was" in err
@@ -90,3 +106,18 @@ def test_signal_ends_the_run_cleanly(signum: signal.Signals, tmp_path: Path) -> 
     assert not target_pids(folder)
     assert snapshot(report) == before
     assert sorted(p.name for p in report.iterdir()) == ["matrix.json", "notes.txt", "traces"]
+
+
+def test_fuzz_stopped_by_sigterm_keeps_no_regression_case(tmp_path: Path) -> None:
+    """The correct reference can never yield a regression case; one saved from
+    the interrupted round would mask real failures of its requirement later."""
+    folder = reference_copy(tmp_path)
+    argv = ["fuzz", str(folder / "extension.toml"), "--seconds", "120", "--seed", "7", "--patience", "5"]
+    argv += ["--work-dir", str(tmp_path / "work"), "--regressions", str(tmp_path / "cases")]
+    code, out, err, took = interrupt(argv, folder, tmp_path, signal.SIGTERM)
+    assert code == 143, err
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 1, err
+    assert "new failing requirement" not in out
+    time.sleep(0.2)
+    assert not target_pids(folder)
+    assert not (tmp_path / "cases").exists() or not list((tmp_path / "cases").iterdir())
