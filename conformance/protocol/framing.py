@@ -12,7 +12,10 @@ What this module is responsible for:
   buffers more than ``max_frame_bytes`` + 1 bytes of one frame; the rest of an
   oversized frame is skipped up to its terminator and reported once with the
   number of bytes seen;
-* accepting a final unterminated frame when the stream ends.
+* accepting a final unterminated frame when the stream ends;
+* on request, keeping the first ``prefix_bytes`` of an oversized frame, so a
+  server can still read the request id from its start (host RPC §7,
+  LIMIT_EXCEEDED) without buffering the rest.
 
 What it is not responsible for: JSON, JSON-RPC, or what a frame means. Those
 live in :mod:`.jsonrpc`. A bad frame never stops the decoder: the next frame is
@@ -21,7 +24,7 @@ decoded as usual.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
 Terminator = Literal["lf", "crlf", "eof"]
@@ -39,12 +42,15 @@ class Frame:
 @dataclass(frozen=True)
 class OversizedFrame:
     """A frame that crossed the bound. ``size`` is the payload length seen
-    (exact when ``complete``; a lower bound when the stream ended first)."""
+    (exact when ``complete``; a lower bound when the stream ended first).
+    ``prefix`` holds the frame's first bytes when the decoder was asked to
+    keep some (``prefix_bytes``); otherwise it is empty."""
 
     index: int
     size: int
     limit: int
     complete: bool
+    prefix: bytes = field(default=b"", repr=False)
 
 
 FrameEvent = Frame | OversizedFrame
@@ -53,10 +59,14 @@ FrameEvent = Frame | OversizedFrame
 class FrameDecoder:
     """Incremental NDJSON decoder: ``feed(bytes)`` / ``close()`` -> events."""
 
-    def __init__(self, *, max_frame_bytes: int) -> None:
+    def __init__(self, *, max_frame_bytes: int, prefix_bytes: int = 0) -> None:
         if max_frame_bytes < 1:
             raise ValueError(f"max_frame_bytes must be >= 1, got {max_frame_bytes}")
+        if not 0 <= prefix_bytes <= max_frame_bytes:
+            raise ValueError(f"prefix_bytes must be in 0..max_frame_bytes, got {prefix_bytes}")
         self.max_frame_bytes = max_frame_bytes
+        self.prefix_bytes = prefix_bytes
+        self._prefix = b""  # the kept start of the oversized frame being skipped
         self._buffer = bytearray()
         self._skipping = False  # inside an oversized frame, dropping bytes
         self._skipped = 0
@@ -104,23 +114,25 @@ class FrameDecoder:
             return
         self._skipping = True
         self._skipped = len(self._buffer) + len(chunk)
+        kept = bytes(self._buffer[: self.prefix_bytes])
+        self._prefix = kept + chunk[: self.prefix_bytes - len(kept)]
         self._buffer.clear()
 
     def _finish(self, terminator: Terminator, events: list[FrameEvent]) -> None:
         index = self._next_index
         self._next_index += 1
         if self._skipping:
-            size = self._skipped
-            self._skipping = False
-            self._skipped = 0
-            events.append(OversizedFrame(index, size, self.max_frame_bytes, complete=terminator != "eof"))
+            size, prefix = self._skipped, self._prefix
+            self._skipping, self._skipped, self._prefix = False, 0, b""
+            events.append(OversizedFrame(index, size, self.max_frame_bytes, terminator != "eof", prefix))
             return
         payload = bytes(self._buffer)
         self._buffer.clear()
         if terminator == "lf" and payload.endswith(b"\r"):
             payload, terminator = payload[:-1], "crlf"
         if len(payload) > self.max_frame_bytes:
-            events.append(OversizedFrame(index, len(payload), self.max_frame_bytes, complete=terminator != "eof"))
+            prefix = payload[: self.prefix_bytes]
+            events.append(OversizedFrame(index, len(payload), self.max_frame_bytes, terminator != "eof", prefix))
             return
         events.append(Frame(index, payload, terminator))
 

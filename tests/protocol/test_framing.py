@@ -118,3 +118,32 @@ def test_any_chunking_gives_the_same_frames(frames: list[bytes], cuts: list[int]
     out += d.feed(data[prev:]) + d.close()
     assert out == feed_whole(data)
     assert len(out) == len(frames)
+
+
+def _prefix_events(data: bytes, chunk: int) -> list[FrameEvent]:
+    d = FrameDecoder(max_frame_bytes=LIMIT, prefix_bytes=8)
+    out: list[FrameEvent] = []
+    for i in range(0, len(data), chunk):
+        out += d.feed(data[i : i + chunk])
+    return out + d.close()
+
+
+@pytest.mark.parametrize("chunk", [1, 3, 7, 1000])
+@pytest.mark.parametrize("size", [LIMIT, LIMIT + 1, LIMIT + 2, 200])
+def test_oversized_frame_keeps_its_prefix(chunk: int, size: int) -> None:
+    line = b'{"id":7,' + b"x" * (size - 8)
+    events = _prefix_events(line + b"\r\n" + b"{}\n" + b"abcdefghijklmnopqrstuvwxyz", chunk)
+    if size <= LIMIT:
+        assert events[0] == Frame(0, line, "crlf")
+    else:
+        assert isinstance(events[0], OversizedFrame) and events[0].prefix == b'{"id":7,'
+    assert events[1] == Frame(1, b"{}", "lf")
+    # the prefix of one oversized frame never leaks into the next one
+    tail = events[2]
+    assert isinstance(tail, OversizedFrame) and tail.prefix == b"abcdefgh" and not tail.complete
+
+
+def test_prefix_is_off_by_default_and_bounded() -> None:
+    assert feed_whole(b"q" * 40 + b"\n")[0] == OversizedFrame(0, 40, LIMIT, True, b"")
+    with pytest.raises(ValueError, match="prefix_bytes"):
+        FrameDecoder(max_frame_bytes=LIMIT, prefix_bytes=LIMIT + 1)
