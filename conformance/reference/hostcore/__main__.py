@@ -1,0 +1,32 @@
+"""``octet-hostcore --data-dir DIR`` / ``python3 -m conformance.reference.hostcore``."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from .clock import Clock, OffsetClock
+from .stdio import serve
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="octet-hostcore", description="reference host-core (host RPC protocol v11)")
+    parser.add_argument("--data-dir", type=Path, required=True, help="directory holding the SQLite state")
+    parser.add_argument(
+        "--clock-offset-s",
+        type=float,
+        default=0.0,
+        help="shift this process's clock (tests use it to reach deadlines without sleeping)",
+    )
+    parser.add_argument("--verbose", action="store_true", help="log info-level diagnostics to stderr")
+    return parser.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = parse_args(argv)
+    clock: Clock | None = OffsetClock(args.clock_offset_s) if args.clock_offset_s else None
+    serve(args.data_dir, clock=clock, verbose=args.verbose)
+
+
+if __name__ == "__main__":
+    main()

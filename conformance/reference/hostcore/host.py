@@ -1,0 +1,97 @@
+"""The host-core's method table and the §3 handshake gate.
+
+:meth:`HostCore.call` is the single entry point the server uses: it checks
+the handshake (§3 rule 3: every call but app.handshake needs a successful
+handshake first), shutdown (§7 HOST_SHUTTING_DOWN), the params shape, finds
+the handler and turns every failure into a :class:`HostError` -- handlers
+never let an exception escape as a dropped response.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from . import app, fork, notifications, sessions, workspace
+from .clock import Clock, SystemClock
+from .errors import METHOD_NOT_FOUND, HostError
+from .store import Store
+
+log = logging.getLogger(__name__)
+
+Handler = Callable[["HostCore", dict[str, Any]], Any]
+
+
+@dataclass(frozen=True)
+class Method:
+    name: str
+    handler: Handler
+    # True: may block (tools, waits); runs on a worker thread under the
+    # dispatcher cap. False: short state work, run inline in arrival order.
+    blocking: bool = False
+
+
+class UnknownMethod(HostError):
+    def to_error(self) -> dict[str, Any]:
+        # §7 gives -32601 no string code.
+        return {"code": METHOD_NOT_FOUND, "message": self.message}
+
+
+class HostCore:
+    def __init__(self, data_dir: Path, *, clock: Clock | None = None) -> None:
+        self.data_dir = data_dir
+        self.clock: Clock = clock if clock is not None else SystemClock()
+        self.store = Store(data_dir)
+        self._handshaken = threading.Event()
+        self._shutting_down = threading.Event()
+        self._methods: dict[str, Method] = {}
+        for module in (app, workspace, sessions, fork, notifications):
+            for name, (handler, blocking) in module.METHODS.items():
+                self._methods[name] = Method(name, handler, blocking)
+
+    def method(self, name: str) -> Method | None:
+        return self._methods.get(name)
+
+    def call(self, name: str, params: Any) -> Any:
+        """The method's result, or the HostError to answer with."""
+        try:
+            return self._dispatch(name, params)
+        except HostError as exc:
+            return exc
+        except Exception as exc:
+            # §7 INTERNAL: an unexpected failure still gets its answer.
+            log.exception("%s failed", name)
+            return HostError("INTERNAL", f"internal error in {name}: {type(exc).__name__}")
+
+    def _dispatch(self, name: str, params: Any) -> Any:
+        if self._shutting_down.is_set():
+            raise HostError("HOST_SHUTTING_DOWN", "the host is shutting down")
+        if name != "app.handshake" and not self._handshaken.is_set():
+            # §3 rule 3, checked before the method name so nothing leaks.
+            raise HostError("UNAUTHORIZED", f"{name} refused: app.handshake has not succeeded")
+        method = self._methods.get(name)
+        if method is None:
+            raise UnknownMethod("METHOD_NOT_FOUND", f"unknown method {name!r}")
+        if params is None:
+            params = {}
+        if not isinstance(params, dict):
+            raise HostError("INVALID_PARAMS", "params must be an object")
+        return method.handler(self, params)
+
+    def tool_budget(self) -> dict[str, int]:
+        """§2.1 ToolBudgetHealth. This build runs no tools yet, so every
+        counter is truthfully zero."""
+        return {"active": 0, "queued": 0, "total": 0, "shell": 0, "reads": 0, "mutations": 0, "plugins": 0}
+
+    def handshake_succeeded(self) -> None:
+        self._handshaken.set()
+
+    def begin_shutdown(self) -> None:
+        self._shutting_down.set()
+
+    def close(self) -> None:
+        self.store.close()
