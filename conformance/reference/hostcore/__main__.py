@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from . import limits
+from .admission import Admission, Budget
 from .clock import Clock, OffsetClock
 from .stdio import serve
 
@@ -18,6 +20,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         default=0.0,
         help="shift this process's clock (tests use it to reach deadlines without sleeping)",
     )
+    parser.add_argument(
+        "--tool-queue-limit", type=int, default=limits.TOOL_QUEUE_LIMIT, help="§2.1 queued tool executions"
+    )
+    parser.add_argument(
+        "--admission-wait-s", type=float, default=limits.ADMISSION_WAIT_S, help="§2.1 longest admission wait"
+    )
     parser.add_argument("--verbose", action="store_true", help="log info-level diagnostics to stderr")
     return parser.parse_args(argv)
 
@@ -25,7 +33,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
     clock: Clock | None = OffsetClock(args.clock_offset_s) if args.clock_offset_s else None
-    serve(args.data_dir, clock=clock, verbose=args.verbose)
+    admission = Admission(Budget(queue_limit=args.tool_queue_limit), wait_s=args.admission_wait_s)
+    serve(args.data_dir, clock=clock, admission=admission, verbose=args.verbose)
 
 
 if __name__ == "__main__":

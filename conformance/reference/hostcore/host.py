@@ -10,13 +10,15 @@ never let an exception escape as a dropped response.
 from __future__ import annotations
 
 import logging
+import os
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from . import app, fork, notifications, sessions, workspace
+from . import app, fork, notifications, permissions, sessions, shells, todos, tools, workspace
+from .admission import Admission
 from .clock import Clock, SystemClock
 from .errors import METHOD_NOT_FOUND, HostError
 from .store import Store
@@ -42,14 +44,18 @@ class UnknownMethod(HostError):
 
 
 class HostCore:
-    def __init__(self, data_dir: Path, *, clock: Clock | None = None) -> None:
+    def __init__(self, data_dir: Path, *, clock: Clock | None = None, admission: Admission | None = None) -> None:
         self.data_dir = data_dir
         self.clock: Clock = clock if clock is not None else SystemClock()
         self.store = Store(data_dir)
+        self.admission = admission if admission is not None else Admission()
+        self.permissions = permissions.Permissions(self.emit)
+        self.tool_calls = tools.ToolCalls()
+        self._emitter: Callable[[str, dict[str, Any]], None] | None = None
         self._handshaken = threading.Event()
         self._shutting_down = threading.Event()
         self._methods: dict[str, Method] = {}
-        for module in (app, workspace, sessions, fork, notifications):
+        for module in (app, workspace, sessions, fork, notifications, permissions, shells, todos, tools):
             for name, (handler, blocking) in module.METHODS.items():
                 self._methods[name] = Method(name, handler, blocking)
 
@@ -83,15 +89,31 @@ class HostCore:
         return method.handler(self, params)
 
     def tool_budget(self) -> dict[str, int]:
-        """§2.1 ToolBudgetHealth. This build runs no tools yet, so every
-        counter is truthfully zero."""
-        return {"active": 0, "queued": 0, "total": 0, "shell": 0, "reads": 0, "mutations": 0, "plugins": 0}
+        """§2.1 ToolBudgetHealth, straight from the admission counters."""
+        return self.admission.health()
+
+    def set_emitter(self, emitter: Callable[[str, dict[str, Any]], None]) -> None:
+        self._emitter = emitter
+
+    def emit(self, method: str, params: dict[str, Any]) -> None:
+        """Send a server notification (§8.3: any time after the handshake)."""
+        if self._emitter is not None:
+            self._emitter(method, params)
+
+    def scratch_dir(self, session_id: str) -> str:
+        """The session's scratch root (D114); a second inside-root for tools."""
+        return os.path.join(self.data_dir, "scratch", session_id.replace(os.sep, "_"))
 
     def handshake_succeeded(self) -> None:
         self._handshaken.set()
 
     def begin_shutdown(self) -> None:
+        """stdin EOF: refuse new calls; open prompts end as cancelled (§6)
+        and running tools are stopped, process trees included."""
         self._shutting_down.set()
+        self.permissions.cancel_all()
+        for entry in self.tool_calls.all():
+            tools.abort(self, {"sessionId": entry.call.session_id, "toolCallId": entry.call.tool_call_id})
 
     def close(self) -> None:
         self.store.close()

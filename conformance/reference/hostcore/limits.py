@@ -32,3 +32,29 @@ DEFAULT_SESSION_TITLE = "New chat"
 
 # How long in-flight calls may take to settle after stdin EOF before exit.
 DRAIN_TIMEOUT_S = 5.0
+
+# §2.1 execution budget for tools.execute.
+TOOL_TOTAL = 16
+SHELL_GLOBAL, SHELL_PER_SESSION = 4, 2
+READS_GLOBAL = 8
+MUTATIONS_GLOBAL, MUTATIONS_PER_SESSION = 2, 1
+PLUGINS_GLOBAL = 4
+TOOLS_PER_SESSION = 4
+TOOL_QUEUE_LIMIT = 64
+ADMISSION_WAIT_S = 30.0  # a queued call waits at most this long
+
+# §5 Bash timeoutMs: default and the accepted override range.
+BASH_DEFAULT_TIMEOUT_MS = 60_000
+BASH_MIN_TIMEOUT_MS, BASH_MAX_TIMEOUT_MS = 1_000, 21_600_000
+
+# Bounds this reference chooses for what a tool returns ("final results
+# remain bounded", §8.4).
+MAX_READ_BYTES = 256 * KIB
+MAX_STREAM_RESULT_BYTES = 256 * KIB  # per Bash stream, kept from the tail
+MAX_GLOB_RESULTS = 1_000
+MAX_GREP_MATCHES = 500
+OUTPUT_CHUNK_BYTES = 8 * KIB  # a tools.output chunk carries at most this much
+
+# TodoWrite (§4 Session Todo checklist).
+TODO_MAX_ITEMS = 50
+TODO_MAX_CONTENT_CODE_POINTS = 500

@@ -32,6 +32,7 @@ from conformance.reference.extension.jsonrpc import (
     Response,
     classify,
     error_message,
+    notification_message,
     result_message,
 )
 from conformance.reference.extension.writer import FrameEncodingError, FrameWriter
@@ -50,7 +51,10 @@ class Server:
         self._writer = writer
         self._active = 0
         self._active_changed = threading.Condition()
-        self._eof = False
+        host.set_emitter(self._notify)
+
+    def _notify(self, method: str, params: dict[str, Any]) -> None:
+        self._writer.send(notification_message(method, params))
 
     def serve(self, fd: int) -> int:
         decoder = FrameDecoder(max_frame_bytes=limits.MAX_LINE_BYTES, prefix_bytes=limits.ID_PEEK_BYTES)

@@ -11,18 +11,21 @@ from typing import NoReturn
 from conformance.reference.extension.writer import FrameWriter
 
 from . import limits
+from .admission import Admission
 from .clock import Clock
 from .host import HostCore
 from .server import Server
 
 
-def serve(data_dir: Path, *, clock: Clock | None = None, verbose: bool = False) -> NoReturn:
+def serve(
+    data_dir: Path, *, clock: Clock | None = None, admission: Admission | None = None, verbose: bool = False
+) -> NoReturn:
     """Serve until stdin EOF, then exit the process."""
     # Diagnostics go to stderr; stdout carries frames only (§2).
     logging.basicConfig(stream=sys.stderr, level=logging.INFO if verbose else logging.WARNING)
     stdout = sys.stdout.buffer
     sys.stdout = sys.stderr  # a stray print() must never corrupt the stream
-    host = HostCore(data_dir, clock=clock)
+    host = HostCore(data_dir, clock=clock, admission=admission)
     code = Server(host, FrameWriter(stdout, max_frame_bytes=limits.MAX_LINE_BYTES)).serve(sys.stdin.fileno())
     host.close()
     sys.stderr.flush()

@@ -51,6 +51,10 @@ CREATE TABLE IF NOT EXISTS notifications (
     session_id TEXT NOT NULL, session_title TEXT NOT NULL, error_code TEXT,
     created_at TEXT NOT NULL, read_at TEXT
 );
+CREATE TABLE IF NOT EXISTS todos (
+    session_id TEXT PRIMARY KEY REFERENCES sessions(id),
+    todos TEXT NOT NULL, revision INTEGER NOT NULL, updated_at TEXT
+);
 """
 
 
