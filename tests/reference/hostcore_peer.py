@@ -14,6 +14,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -44,6 +45,7 @@ class HostcorePeer:
         self._buffer = b""
         self._next_id = 1
         self.notifications: list[Message] = []
+        self._answers: dict[Any, Message] = {}
 
     # -- writing -----------------------------------------------------------------
 
@@ -90,15 +92,18 @@ class HostcorePeer:
             return out
 
     def response_to(self, request_id: Any, timeout: float = READ_TIMEOUT_S) -> Message:
-        """The response for ``request_id``; notifications before it are kept."""
+        """The response for ``request_id``. Notifications read meanwhile are
+        kept in order; answers to other ids are kept for their own turn
+        (tools.execute runs concurrently, so answers may overtake each other)."""
         deadline = time.monotonic() + timeout
-        while True:
+        while request_id not in self._answers:
             message = self.read(max(deadline - time.monotonic(), 0))
             if "method" in message:
                 self.notifications.append(message)
-                continue
-            assert message.get("id") == request_id, f"answer out of order: {message} (waiting for {request_id})"
-            return message
+            else:
+                assert message.get("id") not in self._answers, f"two answers for one id: {message}"
+                self._answers[message.get("id")] = message
+        return self._answers.pop(request_id)
 
     def call(self, method: str, params: Message | None = None) -> Message:
         return self.response_to(self.request(method, params))
@@ -147,6 +152,9 @@ class HostcorePeer:
             except OSError:
                 pass
         self._stderr.close()
+
+
+Spawn = Callable[..., "HostcorePeer"]
 
 
 def error_code(error: Message) -> tuple[int, str | None]:

@@ -114,6 +114,8 @@ def run(proc: subprocess.Popen[bytes], timeout_s: float, cancelled: Callable[[],
             timed_out = True
             break
         time.sleep(POLL_S)
+    # tools.abort may have killed the group itself: the exit is then an abort.
+    aborted = aborted or cancelled()
     # Whatever happened, nothing the command started outlives the call; the
     # child is reaped before the execution slot is released (§4 Shells).
     kill_tree(proc)

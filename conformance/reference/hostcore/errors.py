@@ -24,6 +24,9 @@ NUMERIC_CODES: dict[str, int] = {
     "HOST_SHUTTING_DOWN": 1001,
     "INVALID_PARAMS": 1002,
     "LIMIT_EXCEEDED": 1002,
+    # §4 (todos.get, search.*) names INVALID_ARGUMENT, which the §7 table
+    # lacks; this host files it in the INVALID_PARAMS slot.
+    "INVALID_ARGUMENT": 1002,
     "NOT_FOUND": 1007,
     "SESSION_NOT_FOUND": 1007,
     "CONFLICT": 1008,
