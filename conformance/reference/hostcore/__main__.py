@@ -26,6 +26,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument(
         "--admission-wait-s", type=float, default=limits.ADMISSION_WAIT_S, help="§2.1 longest admission wait"
     )
+    parser.add_argument(
+        "--plan-approval-ttl-s", type=float, default=limits.PLAN_APPROVAL_TTL_S, help="§5.1 approval deadline"
+    )
     parser.add_argument("--verbose", action="store_true", help="log info-level diagnostics to stderr")
     return parser.parse_args(argv)
 
@@ -34,7 +37,13 @@ def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
     clock: Clock | None = OffsetClock(args.clock_offset_s) if args.clock_offset_s else None
     admission = Admission(Budget(queue_limit=args.tool_queue_limit), wait_s=args.admission_wait_s)
-    serve(args.data_dir, clock=clock, admission=admission, verbose=args.verbose)
+    serve(
+        args.data_dir,
+        clock=clock,
+        admission=admission,
+        plan_approval_ttl_s=args.plan_approval_ttl_s,
+        verbose=args.verbose,
+    )
 
 
 if __name__ == "__main__":

@@ -17,9 +17,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from . import app, fork, notifications, permissions, sessions, shells, todos, tools, workspace
+from . import app, fork, limits, notifications, permissions, plans, sessions, shells, todos, tools, workspace
 from .admission import Admission
-from .clock import Clock, SystemClock
+from .clock import Clock, SystemClock, iso
 from .errors import METHOD_NOT_FOUND, HostError
 from .store import Store
 
@@ -44,10 +44,21 @@ class UnknownMethod(HostError):
 
 
 class HostCore:
-    def __init__(self, data_dir: Path, *, clock: Clock | None = None, admission: Admission | None = None) -> None:
+    def __init__(
+        self,
+        data_dir: Path,
+        *,
+        clock: Clock | None = None,
+        admission: Admission | None = None,
+        plan_approval_ttl_s: float = limits.PLAN_APPROVAL_TTL_S,
+    ) -> None:
         self.data_dir = data_dir
         self.clock: Clock = clock if clock is not None else SystemClock()
+        self.plan_approval_ttl_s = plan_approval_ttl_s
         self.store = Store(data_dir)
+        with self.store.transaction() as db:
+            # Before serving anything (§8.7): no earlier plan work survives.
+            plans.interrupt_at_startup(db, iso(self.clock.now()))
         self.admission = admission if admission is not None else Admission()
         self.permissions = permissions.Permissions(self.emit)
         self.tool_calls = tools.ToolCalls()
@@ -55,7 +66,7 @@ class HostCore:
         self._handshaken = threading.Event()
         self._shutting_down = threading.Event()
         self._methods: dict[str, Method] = {}
-        for module in (app, workspace, sessions, fork, notifications, permissions, shells, todos, tools):
+        for module in (app, workspace, sessions, fork, notifications, permissions, plans, shells, todos, tools):
             for name, (handler, blocking) in module.METHODS.items():
                 self._methods[name] = Method(name, handler, blocking)
 
@@ -103,6 +114,9 @@ class HostCore:
     def scratch_dir(self, session_id: str) -> str:
         """The session's scratch root (D114); a second inside-root for tools."""
         return os.path.join(self.data_dir, "scratch", session_id.replace(os.sep, "_"))
+
+    def sweep(self) -> None:
+        plans.sweep_expired(self)
 
     def handshake_succeeded(self) -> None:
         self._handshaken.set()

@@ -58,3 +58,8 @@ OUTPUT_CHUNK_BYTES = 8 * KIB  # a tools.output chunk carries at most this much
 # TodoWrite (§4 Session Todo checklist).
 TODO_MAX_ITEMS = 50
 TODO_MAX_CONTENT_CODE_POINTS = 500
+
+# §5.1: the absolute deadline of a pending Plan/Goal approval.
+PLAN_APPROVAL_TTL_S = 30 * 60
+# How often the host looks for approvals past their deadline.
+PLAN_SWEEP_INTERVAL_S = 1.0

@@ -51,18 +51,29 @@ class Server:
         self._writer = writer
         self._active = 0
         self._active_changed = threading.Condition()
+        self._stopped = threading.Event()
         host.set_emitter(self._notify)
 
     def _notify(self, method: str, params: dict[str, Any]) -> None:
         self._writer.send(notification_message(method, params))
 
     def serve(self, fd: int) -> int:
+        threading.Thread(target=self._sweep, daemon=True, name="plan-expiry").start()
         decoder = FrameDecoder(max_frame_bytes=limits.MAX_LINE_BYTES, prefix_bytes=limits.ID_PEEK_BYTES)
         while chunk := self._read(fd):
             self._handle(decoder.feed(chunk))
         self._handle(decoder.close())
+        self._stopped.set()
         self._drain()
         return 0
+
+    def _sweep(self) -> None:
+        """Expire Plan/Goal approvals at their deadline, calls or not (§5.1)."""
+        while not self._stopped.wait(limits.PLAN_SWEEP_INTERVAL_S):
+            try:
+                self._host.sweep()
+            except Exception:
+                log.exception("plan expiry sweep failed")
 
     def _read(self, fd: int) -> bytes:
         while True:

@@ -51,6 +51,16 @@ CREATE TABLE IF NOT EXISTS notifications (
     session_id TEXT NOT NULL, session_title TEXT NOT NULL, error_code TEXT,
     created_at TEXT NOT NULL, read_at TEXT
 );
+CREATE TABLE IF NOT EXISTS plan_approvals (
+    id TEXT PRIMARY KEY, session_id TEXT NOT NULL REFERENCES sessions(id),
+    turn_id TEXT NOT NULL, tool_call_id TEXT NOT NULL, kind TEXT NOT NULL,
+    title TEXT NOT NULL, question TEXT NOT NULL, markdown TEXT NOT NULL,
+    status TEXT NOT NULL, version INTEGER NOT NULL,
+    created_at TEXT NOT NULL, updated_at TEXT NOT NULL, expires_at TEXT,
+    resolved_at TEXT, action TEXT, target_permission_mode TEXT, error_code TEXT,
+    artifact_path TEXT, artifact_sha256 TEXT, artifact_size INTEGER,
+    execution_id TEXT UNIQUE, execution_state TEXT, seq INTEGER NOT NULL
+);
 CREATE TABLE IF NOT EXISTS todos (
     session_id TEXT PRIMARY KEY REFERENCES sessions(id),
     todos TEXT NOT NULL, revision INTEGER NOT NULL, updated_at TEXT

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from subprocess import Popen
 from typing import TYPE_CHECKING, Any
 
-from . import bash, fs_tools, limits, shells, todos
+from . import bash, fs_tools, limits, plans, shells, todos
 from .admission import Cancelled, Overloaded, ToolClass
 from .errors import HostError, invalid_params
 from .outcome import Outcome, ToolFailure, failure
@@ -52,7 +52,7 @@ FILE_TOOLS: dict[str, tuple[ToolClass, Callable[[str, dict[str, Any]], dict[str,
     "Edit": ("mutations", fs_tools.edit),
 }
 PATH_REQUIRED = ("Read", "Write", "Edit")
-SUBMIT_TOOLS = {"SubmitPlan": "plan", "SubmitGoal": "goal"}
+SUBMIT_TOOLS = plans.TOOL_KINDS
 KNOWN_TOOLS = (*FILE_TOOLS, "Bash", "TodoWrite")
 # §5: what Plan and Goal allow (BrowserPreview is not offered by this host).
 PLAN_ALLOWED = ("Read", "Glob", "Grep", "BrowserPreview", "Bash", "SubmitPlan", "SubmitGoal")
@@ -177,7 +177,9 @@ def _run(host: HostCore, call: ToolCall, session: sqlite3.Row, entry: InFlight) 
         return denial
     if call.tool_name == "TodoWrite":
         return _todo_write(host, call, session)
-    if call.tool_name not in KNOWN_TOOLS or call.tool_name in SUBMIT_TOOLS:
+    if call.tool_name in SUBMIT_TOOLS:
+        return _submit(host, call)
+    if call.tool_name not in KNOWN_TOOLS:
         return failure("TOOL_NOT_FOUND", f"unknown tool {call.tool_name!r}")
     root = session["project_path"]
     if root is None:
@@ -279,6 +281,17 @@ def _bash(host: HostCore, call: ToolCall, root: str, entry: InFlight) -> Outcome
     if run.exit_code != 0:
         return Outcome(False, content, "TOOL_FAILED")  # §5: output kept, ok=false
     return Outcome(True, content)
+
+
+def _submit(host: HostCore, call: ToolCall) -> Outcome:
+    """§5.1: a host transition, not a file tool -- no prompt, no admission."""
+    try:
+        wire = plans.submit(
+            host, call.session_id, call.turn_id, call.tool_call_id, SUBMIT_TOOLS[call.tool_name], call.args
+        )
+    except HostError as exc:
+        return failure(exc.error_code, exc.message)
+    return Outcome(True, {"proposal": wire, "artifact": wire["artifact"]})
 
 
 def _todo_write(host: HostCore, call: ToolCall, session: sqlite3.Row) -> Outcome:
