@@ -118,3 +118,27 @@ def test_an_extension_matrix_holds_no_host_rpc_entries() -> None:
     # side "both" exists in the host-rpc catalog too; the role's documents keep it out
     verdicts = decide(load_catalog(), Recorder(), role="extension", api_version="0.2")
     assert verdicts and not [v for v in verdicts if v.requirement.document == "host-rpc-protocol"]
+
+
+RPC_ID_ANYWHERE = re.compile(r"(?<![A-Z])RPC-[0-9][0-9.]*-[A-Za-z0-9.\-]*[A-Za-z0-9]")
+CODE_NAMED = re.compile(r"\b(rpc_[a-z]+|id_peek)\.([A-Za-z_][A-Za-z0-9_]*)")
+
+
+def test_every_rpc_id_in_the_core_is_catalogued() -> None:
+    # Comments count too: rpc_limits names each bound's id in a comment.
+    known = {r.id for r in load_catalog()}
+    for path in (ROOT / "conformance" / "protocol").glob("*.py"):
+        cited = set(RPC_ID_ANYWHERE.findall(path.read_text(encoding="utf-8")))
+        assert cited <= known, f"{path.name} cites unknown ids: {sorted(cited - known)}"
+
+
+def test_host_rpc_reasons_and_notes_name_code_that_exists() -> None:
+    # A reason saying "a validator exists (rpc_x.f)" must not outlive f.
+    import importlib
+
+    for r in load_catalog():
+        for module, attribute in CODE_NAMED.findall(r.reason + " " + r.note):
+            if attribute == "py" or attribute.endswith("_"):
+                continue  # "rpc_limits.py", "rpc_limits.PLUGIN_*_PER_WINDOW"
+            loaded = importlib.import_module(f"conformance.protocol.{module}")
+            assert hasattr(loaded, attribute), f"{r.id} names {module}.{attribute}, which does not exist"
