@@ -13,9 +13,14 @@ What this module is responsible for:
   oversized frame is skipped up to its terminator and reported once with the
   number of bytes seen;
 * accepting a final unterminated frame when the stream ends;
-* on request, keeping the first ``prefix_bytes`` of an oversized frame, so a
-  server can still read the request id from its start (host RPC §7,
-  LIMIT_EXCEEDED) without buffering the rest.
+* keeping, on request, the first ``prefix_bytes`` of an oversized frame, so a
+  peer can still read the request id from it (host RPC §2/§7 answers an
+  oversized line with the id it peeks, see :mod:`.id_peek`).
+
+The bound is a parameter because the two documents differ: the extension
+protocol's 1 MiB (``limits.MAX_FRAME_BYTES``) and host RPC's 64 MiB
+(``rpc_limits.MAX_LINE_BYTES``). It has no default on purpose: every peer
+names the document it speaks.
 
 What it is not responsible for: JSON, JSON-RPC, or what a frame means. Those
 live in :mod:`.jsonrpc`. A bad frame never stops the decoder: the next frame is
@@ -24,7 +29,7 @@ decoded as usual.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Literal
 
 Terminator = Literal["lf", "crlf", "eof"]
@@ -43,14 +48,14 @@ class Frame:
 class OversizedFrame:
     """A frame that crossed the bound. ``size`` is the payload length seen
     (exact when ``complete``; a lower bound when the stream ended first).
-    ``prefix`` holds the frame's first bytes when the decoder was asked to
-    keep some (``prefix_bytes``); otherwise it is empty."""
+    ``prefix`` holds its first bytes when the decoder was asked to keep them
+    (``prefix_bytes``), else it is empty."""
 
     index: int
     size: int
     limit: int
     complete: bool
-    prefix: bytes = field(default=b"", repr=False)
+    prefix: bytes = b""
 
 
 FrameEvent = Frame | OversizedFrame
@@ -63,11 +68,11 @@ class FrameDecoder:
         if max_frame_bytes < 1:
             raise ValueError(f"max_frame_bytes must be >= 1, got {max_frame_bytes}")
         if not 0 <= prefix_bytes <= max_frame_bytes:
-            raise ValueError(f"prefix_bytes must be in 0..max_frame_bytes, got {prefix_bytes}")
+            raise ValueError(f"prefix_bytes must be in 0..max_frame_bytes ({max_frame_bytes}), got {prefix_bytes}")
         self.max_frame_bytes = max_frame_bytes
         self.prefix_bytes = prefix_bytes
-        self._prefix = b""  # the kept start of the oversized frame being skipped
         self._buffer = bytearray()
+        self._prefix = b""  # start of the oversized frame being skipped
         self._skipping = False  # inside an oversized frame, dropping bytes
         self._skipped = 0
         self._next_index = 0
@@ -114,17 +119,20 @@ class FrameDecoder:
             return
         self._skipping = True
         self._skipped = len(self._buffer) + len(chunk)
-        kept = bytes(self._buffer[: self.prefix_bytes])
-        self._prefix = kept + chunk[: self.prefix_bytes - len(kept)]
+        # Sliced, never concatenated: the buffer may hold a whole bound's
+        # worth of bytes (64 MiB for host RPC) and must not be copied.
+        head = bytes(self._buffer[: self.prefix_bytes])
+        self._prefix = head + chunk[: self.prefix_bytes - len(head)]
         self._buffer.clear()
 
     def _finish(self, terminator: Terminator, events: list[FrameEvent]) -> None:
         index = self._next_index
         self._next_index += 1
+        complete = terminator != "eof"
         if self._skipping:
             size, prefix = self._skipped, self._prefix
             self._skipping, self._skipped, self._prefix = False, 0, b""
-            events.append(OversizedFrame(index, size, self.max_frame_bytes, terminator != "eof", prefix))
+            events.append(OversizedFrame(index, size, self.max_frame_bytes, complete, prefix))
             return
         payload = bytes(self._buffer)
         self._buffer.clear()
@@ -132,15 +140,29 @@ class FrameDecoder:
             payload, terminator = payload[:-1], "crlf"
         if len(payload) > self.max_frame_bytes:
             prefix = payload[: self.prefix_bytes]
-            events.append(OversizedFrame(index, len(payload), self.max_frame_bytes, terminator != "eof", prefix))
+            events.append(OversizedFrame(index, len(payload), self.max_frame_bytes, complete, prefix))
             return
         events.append(Frame(index, payload, terminator))
 
 
-def encode_frame(payload: bytes) -> bytes:
+class FrameTooLarge(ValueError):
+    """A local error (we misused the API, h11 style): the caller asked to
+    write a frame over the bound. Host RPC clients must refuse such a write
+    before it reaches the pipe (RPC-7-client-refuses-oversized)."""
+
+    def __init__(self, size: int, limit: int) -> None:
+        super().__init__(f"frame payload is {size:,} bytes; limit {limit:,}")
+        self.size = size
+        self.limit = limit
+
+
+def encode_frame(payload: bytes, *, max_frame_bytes: int | None = None) -> bytes:
     """The bytes to write for one frame. The payload must not contain LF:
     JSON encoders escape newlines inside strings, so a raw LF means the
-    caller tried to send two frames as one."""
+    caller tried to send two frames as one. With ``max_frame_bytes``, a
+    payload over the bound raises :class:`FrameTooLarge` instead."""
+    if max_frame_bytes is not None and len(payload) > max_frame_bytes:
+        raise FrameTooLarge(len(payload), max_frame_bytes)
     if b"\n" in payload:
         raise ValueError("a frame payload must not contain a raw LF byte")
     return payload + b"\n"

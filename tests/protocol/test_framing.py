@@ -4,7 +4,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from conformance.protocol.framing import Frame, FrameDecoder, FrameEvent, OversizedFrame, encode_frame
+from conformance.protocol import rpc_limits
+from conformance.protocol.framing import Frame, FrameDecoder, FrameEvent, FrameTooLarge, OversizedFrame, encode_frame
 
 LIMIT = 16
 
@@ -120,30 +121,77 @@ def test_any_chunking_gives_the_same_frames(frames: list[bytes], cuts: list[int]
     assert len(out) == len(frames)
 
 
-def _prefix_events(data: bytes, chunk: int) -> list[FrameEvent]:
-    d = FrameDecoder(max_frame_bytes=LIMIT, prefix_bytes=8)
+# -- the prefix of an oversized frame (host RPC §2/§7 peeks the id from it) ------------
+
+PREFIX = 6
+
+
+def feed_kept(data: bytes, feed_bytewise_: bool, limit: int = LIMIT) -> list[FrameEvent]:
+    d = FrameDecoder(max_frame_bytes=limit, prefix_bytes=PREFIX)
+    chunks = [data[i : i + 1] for i in range(len(data))] if feed_bytewise_ else [data]
     out: list[FrameEvent] = []
-    for i in range(0, len(data), chunk):
-        out += d.feed(data[i : i + chunk])
+    for chunk in chunks:
+        out += d.feed(chunk)
     return out + d.close()
 
 
-@pytest.mark.parametrize("chunk", [1, 3, 7, 1000])
-@pytest.mark.parametrize("size", [LIMIT, LIMIT + 1, LIMIT + 2, 200])
-def test_oversized_frame_keeps_its_prefix(chunk: int, size: int) -> None:
-    line = b'{"id":7,' + b"x" * (size - 8)
-    events = _prefix_events(line + b"\r\n" + b"{}\n" + b"abcdefghijklmnopqrstuvwxyz", chunk)
+@pytest.mark.parametrize("bytewise", [False, True])
+@pytest.mark.parametrize("size", [LIMIT - 1, LIMIT, LIMIT + 1])
+def test_prefix_kept_only_for_oversized_frames(bytewise: bool, size: int) -> None:
+    line = bytes(range(65, 65 + size))
+    events = feed_kept(line + b"\n" + b"junk", bytewise)
     if size <= LIMIT:
-        assert events[0] == Frame(0, line, "crlf")
+        assert events[0] == Frame(0, line, "lf")
     else:
-        assert isinstance(events[0], OversizedFrame) and events[0].prefix == b'{"id":7,'
-    assert events[1] == Frame(1, b"{}", "lf")
-    # the prefix of one oversized frame never leaks into the next one
-    tail = events[2]
-    assert isinstance(tail, OversizedFrame) and tail.prefix == b"abcdefgh" and not tail.complete
+        assert events[0] == OversizedFrame(0, size, LIMIT, True, line[:PREFIX])
+    assert events[1] == Frame(1, b"junk", "eof")  # trailing junk: its own frame, no prefix leaks into it
 
 
-def test_prefix_is_off_by_default_and_bounded() -> None:
-    assert feed_whole(b"q" * 40 + b"\n")[0] == OversizedFrame(0, 40, LIMIT, True, b"")
+@pytest.mark.parametrize("bytewise", [False, True])
+def test_prefix_of_an_oversized_crlf_frame_and_of_one_cut_by_eof(bytewise: bool) -> None:
+    line = b"{" + b"x" * LIMIT
+    assert feed_kept(line + b"\r\n", bytewise) == [OversizedFrame(0, LIMIT + 2, LIMIT, True, line[:PREFIX])]
+    assert feed_kept(line, bytewise) == [OversizedFrame(0, LIMIT + 1, LIMIT, False, line[:PREFIX])]
+
+
+def test_prefix_taken_across_the_chunk_that_crosses_the_bound() -> None:
+    d = FrameDecoder(max_frame_bytes=LIMIT, prefix_bytes=PREFIX)
+    assert d.feed(b"ab") == []
+    assert d.feed(b"c" * 40 + b"\n") == [OversizedFrame(0, 42, LIMIT, True, b"abcccc")]
+    assert d.feed(b"d" * 40 + b"\n") == [OversizedFrame(1, 40, LIMIT, True, b"dddddd")]
+
+
+def test_prefix_size_is_validated() -> None:
     with pytest.raises(ValueError, match="prefix_bytes"):
         FrameDecoder(max_frame_bytes=LIMIT, prefix_bytes=LIMIT + 1)
+    with pytest.raises(ValueError, match="prefix_bytes"):
+        FrameDecoder(max_frame_bytes=LIMIT, prefix_bytes=-1)
+
+
+@pytest.mark.parametrize("size", [LIMIT - 1, LIMIT, LIMIT + 1])
+def test_encode_with_a_bound_at_n_minus_one_n_n_plus_one(size: int) -> None:
+    payload = b"x" * size
+    if size <= LIMIT:
+        assert encode_frame(payload, max_frame_bytes=LIMIT) == payload + b"\n"
+    else:
+        with pytest.raises(FrameTooLarge, match=f"{size:,} bytes; limit {LIMIT:,}") as caught:
+            encode_frame(payload, max_frame_bytes=LIMIT)
+        assert (caught.value.size, caught.value.limit) == (size, LIMIT)
+
+
+def test_the_host_rpc_bound_itself_with_one_shared_block() -> None:
+    # The behaviour at N-1/N/N+1 is proved at small bounds above; this runs the
+    # real 64 MiB bound once, crossing it with a single reused 1 MiB block so
+    # the test allocates no second copy of the line.
+    bound = rpc_limits.MAX_LINE_BYTES
+    block = b"{" + b"x" * (rpc_limits.MIB - 1)
+    d = FrameDecoder(max_frame_bytes=bound, prefix_bytes=rpc_limits.ID_PEEK_PREFIX_BYTES)
+    for _ in range(bound // len(block)):
+        assert d.feed(block) == []
+    assert d.buffered == bound  # exactly at the bound: still a frame in the making
+    assert d.feed(b"y") == [] and d.buffered == bound + 1  # one more byte: it might be a CR
+    assert d.feed(b"z") == [] and d.buffered == 0  # crossed: nothing more is buffered
+    assert d.feed(b"\n{}\n") == [
+        OversizedFrame(0, bound + 2, bound, True, block[: rpc_limits.ID_PEEK_PREFIX_BYTES]),
+        Frame(1, b"{}", "lf"),
+    ]
