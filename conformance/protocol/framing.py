@@ -30,7 +30,7 @@ decoded as usual.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, Protocol
 
 Terminator = Literal["lf", "crlf", "eof"]
 
@@ -61,17 +61,62 @@ class OversizedFrame:
 FrameEvent = Frame | OversizedFrame
 
 
+class FrameBuffer(Protocol):
+    """Where the decoder keeps the bytes of the frame in progress.
+
+    The default, :class:`MemoryBuffer`, keeps them in memory. A peer with a
+    large bound (host RPC: 64 MiB) may pass one that spills to disk past some
+    size, so draining an oversized line costs little memory; that I/O then
+    lives in the peer, never in this module."""
+
+    def __len__(self) -> int: ...
+
+    def extend(self, data: bytes) -> None: ...
+
+    def head(self, size: int) -> bytes:
+        """The first ``size`` bytes held (fewer if fewer are held)."""
+        ...
+
+    def take(self) -> bytes:
+        """Everything held; the buffer is empty afterwards."""
+        ...
+
+    def clear(self) -> None: ...
+
+
+class MemoryBuffer:
+    def __init__(self) -> None:
+        self._data = bytearray()
+
+    def __len__(self) -> int:
+        return len(self._data)
+
+    def extend(self, data: bytes) -> None:
+        self._data += data
+
+    def head(self, size: int) -> bytes:
+        return bytes(self._data[:size])
+
+    def take(self) -> bytes:
+        data = bytes(self._data)
+        self._data.clear()
+        return data
+
+    def clear(self) -> None:
+        self._data.clear()
+
+
 class FrameDecoder:
     """Incremental NDJSON decoder: ``feed(bytes)`` / ``close()`` -> events."""
 
-    def __init__(self, *, max_frame_bytes: int, prefix_bytes: int = 0) -> None:
+    def __init__(self, *, max_frame_bytes: int, prefix_bytes: int = 0, buffer: FrameBuffer | None = None) -> None:
         if max_frame_bytes < 1:
             raise ValueError(f"max_frame_bytes must be >= 1, got {max_frame_bytes}")
         if not 0 <= prefix_bytes <= max_frame_bytes:
             raise ValueError(f"prefix_bytes must be in 0..max_frame_bytes ({max_frame_bytes}), got {prefix_bytes}")
         self.max_frame_bytes = max_frame_bytes
         self.prefix_bytes = prefix_bytes
-        self._buffer = bytearray()
+        self._buffer: FrameBuffer = buffer if buffer is not None else MemoryBuffer()
         self._prefix = b""  # start of the oversized frame being skipped
         self._skipping = False  # inside an oversized frame, dropping bytes
         self._skipped = 0
@@ -103,7 +148,7 @@ class FrameDecoder:
         events: list[FrameEvent] = []
         if not self._closed:
             self._closed = True
-            if self._skipping or self._buffer:
+            if self._skipping or len(self._buffer):
                 self._finish("eof", events)
         return events
 
@@ -115,13 +160,13 @@ class FrameDecoder:
         # out to be the CR of a CRLF terminator.
         room = self.max_frame_bytes + 1 - len(self._buffer)
         if len(chunk) <= room:
-            self._buffer += chunk
+            self._buffer.extend(chunk)
             return
         self._skipping = True
         self._skipped = len(self._buffer) + len(chunk)
         # Sliced, never concatenated: the buffer may hold a whole bound's
         # worth of bytes (64 MiB for host RPC) and must not be copied.
-        head = bytes(self._buffer[: self.prefix_bytes])
+        head = self._buffer.head(self.prefix_bytes)
         self._prefix = head + chunk[: self.prefix_bytes - len(head)]
         self._buffer.clear()
 
@@ -134,8 +179,7 @@ class FrameDecoder:
             self._skipping, self._skipped, self._prefix = False, 0, b""
             events.append(OversizedFrame(index, size, self.max_frame_bytes, complete, prefix))
             return
-        payload = bytes(self._buffer)
-        self._buffer.clear()
+        payload = self._buffer.take()
         if terminator == "lf" and payload.endswith(b"\r"):
             payload, terminator = payload[:-1], "crlf"
         if len(payload) > self.max_frame_bytes:

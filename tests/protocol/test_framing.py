@@ -195,3 +195,52 @@ def test_the_host_rpc_bound_itself_with_one_shared_block() -> None:
         OversizedFrame(0, bound + 2, bound, True, block[: rpc_limits.ID_PEEK_PREFIX_BYTES]),
         Frame(1, b"{}", "lf"),
     ]
+
+
+# -- a supplied frame buffer (a peer may spill a large frame to disk) ------------------
+
+
+class ChunkBuffer:
+    """A FrameBuffer other than the default: a list of chunks."""
+
+    def __init__(self) -> None:
+        self.chunks: list[bytes] = []
+        self.peak = 0
+
+    def __len__(self) -> int:
+        return sum(len(c) for c in self.chunks)
+
+    def extend(self, data: bytes) -> None:
+        self.chunks.append(bytes(data))
+        self.peak = max(self.peak, len(self))
+
+    def head(self, size: int) -> bytes:
+        return b"".join(self.chunks)[:size]
+
+    def take(self) -> bytes:
+        data = b"".join(self.chunks)
+        self.chunks = []
+        return data
+
+    def clear(self) -> None:
+        self.chunks = []
+
+
+@given(
+    frames=st.lists(st.binary(max_size=40).map(lambda b: b.replace(b"\n", b"")), max_size=8),
+    cuts=st.lists(st.integers(0, 400), max_size=10),
+    final_lf=st.booleans(),
+)
+def test_a_supplied_buffer_gives_the_same_events(frames: list[bytes], cuts: list[int], final_lf: bool) -> None:
+    data = b"\n".join(frames) + (b"\n" if final_lf else b"")
+    buffer = ChunkBuffer()
+    d = FrameDecoder(max_frame_bytes=LIMIT, prefix_bytes=4, buffer=buffer)
+    out: list[FrameEvent] = []
+    prev = 0
+    for c in sorted(set(min(c, len(data)) for c in cuts)):
+        out += d.feed(data[prev:c])
+        prev = c
+    out += d.feed(data[prev:]) + d.close()
+    plain = FrameDecoder(max_frame_bytes=LIMIT, prefix_bytes=4)
+    assert out == plain.feed(data) + plain.close()
+    assert buffer.peak <= LIMIT + 1 and len(buffer) == 0

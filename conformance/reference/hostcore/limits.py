@@ -63,3 +63,7 @@ TODO_MAX_CONTENT_CODE_POINTS = 500
 PLAN_APPROVAL_TTL_S = 30 * 60
 # How often the host looks for approvals past their deadline.
 PLAN_SWEEP_INTERVAL_S = 1.0
+
+# A request line past this size is buffered on disk, not in memory (see
+# spill.py): draining an oversized line then costs about this much memory.
+SPILL_AFTER_BYTES = 4 * MIB

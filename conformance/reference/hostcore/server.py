@@ -41,6 +41,7 @@ from . import limits
 from .errors import PARSE_ERROR, HostError
 from .host import HostCore
 from .peek import peek_id
+from .spill import SpillBuffer
 
 log = logging.getLogger(__name__)
 
@@ -59,7 +60,11 @@ class Server:
 
     def serve(self, fd: int) -> int:
         threading.Thread(target=self._sweep, daemon=True, name="plan-expiry").start()
-        decoder = FrameDecoder(max_frame_bytes=limits.MAX_LINE_BYTES, prefix_bytes=limits.ID_PEEK_BYTES)
+        decoder = FrameDecoder(
+            max_frame_bytes=limits.MAX_LINE_BYTES,
+            prefix_bytes=limits.ID_PEEK_BYTES,
+            buffer=SpillBuffer(self._host.data_dir / "spill"),
+        )
         while chunk := self._read(fd):
             self._handle(decoder.feed(chunk))
         self._handle(decoder.close())
