@@ -52,7 +52,7 @@ class HostCore:
         admission: Admission | None = None,
         plan_approval_ttl_s: float = limits.PLAN_APPROVAL_TTL_S,
     ) -> None:
-        self.data_dir = data_dir
+        self.data_dir = Path(os.path.realpath(data_dir))  # canonical: the scratch roots derive from it
         self.clock: Clock = clock if clock is not None else SystemClock()
         self.plan_approval_ttl_s = plan_approval_ttl_s
         self.store = Store(data_dir)

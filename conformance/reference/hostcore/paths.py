@@ -20,9 +20,12 @@ class Resolved:
 
 
 def resolve(raw: str, root: str, scratch: str | None = None) -> Resolved:
+    """``root`` and ``scratch`` must already be canonical (project paths are
+    stored canonical). Should one have become a symlink since, paths under
+    it resolve elsewhere and count as outside: the safe direction."""
     candidate = raw if os.path.isabs(raw) else os.path.join(root, raw)
     canonical = os.path.realpath(candidate)  # follows symlinks, even dangling prefixes
-    roots = [os.path.realpath(root)] + ([os.path.realpath(scratch)] if scratch else [])
+    roots = [root] + ([scratch] if scratch else [])
     return Resolved(canonical, not any(_within(canonical, base) for base in roots))
 
 

@@ -20,6 +20,7 @@ import json
 import logging
 import os
 import threading
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from conformance.protocol.framing import FrameDecoder, FrameEvent, OversizedFrame
@@ -53,6 +54,9 @@ class Server:
         self._active = 0
         self._active_changed = threading.Condition()
         self._stopped = threading.Event()
+        # Never more than DISPATCHER_CAP calls run, so the pool never queues;
+        # reusing threads saves a thread start per call.
+        self._workers = ThreadPoolExecutor(max_workers=limits.DISPATCHER_CAP, thread_name_prefix="rpc")
         host.set_emitter(self._notify)
 
     def _notify(self, method: str, params: dict[str, Any]) -> None:
@@ -136,7 +140,7 @@ class Server:
                 self._send_error(request.id, error.to_error())
                 return
             self._active += 1
-        threading.Thread(target=self._work, args=(request,), daemon=True, name=f"rpc-{request.id}").start()
+        self._workers.submit(self._work, request)
 
     def _work(self, request: Request) -> None:
         try:
