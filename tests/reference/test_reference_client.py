@@ -127,18 +127,29 @@ def test_other_errors_and_timeouts_are_never_retried(tmp_path: Path) -> None:
 
 # the compact line this client writes for app.health with an empty pad, as request id 2
 ENVELOPE = len('{"jsonrpc":"2.0","id":2,"method":"app.health","params":{"pad":""}}')
+SMALL_BOUND = 1024
 
 
 @pytest.mark.parametrize("extra", [-1, 0, 1])
-def test_encode_request_at_the_line_bound(extra: int) -> None:
-    pad = "x" * (reference.MAX_LINE_BYTES - ENVELOPE + extra)  # the line is the bound + extra
+def test_encode_request_at_the_line_bound(monkeypatch: pytest.MonkeyPatch, extra: int) -> None:
+    # N-1/N/N+1 at a small bound (the code reads the bound at call time); the
+    # real 64 MiB bound is crossed over a pipe below.
+    monkeypatch.setattr(reference, "MAX_LINE_BYTES", SMALL_BOUND)
+    pad = "x" * (SMALL_BOUND - ENVELOPE + extra)  # the line is the bound + extra
     if extra <= 0:
-        assert len(encode_request(2, "app.health", {"pad": pad})) == reference.MAX_LINE_BYTES + extra + 1  # + LF
+        assert len(encode_request(2, "app.health", {"pad": pad})) == SMALL_BOUND + extra + 1  # + LF
     else:
         with pytest.raises(OversizedRequest) as caught:
             encode_request(2, "app.health", {"pad": pad})
-        assert caught.value.size == reference.MAX_LINE_BYTES + 1
+        assert (caught.value.size, caught.value.limit) == (SMALL_BOUND + 1, SMALL_BOUND)
         assert "app.health" in str(caught.value) and "xxx" not in str(caught.value)
+
+
+def test_the_bound_counts_utf8_bytes(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(reference, "MAX_LINE_BYTES", SMALL_BOUND)
+    pad = "é" * ((SMALL_BOUND - ENVELOPE) // 2 + 1)  # fits in characters, not in bytes
+    with pytest.raises(OversizedRequest):
+        encode_request(2, "app.health", {"pad": pad})
 
 
 def test_a_line_over_the_limit_is_never_written(tmp_path: Path) -> None:
