@@ -424,3 +424,8 @@ def test_stdin_eof_ends_the_process(hostcore: HostcorePeer) -> None:
 def test_blank_lines_are_skipped(hostcore: HostcorePeer) -> None:
     hostcore.send_raw(b"\n\r\n  \n" + _request_line(95, "app.health") + b"\n")
     assert hostcore.read()["id"] == 95
+
+
+def test_whole_number_ids_are_judged_by_value(hostcore: HostcorePeer) -> None:
+    hostcore.send_raw(b'{"jsonrpc":"2.0","id":7.0,"method":"app.health"}\n')
+    assert hostcore.read()["id"] == 7

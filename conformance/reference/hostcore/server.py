@@ -185,6 +185,8 @@ def _parse(payload: bytes) -> Any:
     except (UnicodeDecodeError, ValueError, RecursionError):
         log.warning("discarding an invalid JSON line of %d bytes", len(payload))
         return Rejected(None, PARSE_ERROR, f"unparseable request line ({len(payload)} bytes)")
+    if isinstance(value, dict) and isinstance(value.get("id"), float) and value["id"].is_integer():
+        value["id"] = int(value["id"])  # ids judged by value: 5.0 is the id 5
     return classify(value)
 
 
