@@ -429,3 +429,15 @@ def test_blank_lines_are_skipped(hostcore: HostcorePeer) -> None:
 def test_whole_number_ids_are_judged_by_value(hostcore: HostcorePeer) -> None:
     hostcore.send_raw(b'{"jsonrpc":"2.0","id":7.0,"method":"app.health"}\n')
     assert hostcore.read()["id"] == 7
+
+
+def test_session_delete_is_soft_and_refuses_a_running_turn(hostcore: HostcorePeer) -> None:
+    sid = _session(hostcore)["id"]
+    turn = _turn(hostcore, sid)
+    assert error_code(hostcore.error("session.delete", {"sessionId": sid})) == (1008, "AGENT_BUSY")
+    hostcore.result("session.endTurn", {"turnId": turn, "status": "completed"})
+    assert hostcore.result("session.delete", {"sessionId": sid}) == {"ok": True, "deleted": True}
+    assert hostcore.result("session.list")["sessions"] == []
+    assert error_code(hostcore.error("session.get", {"sessionId": sid})) == (1007, "NOT_FOUND")
+    assert error_code(hostcore.error("todos.get", {"sessionId": sid})) == (1007, "NOT_FOUND")
+    assert hostcore.result("session.delete", {"sessionId": sid}) == {"ok": False, "deleted": False}

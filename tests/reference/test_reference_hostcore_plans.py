@@ -215,3 +215,10 @@ def test_acceptance_12_expiry_at_the_30_minute_deadline(tmp_path: Path) -> None:
         assert isinstance(outcome, HostError) and outcome.error_code == "PLAN_APPROVAL_TIMEOUT"
     finally:
         host.close()
+
+
+def test_artifacts_list_names_every_checkpoint(hostcore: HostcorePeer, tmp_path: Path) -> None:
+    sid, turn = _planning_session(hostcore, tmp_path)
+    proposal = _submit(hostcore, sid, turn, "c1")["content"]["proposal"]
+    listed = hostcore.result("artifacts.list", {"sessionId": sid})["artifacts"]
+    assert listed == [proposal["artifact"] | {"proposalId": proposal["id"], "kind": "plan", "title": "Refactor"}]

@@ -401,3 +401,25 @@ def test_shutdown_cancels_pending_prompts(hostcore: HostcorePeer, project: Path)
     assert answers and answers[0]["result"]["errorCode"] == "TOOL_DENIED"
     assert hostcore.wait_exit() == 0 and not (project / "late.txt").exists()
     assert os.listdir(project) == ["notes.txt"]
+
+
+def test_tools_list_follows_the_durable_mode(hostcore: HostcorePeer, project: Path) -> None:
+    names = [t["name"] for t in hostcore.result("tools.list")["tools"]]
+    assert {"Read", "Write", "Bash", "TodoWrite", "SubmitPlan"} <= set(names)
+    plan = _session(hostcore, project, mode="plan")
+    shown = {t["name"] for t in hostcore.result("tools.list", {"sessionId": plan})["tools"]}
+    assert "Write" not in shown and "Edit" not in shown and {"Read", "Bash", "SubmitPlan"} <= shown
+
+
+def test_session_grants_can_be_listed_and_cleared(hostcore: HostcorePeer, project: Path) -> None:
+    sid = _session(hostcore, project, permissionMode="ask")
+    request_id = _execute(hostcore, sid, "Write", {"path": "g.txt", "content": "1"})
+    prompt = _prompt(hostcore)
+    hostcore.result("permissions.resolve", {"requestId": prompt["requestId"], "decision": "allow-session"})
+    hostcore.response_to(request_id)
+    listed = hostcore.result("permissions.listSessionGrants", {"sessionId": sid})
+    assert listed["grants"] == [{"toolName": "Write"}]
+    assert hostcore.result("permissions.clearSessionGrants", {"sessionId": sid}) == {"ok": True, "cleared": 1}
+    assert hostcore.result("permissions.listSessionGrants", {"sessionId": sid})["grants"] == []
+    _execute(hostcore, sid, "Write", {"path": "h.txt", "content": "2"})
+    assert _prompt(hostcore)["toolName"] == "Write"  # asks again

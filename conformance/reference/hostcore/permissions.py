@@ -133,6 +133,16 @@ class Permissions:
         for prompt in prompts:
             self.settle(prompt, "cancelled")
 
+    def grants(self, session_id: str) -> list[str]:
+        with self._lock:
+            return sorted(tool for session, tool in self._grants if session == session_id)
+
+    def clear_grants(self, session_id: str) -> int:
+        with self._lock:
+            mine = {grant for grant in self._grants if grant[0] == session_id}
+            self._grants -= mine
+        return len(mine)
+
     def pending(self, session_id: str | None) -> list[dict[str, Any]]:
         with self._lock:
             prompts = [p for p in self._open if session_id is None or p.session_id == session_id]
@@ -173,7 +183,19 @@ def evaluate_method(host: HostCore, params: dict[str, Any]) -> dict[str, Any]:
     return preview_policy(host, params)
 
 
+def list_session_grants(host: HostCore, params: dict[str, Any]) -> dict[str, Any]:
+    """Grants given with allow-session; they last for this host process."""
+    session_id = required_str(params, "sessionId")
+    return {"sessionId": session_id, "grants": [{"toolName": t} for t in host.permissions.grants(session_id)]}
+
+
+def clear_session_grants(host: HostCore, params: dict[str, Any]) -> dict[str, Any]:
+    return {"ok": True, "cleared": host.permissions.clear_grants(required_str(params, "sessionId"))}
+
+
 METHODS = {
+    "permissions.listSessionGrants": (list_session_grants, False),
+    "permissions.clearSessionGrants": (clear_session_grants, False),
     "permissions.resolve": (resolve, False),
     "permissions.pending": (pending, False),
     "permissions.evaluate": (evaluate_method, False),

@@ -416,7 +416,24 @@ def interrupt_at_startup(db: sqlite3.Connection, now: str) -> None:
     )
 
 
+def artifacts_list(host: HostCore, params: dict[str, Any]) -> dict[str, Any]:
+    """§4: the session's Plan/Goal checkpoint artifacts, oldest first."""
+    session_id = required_str(params, "sessionId")
+    with host.store.transaction() as db:
+        rows = db.execute(
+            "SELECT * FROM plan_approvals WHERE session_id = ? AND artifact_path IS NOT NULL ORDER BY seq",
+            (session_id,),
+        ).fetchall()
+    artifacts = []
+    for row in rows:
+        artifact = _artifact(row)
+        assert artifact is not None  # the query selected rows with one
+        artifacts.append(artifact | {"proposalId": row["id"], "kind": row["kind"], "title": row["title"]})
+    return {"artifacts": artifacts}
+
+
 METHODS = {
+    "artifacts.list": (artifacts_list, False),
     "plans.enter": (enter, False),
     "plans.submit": (submit_method, False),
     "plans.pending": (pending, False),

@@ -277,7 +277,22 @@ def end_turn(host: HostCore, params: dict[str, Any]) -> dict[str, Any]:
         return {"ok": True, "notification": notifications.insert(host, db, turn, title, error_code)}
 
 
+def delete(host: HostCore, params: dict[str, Any]) -> dict[str, Any]:
+    """A soft delete: the rows stay, the session is gone from every read
+    (todos.get and session.get then answer NOT_FOUND). A session with a
+    running turn is refused, as projects.remove refuses one (§4)."""
+    sid = session_id(params, "sessionId", "id")
+    with host.store.transaction() as db:
+        if load_session(db, sid) is None:
+            return {"ok": False, "deleted": False}
+        if running_turn(db, sid) is not None:
+            raise HostError("AGENT_BUSY", "the session has a running turn")
+        db.execute("UPDATE sessions SET deleted = 1 WHERE id = ?", (sid,))
+    return {"ok": True, "deleted": True}
+
+
 METHODS = {
+    "session.delete": (delete, False),
     "session.create": (create, False),
     "session.list": (list_, False),
     "session.get": (get, False),

@@ -334,7 +334,19 @@ def preview_policy(host: HostCore, params: dict[str, Any]) -> dict[str, Any]:
     return {"decision": decision, "risk": verdict.risk, "reason": verdict.reason, "outside": outside}
 
 
+def list_(host: HostCore, params: dict[str, Any]) -> dict[str, Any]:
+    """The host's built-in tools; with a sessionId, those its durable mode
+    allows. Presentation only: authorization happens in tools.execute (§5)."""
+    tools = [*KNOWN_TOOLS, *SUBMIT_TOOLS]
+    session_id = optional_str(params, "sessionId")
+    if session_id is not None:
+        mode = _session(host, session_id)["mode"]
+        tools = [t for t in tools if mode_denial(mode, t) is None]
+    return {"tools": [{"name": name} for name in tools]}
+
+
 METHODS = {
+    "tools.list": (list_, False),
     "tools.execute": (execute, True),
     "tools.abort": (abort, False),
 }
