@@ -258,6 +258,12 @@ def test_session_get_read_window(hostcore: HostcorePeer) -> None:
     window = hostcore.result("session.get", {"sessionId": sid, "messageBefore": 4, "messageLimit": 2})
     assert [m["id"] for m in window["messages"]] == ["w2", "w3"]
     assert window["messageStart"] == 2 and window["hasMoreBefore"] is True and window["hasMoreAfter"] is True
+    centered = hostcore.result("session.get", {"sessionId": sid, "messageAround": "w4", "messageLimit": 3})
+    assert [m["id"] for m in centered["messages"]] == ["w2", "w3", "w4"] and centered["hasMoreAfter"] is False
+    missing = hostcore.result("session.get", {"sessionId": sid, "messageAround": "nope", "messageLimit": 3})
+    assert missing["session"] is None
+    for bad in ({"messageAround": "w1"}, {"messageAround": "w1", "messageLimit": 2, "messageBefore": 3}):
+        assert error_code(hostcore.error("session.get", {"sessionId": sid, **bad})) == (1002, "INVALID_PARAMS")
 
 
 def test_append_message_is_idempotent_by_id(hostcore: HostcorePeer) -> None:

@@ -162,14 +162,28 @@ def get(host: HostCore, params: dict[str, Any]) -> dict[str, Any]:
     sid = session_id(params, "sessionId", "id")
     limit = optional_int(params, "messageLimit", minimum=1)
     before = optional_int(params, "messageBefore", minimum=0)
+    around = optional_str(params, "messageAround")
+    if around is not None and (limit is None or before is not None):
+        raise invalid_params("messageAround needs messageLimit and excludes messageBefore")
     with host.store.transaction() as db:
         result: dict[str, Any] = {"session": summary(db, require_session(db, sid))}
         messages = message_records(db, sid)
     if limit is None and before is None:
         return result | {"messages": messages}  # the complete, lossless projection
-    # A read window: messageBefore is an exclusive end offset (clamped).
-    end = min(before if before is not None else len(messages), len(messages))
-    start = max(0, end - limit) if limit is not None else 0
+    if around is not None:
+        ids = [message.get("id") for message in messages]
+        if around not in ids:
+            # §4: a missing id returns no session (an empty window, so a
+            # reader that expects the cursors still finds them).
+            empty = {"messageStart": 0, "hasMoreBefore": False, "messageEnd": 0, "hasMoreAfter": False}
+            return {"session": None, "messages": []} | empty
+        assert limit is not None
+        start = max(0, min(ids.index(around) - limit // 2, len(messages) - limit))
+        end = min(len(messages), start + limit)
+    else:
+        # messageBefore is an exclusive end offset, clamped to the transcript.
+        end = min(before if before is not None else len(messages), len(messages))
+        start = max(0, end - limit) if limit is not None else 0
     return result | {
         "messages": messages[start:end],
         "messageStart": start,
