@@ -12,7 +12,15 @@ What this module is responsible for:
   buffers more than ``max_frame_bytes`` + 1 bytes of one frame; the rest of an
   oversized frame is skipped up to its terminator and reported once with the
   number of bytes seen;
-* accepting a final unterminated frame when the stream ends.
+* accepting a final unterminated frame when the stream ends;
+* keeping, on request, the first ``prefix_bytes`` of an oversized frame, so a
+  peer can still read the request id from it (host RPC §2/§7 answers an
+  oversized line with the id it peeks, see :mod:`.id_peek`).
+
+The bound is a parameter because the two documents differ: the extension
+protocol's 1 MiB (``limits.MAX_FRAME_BYTES``) and host RPC's 64 MiB
+(``rpc_limits.MAX_LINE_BYTES``). It has no default on purpose: every peer
+names the document it speaks.
 
 What it is not responsible for: JSON, JSON-RPC, or what a frame means. Those
 live in :mod:`.jsonrpc`. A bad frame never stops the decoder: the next frame is
@@ -22,7 +30,7 @@ decoded as usual.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, Protocol
 
 Terminator = Literal["lf", "crlf", "eof"]
 
@@ -39,25 +47,77 @@ class Frame:
 @dataclass(frozen=True)
 class OversizedFrame:
     """A frame that crossed the bound. ``size`` is the payload length seen
-    (exact when ``complete``; a lower bound when the stream ended first)."""
+    (exact when ``complete``; a lower bound when the stream ended first).
+    ``prefix`` holds its first bytes when the decoder was asked to keep them
+    (``prefix_bytes``), else it is empty."""
 
     index: int
     size: int
     limit: int
     complete: bool
+    prefix: bytes = b""
 
 
 FrameEvent = Frame | OversizedFrame
 
 
+class FrameBuffer(Protocol):
+    """Where the decoder keeps the bytes of the frame in progress.
+
+    The default, :class:`MemoryBuffer`, keeps them in memory. A peer with a
+    large bound (host RPC: 64 MiB) may pass one that spills to disk past some
+    size, so draining an oversized line costs little memory; that I/O then
+    lives in the peer, never in this module."""
+
+    def __len__(self) -> int: ...
+
+    def extend(self, data: bytes) -> None: ...
+
+    def head(self, size: int) -> bytes:
+        """The first ``size`` bytes held (fewer if fewer are held)."""
+        ...
+
+    def take(self) -> bytes:
+        """Everything held; the buffer is empty afterwards."""
+        ...
+
+    def clear(self) -> None: ...
+
+
+class MemoryBuffer:
+    def __init__(self) -> None:
+        self._data = bytearray()
+
+    def __len__(self) -> int:
+        return len(self._data)
+
+    def extend(self, data: bytes) -> None:
+        self._data += data
+
+    def head(self, size: int) -> bytes:
+        return bytes(self._data[:size])
+
+    def take(self) -> bytes:
+        data = bytes(self._data)
+        self._data.clear()
+        return data
+
+    def clear(self) -> None:
+        self._data.clear()
+
+
 class FrameDecoder:
     """Incremental NDJSON decoder: ``feed(bytes)`` / ``close()`` -> events."""
 
-    def __init__(self, *, max_frame_bytes: int) -> None:
+    def __init__(self, *, max_frame_bytes: int, prefix_bytes: int = 0, buffer: FrameBuffer | None = None) -> None:
         if max_frame_bytes < 1:
             raise ValueError(f"max_frame_bytes must be >= 1, got {max_frame_bytes}")
+        if not 0 <= prefix_bytes <= max_frame_bytes:
+            raise ValueError(f"prefix_bytes must be in 0..max_frame_bytes ({max_frame_bytes}), got {prefix_bytes}")
         self.max_frame_bytes = max_frame_bytes
-        self._buffer = bytearray()
+        self.prefix_bytes = prefix_bytes
+        self._buffer: FrameBuffer = buffer if buffer is not None else MemoryBuffer()
+        self._prefix = b""  # start of the oversized frame being skipped
         self._skipping = False  # inside an oversized frame, dropping bytes
         self._skipped = 0
         self._next_index = 0
@@ -88,7 +148,7 @@ class FrameDecoder:
         events: list[FrameEvent] = []
         if not self._closed:
             self._closed = True
-            if self._skipping or self._buffer:
+            if self._skipping or len(self._buffer):
                 self._finish("eof", events)
         return events
 
@@ -100,35 +160,53 @@ class FrameDecoder:
         # out to be the CR of a CRLF terminator.
         room = self.max_frame_bytes + 1 - len(self._buffer)
         if len(chunk) <= room:
-            self._buffer += chunk
+            self._buffer.extend(chunk)
             return
         self._skipping = True
         self._skipped = len(self._buffer) + len(chunk)
+        # Sliced, never concatenated: the buffer may hold a whole bound's
+        # worth of bytes (64 MiB for host RPC) and must not be copied.
+        head = self._buffer.head(self.prefix_bytes)
+        self._prefix = head + chunk[: self.prefix_bytes - len(head)]
         self._buffer.clear()
 
     def _finish(self, terminator: Terminator, events: list[FrameEvent]) -> None:
         index = self._next_index
         self._next_index += 1
+        complete = terminator != "eof"
         if self._skipping:
-            size = self._skipped
-            self._skipping = False
-            self._skipped = 0
-            events.append(OversizedFrame(index, size, self.max_frame_bytes, complete=terminator != "eof"))
+            size, prefix = self._skipped, self._prefix
+            self._skipping, self._skipped, self._prefix = False, 0, b""
+            events.append(OversizedFrame(index, size, self.max_frame_bytes, complete, prefix))
             return
-        payload = bytes(self._buffer)
-        self._buffer.clear()
+        payload = self._buffer.take()
         if terminator == "lf" and payload.endswith(b"\r"):
             payload, terminator = payload[:-1], "crlf"
         if len(payload) > self.max_frame_bytes:
-            events.append(OversizedFrame(index, len(payload), self.max_frame_bytes, complete=terminator != "eof"))
+            prefix = payload[: self.prefix_bytes]
+            events.append(OversizedFrame(index, len(payload), self.max_frame_bytes, complete, prefix))
             return
         events.append(Frame(index, payload, terminator))
 
 
-def encode_frame(payload: bytes) -> bytes:
+class FrameTooLarge(ValueError):
+    """A local error (we misused the API, h11 style): the caller asked to
+    write a frame over the bound. Host RPC clients must refuse such a write
+    before it reaches the pipe (RPC-7-client-refuses-oversized)."""
+
+    def __init__(self, size: int, limit: int) -> None:
+        super().__init__(f"frame payload is {size:,} bytes; limit {limit:,}")
+        self.size = size
+        self.limit = limit
+
+
+def encode_frame(payload: bytes, *, max_frame_bytes: int | None = None) -> bytes:
     """The bytes to write for one frame. The payload must not contain LF:
     JSON encoders escape newlines inside strings, so a raw LF means the
-    caller tried to send two frames as one."""
+    caller tried to send two frames as one. With ``max_frame_bytes``, a
+    payload over the bound raises :class:`FrameTooLarge` instead."""
+    if max_frame_bytes is not None and len(payload) > max_frame_bytes:
+        raise FrameTooLarge(len(payload), max_frame_bytes)
     if b"\n" in payload:
         raise ValueError("a frame payload must not contain a raw LF byte")
     return payload + b"\n"
