@@ -471,6 +471,9 @@ def test_tool_description_missing() -> None:
         {"$schema": "https://example.com/unknown-dialect", "type": "object"},
         {"$schema": "http://[", "type": "object"},  # not a parseable URI: checked as 2020-12, no crash
         {"type": "object", "x-vendor": {"anything": [1, 2]}},
+        # §1.1 names no draft: without $schema, what any supported draft accepts passes.
+        {"type": "array", "items": [{"type": "string"}], "additionalItems": False},  # draft 7 tuple items
+        {"type": "number", "minimum": 0, "exclusiveMinimum": True},  # draft 4 boolean form
     ],
 )
 def test_tool_parameters_valid(parameters: dict[str, Any]) -> None:
@@ -484,7 +487,7 @@ def test_tool_parameters_valid(parameters: dict[str, Any]) -> None:
         (None, "tools[0].parameters is null"),
         ([{"type": "object"}], "tools[0].parameters is an array"),
         ('{"type": "object"}', "tools[0].parameters is a string"),
-        ({"type": 5}, "tools[0].parameters.type is not a valid JSON Schema (Draft202012)"),
+        ({"type": 5}, "tools[0].parameters.type is not a valid JSON Schema (any supported draft)"),
         ({"type": "objekt"}, "is not a valid JSON Schema"),
         ({"required": "who"}, "tools[0].parameters.required is not a valid JSON Schema"),
         ({"properties": {"who": 3}}, "tools[0].parameters.properties.who is not a valid JSON Schema"),
@@ -807,6 +810,9 @@ def test_provider_credentials_invalid(capabilities: dict[str, Any]) -> None:
         {"type": "object", "default": {"pattern": 1}, "examples": [{"not": {}}, 3], "enum": [1, "x", None]},
         {"const": {"$ref": "#/x", "properties": 5}},
         {"$schema": "https://json-schema.org/draft/2020-12/schema", "type": "string"},
+        # No $schema: valid under some supported draft is valid (§1.1 names none).
+        {"type": "array", "items": [{"type": "string"}, {"type": "integer"}]},  # draft 7 tuple items
+        {"type": "number", "minimum": 0, "exclusiveMinimum": True},  # draft 4 boolean form
     ],
 )
 @pytest.mark.parametrize("api", ["0.2", "0.4"])
@@ -834,7 +840,14 @@ def test_output_schema_absent_is_valid() -> None:
         ({"type": "strin"}, "tools[0].output_schema.type is not a valid JSON Schema"),
         ({"required": "a"}, "tools[0].output_schema.required is not a valid JSON Schema"),
         ({"allOf": {}}, "tools[0].output_schema.allOf is not a valid JSON Schema"),
-        ({"items": [{"type": "string"}]}, "tools[0].output_schema.items is not a valid JSON Schema (Draft202012)"),
+        (
+            {"$schema": "https://json-schema.org/draft/2020-12/schema", "items": [{"type": "string"}]},
+            "tools[0].output_schema.items is not a valid JSON Schema (Draft202012)",
+        ),
+        (
+            {"$schema": "http://json-schema.org/draft-07/schema#", "minimum": 0, "exclusiveMinimum": True},
+            "tools[0].output_schema.exclusiveMinimum is not a valid JSON Schema (Draft7)",
+        ),
         ({"minLength": -1}, "is not a valid JSON Schema"),
     ],
 )
