@@ -68,6 +68,7 @@ LIFECYCLE_SUBSCRIPTION = "EXT-1.1-lifecycle-subscription"
 LIFECYCLE_NEEDS_FEATURE = "EXT-1.1-lifecycle-needs-feature"
 DEPENDENCIES = "EXT-1.1-feature-dependencies"
 PROVIDER_CREDENTIALS = "EXT-1.1-provider-credentials-manifest"
+RESOURCE_DESCRIPTORS = "EXT-2.26-resource-descriptor-features"
 OUTPUT_SCHEMA_SUBSET = "EXT-1.1-output-schema-subset"
 PROMPT_METADATA = "EXT-1.1-prompt-metadata"
 PROMPT_NEEDS_FEATURE = "EXT-1.1-prompt-metadata-needs-feature"
@@ -84,6 +85,8 @@ _F_RUNTIME_COMMANDS = "runtime_commands"
 _F_LIFECYCLE = "lifecycle_events"
 _F_PROMPT_METADATA = "tool_prompt_metadata_v1"
 _F_PROVIDER_CREDENTIALS = "provider_credentials"
+# §2.26: a descriptor with resource inputs or outputs needs both.
+_F_RESOURCE_DESCRIPTORS = ("resource_refs_v1", "operation_descriptors_v1")
 
 _PROMPT_FIELDS = ("prompt_snippet", "prompt_guidelines")
 # §1.1 lets prompt strings carry line breaks and tabs, no other control.
@@ -116,6 +119,7 @@ def check_initialize_result(result: object, *, offer: Offer, manifest: ManifestI
         tools = result.get("tools")
         if isinstance(tools, list):
             yield from output_schema_subset(tools)
+            yield from resource_descriptor_features(tools, negotiated=negotiated)
     yield from _check_prompt_metadata(result, negotiated=negotiated)
 
 
@@ -553,6 +557,30 @@ def feature_dependencies(features: list[Any]) -> Iterator[Violation]:
             path = ("protocol", "features", first[feature])
             message = f"{dotted(path)} {excerpt(feature)} is accepted without {excerpt(needs)}"
             yield Violation(DEPENDENCIES, message, path)
+
+
+@rule(RESOURCE_DESCRIPTORS)
+def resource_descriptor_features(tools: list[Any], *, negotiated: Negotiated) -> Iterator[Violation]:
+    """§2.26: a tool whose ``operation`` descriptor names resource inputs or
+    outputs is declared only with both resource_refs_v1 and
+    operation_descriptors_v1 negotiated. A descriptor without resources, or
+    of the wrong shape, is not judged here (its shape rules are separate)."""
+    missing = [f for f in _F_RESOURCE_DESCRIPTORS if not negotiated.has(f)]
+    if not missing:
+        return
+    for index, tool in _objects(tools):
+        operation = tool.get("operation")
+        if not isinstance(operation, dict):
+            continue
+        bearing = [k for k in ("resource_inputs", "resource_outputs") if operation.get(k) not in (None, [])]
+        if bearing:
+            path: Path = ("tools", index, "operation", bearing[0])
+            yield Violation(
+                RESOURCE_DESCRIPTORS,
+                f"{dotted(path)} makes a resource-bearing descriptor, but {', '.join(missing)} "
+                "is not negotiated (it needs resource_refs_v1 and operation_descriptors_v1)",
+                path,
+            )
 
 
 @rule(PROVIDER_CREDENTIALS)

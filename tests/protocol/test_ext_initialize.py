@@ -41,6 +41,7 @@ LIFECYCLE_NEEDS_FEATURE = "EXT-1.1-lifecycle-needs-feature"
 DEPENDENCIES = "EXT-1.1-feature-dependencies"
 PROVIDER_CREDENTIALS = "EXT-1.1-provider-credentials-manifest"
 OUTPUT_SCHEMA = "EXT-1.1-output-schema-subset"
+RESOURCE_DESCRIPTORS = "EXT-2.26-resource-descriptor-features"
 PROMPT_METADATA = "EXT-1.1-prompt-metadata"
 PROMPT_NEEDS_FEATURE = "EXT-1.1-prompt-metadata-needs-feature"
 
@@ -66,6 +67,7 @@ NEGOTIATED_ONLY = {
     DEPENDENCIES,
     PROVIDER_CREDENTIALS,
     OUTPUT_SCHEMA,
+    RESOURCE_DESCRIPTORS,
 }
 FEATURE_GATED = {LIFECYCLE_SUBSCRIPTION, PROMPT_METADATA}
 ALL_IDS = COMMON | LEGACY_ONLY | NEGOTIATED_ONLY | FEATURE_GATED
@@ -1175,3 +1177,41 @@ def test_near_miss_results_never_raise(result: dict[str, Any], api: str) -> None
     negotiated = negotiated_from(result, offer=make_offer(api))
     assert all(isinstance(name, str) for name in negotiated.features)
     assert all(isinstance(name, str) for name in tools_from(result))
+
+
+# -- EXT-2.26-resource-descriptor-features ---------------------------------------------------------
+
+RESOURCE_FEATURES = ("resource_refs_v1", "operation_descriptors_v1")
+CIRCUIT_INPUT = {"path": "/circuit", "type": "Circuit", "access": "exclusive"}
+
+
+def operation(**resources: Any) -> dict[str, Any]:
+    return {"id": "simulate", **resources}
+
+
+def offer_04(*extra: str) -> Offer:
+    return make_offer("0.4", optional=("request_progress", *extra))
+
+
+@pytest.mark.parametrize(
+    ("features", "op"),
+    [
+        (RESOURCE_FEATURES, operation(resource_inputs=[CIRCUIT_INPUT])),
+        (RESOURCE_FEATURES, operation(resource_outputs=[{"path": "/out", "type": "Circuit"}])),
+        ((), operation()),  # no resources: not resource-bearing
+        ((), operation(resource_inputs=[], resource_outputs=[])),
+        (("operation_descriptors_v1",), operation(resource_inputs=[])),
+    ],
+)
+def test_resource_descriptor_with_its_features(features: tuple[str, ...], op: dict[str, Any]) -> None:
+    result = make_result("0.4", tools=[tool(operation=op)], features=features)
+    assert_clean(run(result, "0.4", offer=offer_04(*RESOURCE_FEATURES)), RESOURCE_DESCRIPTORS)
+
+
+@pytest.mark.parametrize("features", [(), ("resource_refs_v1",), ("operation_descriptors_v1",)])
+def test_resource_bearing_descriptor_needs_both_features(features: tuple[str, ...]) -> None:
+    op = operation(resource_inputs=[CIRCUIT_INPUT])
+    result = make_result("0.4", tools=[tool(operation=op)], features=features)
+    broken = assert_only(run(result, "0.4", offer=offer_04(*RESOURCE_FEATURES)), RESOURCE_DESCRIPTORS)
+    assert broken[0].path == ("tools", 0, "operation", "resource_inputs")
+    assert "needs resource_refs_v1 and operation_descriptors_v1" in broken[0].message
