@@ -16,6 +16,8 @@ under some draft that accepts the schema. Nothing here raises on odd input.
 
 from __future__ import annotations
 
+import functools
+import json
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -93,11 +95,24 @@ def schema_problem(schema: Mapping[str, Any]) -> SchemaProblem | None:
 
 def validators(schema: object) -> tuple[Validator, ...]:
     """A validator per draft that accepts ``schema`` (empty when none does or
-    jsonschema cannot judge it). Boolean schemas are accepted by draft 6+."""
+    jsonschema cannot judge it). Boolean schemas are accepted by draft 6+.
+    Cached by the schema's JSON text: checking a schema against five
+    metaschemas costs far more than encoding it, and one tool's schema is
+    judged for every call."""
     if isinstance(schema, bool):
         return (Draft202012Validator(schema),)
     if not isinstance(schema, Mapping):
         return ()
+    try:
+        key = json.dumps(schema, sort_keys=True, allow_nan=False)
+    except (TypeError, ValueError, RecursionError):
+        return ()  # not JSON data: no draft can judge it
+    return _validators(key)
+
+
+@functools.lru_cache(maxsize=256)
+def _validators(schema_json: str) -> tuple[Validator, ...]:
+    schema = json.loads(schema_json)
     try:
         return tuple(dialect(schema) for dialect in accepting(schema))
     except Exception:  # noqa: BLE001 -- an unjudgeable schema is "none we can use"; never raise
