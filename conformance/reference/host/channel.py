@@ -1,0 +1,136 @@
+"""A child's three pipes and its process group, behind a small interface.
+
+:class:`ProcessLauncher` starts a real process: its own session and process
+group (so killing the group reaches grandchildren), cwd = the manifest's
+folder, the sanitized environment, stdin/stdout/stderr pipes. The host's
+workers block on :meth:`Channel.read_stdout` / :meth:`Channel.read_stderr` /
+:meth:`Channel.write`; killing the group ends every one of those waits.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import signal
+import subprocess
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Protocol
+
+READ_CHUNK = 64 * 1024
+
+
+class LaunchError(RuntimeError):
+    """The process could not be started (missing program, permissions...)."""
+
+
+class Channel(Protocol):
+    pid: int | None
+
+    def write(self, data: bytes) -> None:
+        """Write every byte or raise OSError (the child stopped reading for good)."""
+
+    def read_stdout(self) -> bytes:
+        """Some bytes, or b"" at end of file."""
+
+    def read_stderr(self) -> bytes: ...
+
+    def close_stdin(self) -> None: ...
+
+    def wait_exit(self, timeout: float) -> int | None:
+        """The exit status, or None if the child still runs after ``timeout``."""
+
+    def kill_group(self) -> None:
+        """SIGKILL the whole process group and reap the leader."""
+
+    def running(self) -> bool: ...
+
+
+class Launcher(Protocol):
+    def launch(self, argv: Sequence[str], *, cwd: Path, env: dict[str, str]) -> Channel: ...
+
+
+class ProcessChannel:
+    def __init__(self, proc: subprocess.Popen[bytes]) -> None:
+        self.proc = proc
+        self.pid: int | None = proc.pid
+        assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
+        self._stdin = proc.stdin
+        self._stdout_fd = proc.stdout.fileno()
+        self._stderr_fd = proc.stderr.fileno()
+        self._killed = False
+
+    def write(self, data: bytes) -> None:
+        view = memoryview(data)
+        while view:  # os.write may be partial on a pipe; finish the frame
+            written = os.write(self._stdin.fileno(), view)
+            view = view[written:]
+
+    def read_stdout(self) -> bytes:
+        return self._read(self._stdout_fd)
+
+    def read_stderr(self) -> bytes:
+        return self._read(self._stderr_fd)
+
+    def _read(self, fd: int) -> bytes:
+        try:
+            return os.read(fd, READ_CHUNK)
+        except OSError:
+            return b""
+
+    def close_stdin(self) -> None:
+        with contextlib.suppress(OSError):
+            self._stdin.close()
+
+    def wait_exit(self, timeout: float) -> int | None:
+        try:
+            return self.proc.wait(timeout=max(timeout, 0.0))
+        except subprocess.TimeoutExpired:
+            return None
+
+    def kill_group(self) -> None:
+        if self._killed:
+            return
+        self._killed = True
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.proc.wait(timeout=5)
+        # Readers blocked on stdout/stderr see EOF now that every writer of
+        # the group is dead; the descriptors themselves are closed by the
+        # readers' owner (the connection) once they returned, via close().
+
+    def close(self) -> None:
+        for stream in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
+            if stream is not None:
+                with contextlib.suppress(OSError):
+                    stream.close()
+
+    def running(self) -> bool:
+        return self.proc.poll() is None
+
+
+class ProcessLauncher:
+    """Starts real child processes."""
+
+    def launch(self, argv: Sequence[str], *, cwd: Path, env: dict[str, str]) -> Channel:
+        program = argv[0]
+        if os.sep in program:
+            resolved = str((cwd / program).resolve())  # relative to the manifest folder
+        else:
+            resolved = shutil.which(program, path=env.get("PATH")) or program
+        try:
+            proc = subprocess.Popen(
+                [resolved, *argv[1:]],
+                cwd=cwd,
+                env=env,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                start_new_session=True,  # its own process group
+                bufsize=0,
+            )
+        except OSError as exc:
+            raise LaunchError(f"cannot start {program!r}: {exc.strerror or exc}") from None
+        return ProcessChannel(proc)
