@@ -70,13 +70,17 @@ STATES = (
 )
 DIAGNOSTIC_KINDS = (
     "stderr",
-    "late-response",
-    "unknown-response",
+    "stale-response",
     "progress-ignored",
     "child-refused",
     "invalid-frame",
     "oversized-frame",
+    "cancel-grace",
+    "initialize-rejected",
+    "notification-refused",
+    "exit",
     "shutdown",
+    "supervisor",
     "other",
 )
 EVENTS = ("settled", "state", "diagnostic", "notification", "progress", "contribution", "prompt")
@@ -165,8 +169,10 @@ class HostDriver:
             raise DriverError("driver-contract", f"driver speaks {result.get('contract')!r}, not {CONTRACT!r}")
         host = result.get("host")
         apis, features, caps = result.get("api_versions"), result.get("features", []), result.get("capabilities", [])
-        if not (isinstance(host, dict) and _strings(apis) and _strings(features) and _strings(caps)):
+        if not (isinstance(host, dict) and isinstance(apis, list) and _strings(apis) and _strings(features)):
             raise DriverError("driver-garbage", f"hello result is malformed: {_short(result)}")
+        if not _strings(caps):
+            raise DriverError("driver-garbage", f"hello capabilities are malformed: {_short(caps)}")
         self.hello_info = Hello(
             str(host.get("name", "")), str(host.get("version", "")), tuple(apis), tuple(features), frozenset(caps)
         )

@@ -72,10 +72,10 @@ def _toml_value(value: Any) -> str:
 
 
 def manifest_text(
-    *, command: list[str], api_version: str, contributes: dict[str, Any], capabilities: dict[str, Any]
+    *, name: str, command: list[str], api_version: str, contributes: dict[str, Any], capabilities: dict[str, Any]
 ) -> str:
     lines = [
-        f"name = {_toml_value(PROBE_NAME)}",
+        f"name = {_toml_value(name)}",
         'version = "0.1.0"',
         f"api_version = {_toml_value(api_version)}",
         f"requires_octet = {_toml_value(OCTET_VERSION)}",
@@ -320,6 +320,7 @@ class ProbeListener:
         folder.mkdir(exist_ok=True)
         path = folder / "extension.toml"
         text = manifest_text(
+            name=f"{PROBE_NAME}-{token}",  # distinct: a host may key extensions by name
             command=probe_command(self.socket_path, token),
             api_version=api_version,
             contributes=contributes,

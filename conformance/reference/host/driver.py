@@ -1,0 +1,365 @@
+"""The reference host's driver: docs/host-driver.md (``octet-host-driver/1``) over stdio.
+
+How to use: ``python -m conformance.reference.host.driver [--fault NAME]``
+reads operations on stdin and writes answers and events on stdout, one JSON
+object per line. ``octet-conformance host`` runs it when no ``--driver`` is
+given. ``--fault`` switches on one deliberate fault for the faulty-host
+fixtures (fixtures/hosts/); without it the host is the reference.
+
+Written like any embedder of the reference host would write it: it uses the
+host's public API (:class:`ReferenceHost`, :class:`HostEvents`,
+:class:`Frontend`) and the standard library, nothing of the checker.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import threading
+from collections.abc import Sequence
+from typing import Any
+
+from .calls import CallOutcome, PendingCall
+from .config import HostConfig
+from .diagnostics import Diagnostic
+from .frontend import Frontend, HostEvents, Prompt
+from .host import LoadError, ReferenceHost
+from .manifest import ManifestError, load_manifest
+
+CONTRACT = "octet-host-driver/1"
+CAPABILITIES = ["timing", "frontend", "collect", "reload", "lifecycle"]
+CALL_METHODS = ("tool/call", "command/execute", "hook/run", "context/collect", "status/collect", "menu/collect",
+                "tool/render")  # fmt: skip
+# The host's diagnostic tags -> the contract's kinds.
+KINDS = {
+    "bad-frame": "invalid-frame",
+    "child-request-refused": "child-refused",
+    "stale-response": "stale-response",
+}
+CONTRACT_KINDS = {
+    "stderr", "stale-response", "progress-ignored", "child-refused", "invalid-frame", "oversized-frame",
+    "cancel-grace", "initialize-rejected", "notification-refused", "exit", "shutdown", "supervisor",
+}  # fmt: skip
+TIMING = {  # contract member -> (HostConfig field, scale)
+    "shutdown_timeout_ms": ("shutdown_stage_s", 1000.0),
+    "shutdown_aggregate_ms": ("shutdown_aggregate_s", 1000.0),
+    "cancel_grace_ms": ("cancel_grace_s", 1000.0),
+    "backoff_base_ms": ("backoff_base_s", 1000.0),
+    "backoff_cap_ms": ("backoff_cap_s", 1000.0),
+    "ready_reset_ms": ("ready_reset_s", 1000.0),
+    "park_after_failures": ("max_failed_restarts", 1.0),
+}
+OUTCOMES = {"ok": "result", "error": "error", "cancelled": "cancelled"}
+MESSAGE_BYTES = 4096
+
+
+class Wire:
+    """Our stdout: one writer, whole lines."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+
+    def send(self, message: dict[str, Any]) -> None:
+        line = json.dumps({"jsonrpc": "2.0", **message}, ensure_ascii=False) + "\n"
+        with self._lock:
+            sys.stdout.write(line)
+            sys.stdout.flush()
+
+    def event(self, method: str, **params: Any) -> None:
+        self.send({"method": method, "params": params})
+
+    def answer(self, rid: Any, result: dict[str, Any]) -> None:
+        self.send({"id": rid, "result": result})
+
+    def error(self, rid: Any, code: int, message: str) -> None:
+        self.send({"id": rid, "error": {"code": code, "message": message}})
+
+
+class OpError(Exception):
+    def __init__(self, code: int, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+class Reporter(HostEvents, Frontend):
+    """The host's events and frontend, reported as contract events."""
+
+    def __init__(self, driver: Driver) -> None:
+        self.driver = driver
+        self.wire = driver.wire
+        self.answers: dict[str, dict[str, Any]] = {}  # extension -> frontend options
+
+    def diagnostic(self, diagnostic: Diagnostic) -> None:
+        kind = KINDS.get(diagnostic.kind, diagnostic.kind)
+        self.wire.event(
+            "diagnostic",
+            extension=diagnostic.extension,
+            generation=diagnostic.generation,
+            kind=kind if kind in CONTRACT_KINDS else "other",
+            message=diagnostic.message.encode("utf-8")[:MESSAGE_BYTES].decode("utf-8", "ignore"),
+        )
+
+    def contribution(self, extension: str, generation: int, method: str, params: Any) -> None:
+        if method == "notification" and isinstance(params, dict):
+            fields = {k: params[k] for k in ("level", "title", "message") if k in params}
+            self.wire.event("notification", extension=extension, **fields)
+            return
+        kind = {"context/contribution": "context", "status/contribution": "status"}.get(method, "presentation")
+        self.wire.event("contribution", extension=extension, kind=kind, value=params)
+
+    def progress(self, extension: str, generation: int, request_id: int, sequence: int, event: Any) -> None:
+        call = self.driver.call_of(extension, generation, request_id)
+        if call is not None:
+            self.wire.event("progress", extension=extension, call=call, sequence=sequence, event=event)
+
+    def state_changed(self, extension: str, generation: int, state: str) -> None:
+        self.wire.event("state", extension=extension, generation=generation, state=state)
+
+    # -- frontend ----------------------------------------------------------------
+    @property
+    def interactive(self) -> bool:  # type: ignore[override]
+        return any(o.get("interactive") for o in self.answers.values())
+
+    def confirm(self, prompt: Prompt) -> bool:
+        options = self.answers.get(prompt.extension, {})
+        answer = bool(options.get("interactive") and options.get("confirm"))
+        self._prompt(prompt, "confirmation", answer)
+        return answer
+
+    def input(self, prompt: Prompt) -> str | None:
+        options = self.answers.get(prompt.extension, {})
+        value = options.get("input") if options.get("interactive") else None
+        answer = value if isinstance(value, str) else None
+        self._prompt(prompt, "input", answer)
+        return answer
+
+    def _prompt(self, prompt: Prompt, kind: str, answer: Any) -> None:
+        parent = prompt.params.get("parent_request_id")
+        call = self.driver.call_of(prompt.extension, prompt.generation, parent) if isinstance(parent, int) else None
+        text = prompt.params.get("prompt")
+        self.wire.event(
+            "prompt",
+            extension=prompt.extension,
+            call=call,
+            kind=kind,
+            text=text if isinstance(text, str) else "",
+            answer=answer,
+        )
+
+
+class Driver:
+    def __init__(self, fault: str | None = None) -> None:
+        self.wire = Wire()
+        self.fault = fault
+        self.reporter = Reporter(self)
+        self.hosts: dict[tuple[tuple[str, float], ...], ReferenceHost] = {}
+        self.host_of: dict[str, ReferenceHost] = {}  # extension -> its host
+        self.calls: dict[str, PendingCall] = {}
+        self.wire_calls: dict[tuple[str, int, int], str] = {}  # (extension, generation, wire id) -> call
+        self.generation_of_call: dict[str, tuple[str, int]] = {}
+        self.lock = threading.Lock()
+
+    # -- plumbing -------------------------------------------------------------------
+    def call_of(self, extension: str, generation: int, wire_id: int) -> str | None:
+        with self.lock:
+            return self.wire_calls.get((extension, generation, wire_id))
+
+    def host_for(self, timing: dict[str, Any]) -> ReferenceHost:
+        """One host per distinct timing (the contract sets timing per load)."""
+        overrides = {TIMING[k][0]: float(v) / TIMING[k][1] for k, v in timing.items() if k in TIMING}
+        if "max_failed_restarts" in overrides:
+            overrides["max_failed_restarts"] = int(overrides["max_failed_restarts"])
+        key = tuple(sorted(overrides.items()))
+        if key not in self.hosts:
+            config = HostConfig(**overrides)  # type: ignore[arg-type]
+            self.hosts[key] = ReferenceHost(config=config, events=self.reporter, frontend=self.reporter)
+        return self.hosts[key]
+
+    def host(self, params: dict[str, Any]) -> tuple[str, ReferenceHost]:
+        name = params.get("extension")
+        if not isinstance(name, str) or name not in self.host_of:
+            raise OpError(-32001, f"unknown extension {name!r}")
+        return name, self.host_of[name]
+
+    def background(self, job: Any, *args: Any) -> None:
+        threading.Thread(target=job, args=args, daemon=True).start()
+
+    # -- operations -------------------------------------------------------------------
+    def dispatch(self, rid: Any, method: str, params: dict[str, Any]) -> bool:
+        """Answer one operation (long ones answer from a thread). False: exit."""
+        handler = getattr(self, "op_" + method.replace("/", "_"), None)
+        if handler is None:
+            self.wire.error(rid, -32601, f"operation {method!r} is not implemented")
+            return True
+        try:
+            result = handler(rid, params)
+        except OpError as exc:
+            self.wire.error(rid, exc.code, str(exc))
+            return True
+        if result is not None:
+            self.wire.answer(rid, result)
+        return method != "exit"
+
+    def op_hello(self, rid: Any, params: dict[str, Any]) -> dict[str, Any]:
+        if params.get("contract") != CONTRACT:
+            raise OpError(-32602, f"this driver speaks {CONTRACT}")
+        config = HostConfig()
+        features = ["request_cancellation", "content_parts", *config.optional_features, *config.optional_features_0_4]
+        return {
+            "contract": CONTRACT,
+            "host": {"name": "octet-reference-host", "version": "0.1.0"},
+            "api_versions": ["0.1", "0.2", "0.4"],
+            "features": features,
+            "capabilities": CAPABILITIES,
+        }
+
+    def op_load(self, rid: Any, params: dict[str, Any]) -> None:
+        path = params.get("manifest")
+        if not isinstance(path, str):
+            raise OpError(-32602, "manifest must be a path")
+        host = self.host_for(params.get("timing") or {})
+        self.background(self._load, rid, host, path, params.get("frontend") or {})
+
+    def _load(self, rid: Any, host: ReferenceHost, path: str, frontend: dict[str, Any]) -> None:
+        try:
+            manifest = load_manifest(
+                path, source="explicit", octet_version=host.config.octet_version,
+                read_bytes=host.config.manifest_read_bytes,
+            )  # fmt: skip
+        except ManifestError as exc:
+            self.wire.answer(rid, {"extension": None, "outcome": "refused", "reason": str(exc)})
+            return
+        self.host_of[manifest.name] = host
+        self.reporter.answers[manifest.name] = frontend
+        try:
+            status = host.load(manifest)
+        except LoadError as exc:
+            generation = 1
+            self.wire.answer(
+                rid, {"extension": manifest.name, "outcome": "rejected", "generation": generation, "reason": str(exc)}
+            )
+            return
+        self.wire.answer(rid, {"extension": manifest.name, "outcome": "ready", "generation": status.generation})
+
+    def op_call(self, rid: Any, params: dict[str, Any]) -> dict[str, Any]:
+        name, host = self.host(params)
+        call, method, inner = params.get("call"), params.get("method"), params.get("params")
+        if not isinstance(call, str) or call in self.calls:
+            raise OpError(-32602, f"call id {call!r} is missing or reused")
+        if method not in CALL_METHODS or not isinstance(inner, dict):
+            raise OpError(-32602, f"cannot call {method!r}")
+        pending = host.start(name, method, dict(inner))
+        if pending.id == 0:  # never sent: the host refused it (not ready, not declared)
+            outcome = pending.wait(0)
+            raise OpError(-32003, outcome.message or "refused")
+        generation = host.inspect(name).generation
+        with self.lock:
+            self.calls[call] = pending
+            self.wire_calls[(name, generation, pending.id)] = call
+        self.background(self._settle, call, pending)
+        return {}
+
+    def _settle(self, call: str, pending: PendingCall) -> None:
+        outcome: CallOutcome = pending.wait()
+        kind = OUTCOMES.get(outcome.status, "failed")
+        if kind == "result":
+            self.wire.event("settled", call=call, outcome="result", result=outcome.result)
+        elif kind == "error":
+            self.wire.event("settled", call=call, outcome="error", error=outcome.error or {"code": 0, "message": ""})
+        elif kind == "cancelled":
+            self.wire.event("settled", call=call, outcome="cancelled")
+        else:
+            self.wire.event("settled", call=call, outcome="failed", reason=outcome.message or outcome.status)
+
+    def op_cancel(self, rid: Any, params: dict[str, Any]) -> dict[str, Any]:
+        pending = self.calls.get(str(params.get("call")))
+        if pending is None:
+            raise OpError(-32002, f"unknown call {params.get('call')!r}")
+        reason = params.get("reason")
+        pending.cancel(reason if isinstance(reason, str) else "user")
+        return {}
+
+    def op_inspect(self, rid: Any, params: dict[str, Any]) -> dict[str, Any]:
+        name, host = self.host(params)
+        status = host.inspect(name)
+        return {
+            "extension": name,
+            "generation": status.generation,
+            "state": status.state,
+            "api_version": status.api_version,
+            "features": list(status.features),
+            "max_concurrent_requests": status.max_concurrent_requests,
+            "pending": status.pending,
+            "health": status.health,
+            "last_error": status.last_error,
+            "restarts": status.failed_restarts,
+        }
+
+    def op_reload(self, rid: Any, params: dict[str, Any]) -> dict[str, Any]:
+        name, host = self.host(params)
+        self.background(self._reload, host, name)
+        return {}
+
+    def _reload(self, host: ReferenceHost, name: str) -> None:
+        try:
+            host.reload(name)
+        except LoadError as exc:
+            generation = host.inspect(name).generation
+            self.wire.event("diagnostic", extension=name, generation=generation, kind="other", message=str(exc))
+
+    def op_observe(self, rid: Any, params: dict[str, Any]) -> dict[str, Any]:
+        name, host = self.host(params)
+        event, payload = params.get("event"), params.get("params")
+        if not isinstance(event, str) or not isinstance(payload, dict):
+            raise OpError(-32602, "observe needs an event name and params")
+        host.notify_lifecycle(name, event, payload)
+        return {}
+
+    def op_shutdown(self, rid: Any, params: dict[str, Any]) -> None:
+        name = params.get("extension")
+        if name is not None:
+            name, host = self.host(params)
+            self.background(self._shutdown, rid, [host], name)
+        else:
+            self.background(self._shutdown, rid, list(self.hosts.values()), None)
+
+    def _shutdown(self, rid: Any, hosts: list[ReferenceHost], name: str | None) -> None:
+        threads = [threading.Thread(target=h.shutdown, args=(name,), daemon=True) for h in hosts]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        self.wire.answer(rid, {})
+
+    def op_exit(self, rid: Any, params: dict[str, Any]) -> dict[str, Any]:
+        for host in self.hosts.values():
+            host.shutdown(coordinated=True)
+        return {}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="conformance.reference.host.driver", description=__doc__)
+    parser.add_argument("--fault", default=None, help="one deliberate fault (faulty-host fixtures only)")
+    args = parser.parse_args(argv)
+    driver = Driver(args.fault)
+    for line in sys.stdin:
+        try:
+            message = json.loads(line)
+        except ValueError:
+            driver.wire.error(None, -32700, "parse error")
+            continue
+        if not isinstance(message, dict) or not isinstance(message.get("method"), str):
+            driver.wire.error(message.get("id") if isinstance(message, dict) else None, -32600, "invalid request")
+            continue
+        raw = message.get("params")
+        params: dict[str, Any] = raw if isinstance(raw, dict) else {}
+        if not driver.dispatch(message.get("id"), message["method"], params):
+            return 0
+    for host in driver.hosts.values():
+        host.shutdown(coordinated=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
