@@ -18,7 +18,7 @@ from .evidence import Observed, Recorder
 from .requirements import Requirement
 
 VERDICTS = ("pass", "fail", "warn", "skip", "untested", "error", "xfail")
-TARGET_SIDES = {"extension": ("extension", "both")}
+TARGET_SIDES = {"extension": ("extension", "both"), "host": ("host", "both")}
 STDERR_TAIL_CHARS = 600
 
 

@@ -178,6 +178,10 @@ class HostDriver:
         )
         return self.hello_info
 
+    def new_call_id(self) -> str:
+        """A call id never used in this driver's life (the contract requires it)."""
+        return f"c{len(self.calls) + 1}"
+
     def has(self, capability: str) -> bool:
         return self.hello_info is not None and capability in self.hello_info.capabilities
 

@@ -25,7 +25,6 @@ validators plug in (every host frame goes through them).
 from __future__ import annotations
 
 import collections
-import itertools
 import select
 import time
 from collections.abc import Callable, Iterable
@@ -69,6 +68,9 @@ class HostRig:
     listener: ProbeListener
     recorder: Recorder
     patience_s: float = 10.0
+    stage_s: float = 2.0  # the host's §1.8 shutdown stage (scaled when the driver offers ``timing``)
+    timing: dict[str, Any] = field(default_factory=dict)  # sent with every load (capability ``timing``)
+    initialize_params: Any = None  # what the host sent in its last initialize
     frame_judges: list[FrameJudge] = field(default_factory=list)
     link: ProbeLink | None = None
     handle: str | None = None
@@ -80,8 +82,7 @@ class HostRig:
     frames_seen: int = 0
     stdin_closed: bool = False
     step: int = 0
-    _tokens: Iterable[int] = field(default_factory=lambda: itertools.count(1))
-    _calls: Iterable[int] = field(default_factory=lambda: itertools.count(1))
+    new_violations: frozenset[str] = frozenset()  # requirements this rig's generation broke first
     _pending_ops: dict[int, str] = field(default_factory=dict)
 
     # -- pumping -----------------------------------------------------------------
@@ -181,10 +182,13 @@ class HostRig:
         """Load a probe manifest; ``answer(initialize params)`` is the result the
         probe sends (a dict, or None to send nothing). Returns the load result."""
         self.api_version = api_version
-        token = f"p{next(self._tokens)}"  # type: ignore[call-overload]
+        token = self.listener.new_token()
         manifest = self.listener.write_manifest(token, api_version=api_version, contributes=contributes)
         self.trace = Trace(self._header(manifest, api_version))
-        rid = self.driver.start("load", {"manifest": str(manifest)})
+        load: dict[str, Any] = {"manifest": str(manifest)}
+        if self.timing and self.driver.has("timing"):
+            load["timing"] = dict(self.timing)
+        rid = self.driver.start("load", load)
         self.link = self.until(lambda: self.listener.accept(token, 0.0))
         if self.link is None:
             self.recorder.violate(Violation("EXT-1.1-host-initialize-first", "the host never started the extension"))
@@ -195,6 +199,7 @@ class HostRig:
             what = "nothing" if first is None else f"{first.method!r}"
             self.recorder.violate(Violation("EXT-1.1-host-initialize-first", f"the host's first request was {what}"))
         if first is not None:
+            self.initialize_params = first.params
             result = answer(first.params)
             if result is not None:
                 self.respond(first.wire_id, result)
@@ -212,7 +217,7 @@ class HostRig:
 
     def call(self, method: str, params: dict[str, Any]) -> tuple[str, dict[str, Any] | OperationError]:
         """Start a call through the driver; returns (call id, the driver's answer)."""
-        call = f"c{next(self._calls)}"  # type: ignore[call-overload]
+        call = self.driver.new_call_id()
         answer = self.op("call", {"extension": self.handle, "call": call, "method": method, "params": params})
         return call, answer
 

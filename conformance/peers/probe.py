@@ -54,9 +54,22 @@ PROBE_NAME = "octet-probe"
 SEND_TIMEOUT_S = 5.0
 
 
-def probe_command(socket_path: Path, token: str) -> list[str]:
-    """The argv the host must run: this interpreter, so the suite's package is importable."""
-    return [sys.executable, "-m", "conformance.probe", "--connect", str(socket_path), "--token", token]
+def probe_command(script: Path, socket_path: Path, token: str) -> list[str]:
+    """The argv the host must run (see :func:`write_probe_script`)."""
+    return [str(script), "--connect", str(socket_path), "--token", token]
+
+
+def write_probe_script(folder: Path) -> Path:
+    """An executable that starts the probe with this interpreter, by its own
+    path: a host that resolves symlinks in argv[0] (or has another PATH)
+    would otherwise run a Python without the suite installed."""
+    script = folder / "probe"
+    script.write_text(
+        f"#!{sys.executable}\nimport sys\nfrom conformance.probe.process import main\nsys.exit(main(sys.argv[1:]))\n",
+        encoding="utf-8",
+    )
+    script.chmod(0o755)
+    return script
 
 
 def _toml_value(value: Any) -> str:
@@ -301,11 +314,18 @@ class ProbeListener:
         self._server.bind(str(self.socket_path))
         self._server.listen(16)
         self._server.setblocking(False)
+        self.script = write_probe_script(self.folder)
+        self._tokens = 0
         self._waiting: dict[str, list[ProbeLink]] = {}
         self.links: list[ProbeLink] = []
 
     def fileno(self) -> int:
         return self._server.fileno()
+
+    def new_token(self) -> str:
+        """A probe name not used before in this listener's life."""
+        self._tokens += 1
+        return f"p{self._tokens}"
 
     def write_manifest(
         self,
@@ -321,7 +341,7 @@ class ProbeListener:
         path = folder / "extension.toml"
         text = manifest_text(
             name=f"{PROBE_NAME}-{token}",  # distinct: a host may key extensions by name
-            command=probe_command(self.socket_path, token),
+            command=probe_command(self.script, self.socket_path, token),
             api_version=api_version,
             contributes=contributes,
             capabilities=capabilities if capabilities is not None else {"filesystem": "none"},

@@ -43,6 +43,7 @@ class RunResult:
     detected_after: dict[str, float]  # requirement -> seconds into the run of its first violation
     started: str = ""  # run metadata (UTC, ISO 8601): not part of the results
     duration_s: float = 0.0  # run metadata
+    role: str = "extension"  # the side certified ("host": ``manifest`` describes the driver)
 
 
 def save_manifest_traces(manifest: Manifest, recorder: Recorder) -> None:

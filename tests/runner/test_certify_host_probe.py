@@ -101,7 +101,8 @@ def test_manifest_runs_the_probe_with_this_interpreter(listener: ProbeListener) 
     path = listener.write_manifest("p9", api_version="0.4", contributes={"tools": ["a", "b"], "context": True})
     text = path.read_text()
     assert 'api_version = "0.4"' in text and 'tools = ["a", "b"]' in text and "context = true" in text
-    assert f'command = ["{sys.executable}", "-m", "conformance.probe", "--connect"' in text
+    assert f'command = ["{listener.script}", "--connect"' in text
+    assert listener.script.read_text().startswith(f"#!{sys.executable}\n")
 
 
 def test_hello_reports_identity_and_only_variable_names(spawned: tuple[MiniHost, ProbeLink]) -> None:

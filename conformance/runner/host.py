@@ -1,0 +1,152 @@
+"""Certify a host: its driver (docs/host-driver.md) operates it, the probe is its extension.
+
+How to use::
+
+    run = certify_host(["python3", "-m", "conformance.reference.host.driver"], "0.2", PROFILES["quick"], 1)
+    write_matrix(run, Path("reports/host"))     # same matrix / JUnit as ``extension`` (role "host")
+
+The run starts the driver once, says hello, then plays every fixed scenario
+of :mod:`conformance.machines.host_scenarios` for the API version, each on a
+fresh probe generation. A driver that breaks the contract stops the run with
+an ``error`` naming the cause (exit status 2); a host that kills the probe
+mid-scenario is judged on what it did. At the end the driver is told to shut
+everything down and exit, and its process group, every probe and every
+grandchild a probe reported are killed whatever happened.
+"""
+
+from __future__ import annotations
+
+import traceback
+from pathlib import Path
+from typing import Any
+
+from conformance.evidence import Recorder
+from conformance.machines.host_scenarios import HostRejected, Scenario, scenarios_for
+from conformance.manifest import OCTET_VERSION, Manifest
+from conformance.peers.host_driver import DriverError, HostDriver
+from conformance.peers.host_rig import HostRig, ProbeGone
+from conformance.peers.probe import ProbeListener
+from conformance.requirements import load_catalog
+from conformance.verdicts import decide
+
+from .extension import RunResult, with_trace
+from .profiles import Profile
+
+# With the driver's ``timing`` capability the host's §1.8 stage is scaled to
+# this, so stubborn-shutdown scenarios take a fraction of a second, not 4 s.
+SCALED_STAGE_MS = 300
+REFERENCE_DRIVER = ("python3", "-m", "conformance.reference.host.driver")
+
+
+def certify_host(
+    driver_argv: list[str] | tuple[str, ...],
+    api_version: str,
+    profile: Profile,
+    run_seed: int,
+    *,
+    patience_s: float = 10.0,
+    trace_dir: Path | None = None,
+) -> RunResult:
+    recorder = Recorder(trace_dir=trace_dir, run_info={"profile": profile.name, "seed": run_seed})
+    recorder.context = "driver"
+    name, version = "host", "?"
+    listener = ProbeListener()
+    driver: HostDriver | None = None
+    try:
+        driver = HostDriver.spawn(list(driver_argv))
+        info = driver.hello()
+        name, version = info.host_name or name, info.host_version or version
+        if api_version not in info.api_versions:
+            recorder.harness_errors.append(f"driver: the host does not load API {api_version} ({info.api_versions})")
+        else:
+            _scenarios(driver, listener, recorder, api_version, patience_s)
+        driver.request("shutdown", {}, 15.0)
+    except DriverError as exc:
+        recorder.harness_errors.append(f"host driver: {exc}")
+    finally:
+        if driver is not None:
+            driver.exit()
+        listener.close()
+    return _result(recorder, driver_argv, name, version, api_version, profile, run_seed)
+
+
+def _scenarios(
+    driver: HostDriver, listener: ProbeListener, recorder: Recorder, api_version: str, patience_s: float
+) -> None:
+    timing: dict[str, Any] = {}
+    stage_s = 2.0
+    if driver.has("timing"):
+        timing = {"shutdown_timeout_ms": SCALED_STAGE_MS, "shutdown_aggregate_ms": 3 * SCALED_STAGE_MS}
+        stage_s = SCALED_STAGE_MS / 1000
+    for scenario in scenarios_for(api_version):
+        recorder.context = f"scenario={scenario.__name__}, api {api_version}"
+        rig = HostRig(driver, listener, recorder, patience_s=patience_s, stage_s=stage_s, timing=timing)
+        try:
+            _play(scenario, rig)
+        finally:
+            _save_traces(rig, recorder)
+            rig.close()
+
+
+def _play(scenario: Scenario, rig: HostRig) -> None:
+    """One scenario; driver errors end the run, everything else ends only the scenario."""
+    before = frozenset(rig.recorder.violations)
+    try:
+        scenario(rig)
+    except DriverError:
+        raise
+    except ProbeGone:
+        pass  # the host ended the probe: judged on what it did so far
+    except HostRejected as exc:
+        rig.recorder.harness_errors.append(f"{scenario.__name__}: could not run: {exc}")
+    except Exception as exc:  # noqa: BLE001 -- a harness failure becomes an `error` verdict, never a pass
+        tail = "".join(traceback.format_exception(exc)[-3:]).strip()[-400:]
+        rig.recorder.harness_errors.append(f"{scenario.__name__}: {type(exc).__name__}: {exc} | {tail}")
+    rig.new_violations = frozenset(rig.recorder.violations) - before
+
+
+def _save_traces(rig: HostRig, recorder: Recorder) -> None:
+    if rig.trace is None or recorder.trace_dir is None:
+        return
+    for requirement in sorted(rig.new_violations):
+        if requirement in recorder.traces:
+            continue
+        path = recorder.trace_dir / f"{requirement}.jsonl"
+        rig.trace.dump(path, requirement=requirement, message=recorder.violations[requirement][0].violation.message)
+        recorder.traces[requirement] = path
+
+
+def _result(
+    recorder: Recorder,
+    driver_argv: list[str] | tuple[str, ...],
+    name: str,
+    version: str,
+    api_version: str,
+    profile: Profile,
+    run_seed: int,
+) -> RunResult:
+    verdicts = [
+        with_trace(v, recorder.traces.get(v.requirement.id))
+        for v in decide(load_catalog(), recorder, role="host", api_version=api_version)
+    ]
+    described = Manifest(
+        path=Path(driver_argv[0]) if driver_argv else Path("driver"),
+        name=name,
+        version=version,
+        api_version=api_version,
+        requires_octet=OCTET_VERSION,
+        command=tuple(driver_argv),
+        contributes={},
+        capabilities={},
+    )
+    return RunResult(
+        described,
+        profile,
+        run_seed,
+        tuple(verdicts),
+        tuple(recorder.harness_errors),
+        recorder.first_violation_after,
+        started=recorder.started_utc,
+        duration_s=recorder.elapsed(),
+        role="host",
+    )
