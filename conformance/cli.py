@@ -9,11 +9,13 @@ from __future__ import annotations
 import argparse
 import atexit
 import os
+import shlex
 import signal
 import sys
 from collections.abc import Sequence
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
 from .manifest import Manifest, ManifestError, load_manifest
 from .peers.ext_host import Launcher, Patience, spawn_process
@@ -23,6 +25,7 @@ from .report.matrix import write_matrix
 from .requirements import load_catalog
 from .runner.extension import certify_extension
 from .runner.fuzz import fuzz
+from .runner.host import REFERENCE_DRIVER, certify_host
 from .runner.profiles import PROFILES
 from .runner.replay import NotReplayable, replay
 from .transport.process import kill_spawned_groups
@@ -89,7 +92,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     req = sub.add_parser("requirements", help="list catalog entries")
     req.add_argument("--side", default=None, help="only entries of this side (extension, host, ...)")
 
+    add_host_parser(sub)
+
     args = parser.parse_args(argv)
+    if args.command == "host":
+        return certify_host_command(args)
     if args.command == "requirements":
         return list_requirements(args.side)
     if args.command == "replay":
@@ -181,6 +188,58 @@ def certify(args: argparse.Namespace) -> int:
     )
     for v in run.verdicts:
         if v.verdict in ("fail", "warn", "error"):
+            print(f"  {v.verdict.upper():5} {v.requirement.id}: {v.evidence.splitlines()[0]}")
+    print(f"matrix: {matrix_path}")
+    if run.harness_errors:
+        for e in run.harness_errors:
+            print(f"harness error: {e}", file=sys.stderr)
+        return EXIT_HARNESS
+    return EXIT_FAIL if counts["fail"] else EXIT_OK
+
+
+# -- octet-conformance host ------------------------------------------------------------------
+
+
+def add_host_parser(sub: Any) -> None:
+    host = sub.add_parser("host", help="certify a host through its driver (docs/host-driver.md)")
+    host.add_argument(
+        "--driver",
+        default=None,
+        help='the driver command, split like a shell would, e.g. "node driver.js" (default: the reference host)',
+    )
+    host.add_argument("--api-version", choices=("0.1", "0.2", "0.4"), default="0.2", help="the probe's API version")
+    host.add_argument("--report-dir", type=Path, default=Path("reports/host"))
+    host.add_argument("--profile", choices=sorted(PROFILES), default="default")
+    host.add_argument("--seed", type=int, default=None)
+    host.add_argument("--patience", type=float, default=10.0, help="seconds to wait for the host to act (default 10)")
+
+
+def certify_host_command(args: argparse.Namespace) -> int:
+    """Exit 0: no must failed; 1: one did; 2: the driver or the harness failed."""
+    try:
+        argv = shlex.split(args.driver) if args.driver is not None else list(REFERENCE_DRIVER)
+    except ValueError as exc:
+        print(f"octet-conformance: cannot split --driver: {exc}", file=sys.stderr)
+        return EXIT_HARNESS
+    if not argv:
+        print("octet-conformance: --driver is empty", file=sys.stderr)
+        return EXIT_HARNESS
+    profile = PROFILES[args.profile]
+    run_seed = profile.default_seed if args.seed is None else args.seed
+    for stale in (args.report_dir / "traces").glob("*.jsonl"):
+        stale.unlink()
+    run = certify_host(
+        argv, args.api_version, profile, run_seed, patience_s=args.patience, trace_dir=args.report_dir / "traces"
+    )
+    matrix_path = write_matrix(run, args.report_dir)
+    write_junit(run, args.report_dir)
+    counts = summary(run.verdicts)
+    print(
+        f"host {run.manifest.name} {run.manifest.version} (probe API {args.api_version}), profile {profile.name}, "
+        f"seed {run_seed}: " + ", ".join(f"{n} {k}" for k, n in counts.items())
+    )
+    for v in run.verdicts:
+        if v.verdict in ("fail", "warn"):
             print(f"  {v.verdict.upper():5} {v.requirement.id}: {v.evidence.splitlines()[0]}")
     print(f"matrix: {matrix_path}")
     if run.harness_errors:
