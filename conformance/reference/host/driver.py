@@ -14,14 +14,22 @@ host's public API (:class:`ReferenceHost`, :class:`HostEvents`,
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import os
+import signal
 import sys
 import threading
 from collections.abc import Sequence
 from typing import Any
 
+from . import connection as connection_module
+from . import initialize as initialize_module
+from . import jsonrpc as rpc
 from .calls import CallOutcome, PendingCall
+from .channel import ProcessChannel
 from .config import HostConfig
+from .connection import Connection
 from .diagnostics import Diagnostic
 from .frontend import Frontend, HostEvents, Prompt
 from .host import LoadError, ReferenceHost
@@ -124,6 +132,8 @@ class Reporter(HostEvents, Frontend):
     def confirm(self, prompt: Prompt) -> bool:
         options = self.answers.get(prompt.extension, {})
         answer = bool(options.get("interactive") and options.get("confirm"))
+        if self.driver.fault == "headless-confirms":
+            answer = True  # the fault: a non-interactive frontend confirms
         self._prompt(prompt, "confirmation", answer)
         return answer
 
@@ -338,10 +348,137 @@ class Driver:
         return {}
 
 
+# -- faults for the faulty-host fixtures (fixtures/hosts/); each breaks one rule ------------------
+
+
+def _fault_accept_api_mismatch() -> None:
+    """§1.1: takes any api_version in the initialize answer as the manifest's."""
+    original = connection_module.accept
+
+    def accept(result: Any, offer: Any, manifest: Any) -> Any:
+        if isinstance(result, dict):
+            result = {**result, "api_version": manifest.api_version}  # the fault
+        return original(result, offer, manifest)
+
+    connection_module.accept = accept
+
+
+def _fault_accept_any_catalog() -> None:
+    """§1.1: never compares the returned tools/commands with the manifest."""
+    initialize_module._check_catalog = lambda *args: None  # the fault
+
+
+def _fault_accept_duplicate_features() -> None:
+    """§1.1: drops repeated feature names instead of rejecting them."""
+    original = initialize_module._protocol
+
+    def protocol(value: Any, offer: Any) -> Any:
+        if isinstance(value, dict) and isinstance(value.get("features"), list):
+            value = {**value, "features": list(dict.fromkeys(value["features"]))}  # the fault
+        return original(value, offer)
+
+    initialize_module._protocol = protocol  # type: ignore[assignment]
+
+
+def _fault_accept_zero_concurrency() -> None:
+    """§1.1: treats max_concurrent_requests <= 0 as 1 instead of rejecting it."""
+    original = initialize_module._limit
+
+    def limit(value: Any, offer: Any) -> int:
+        if isinstance(value, dict) and isinstance(value.get("max_concurrent_requests"), int):
+            value = {**value, "max_concurrent_requests": max(1, value["max_concurrent_requests"])}  # the fault
+        return original(value, offer)
+
+    initialize_module._limit = limit  # type: ignore[assignment]
+
+
+def _fault_double_cancel() -> None:
+    """§1.9: writes $/cancelRequest twice for one cancelled call."""
+    original = Connection._tombstone
+
+    def tombstone(self: Connection, call: Any, reason: str) -> None:
+        original(self, call, reason)
+        if self.negotiated is not None and self.negotiated.cancellation:
+            self._enqueue(rpc.frame(rpc.notification("$/cancelRequest", {"id": call.id, "reason": reason})), None)
+
+    Connection._tombstone = tombstone  # type: ignore[method-assign]
+
+
+def _fault_silent_stale_response() -> None:
+    """§1.9: ignores a late response to a tombstone without diagnosing it."""
+    original = Connection.diagnose
+
+    def diagnose(self: Connection, kind: str, message: str) -> None:
+        if kind != "stale-response":  # the fault
+            original(self, kind, message)
+
+    Connection.diagnose = diagnose  # type: ignore[method-assign]
+
+
+def _fault_progress_repeats() -> None:
+    """§2.6: accepts a progress sequence equal to the last one."""
+    original = Connection._accept_progress
+
+    def accept(self: Connection, params: Any) -> str | None:
+        problem = original(self, params)
+        if problem is not None and "does not increase" in problem and "(last " + str(params.get("sequence")) in problem:
+            with self._cond:
+                self._progress[params["request_id"]] = params["sequence"]
+            return None  # the fault: an equal sequence passes
+        return problem
+
+    Connection._accept_progress = accept  # type: ignore[method-assign]
+
+
+def _fault_no_shutdown_request() -> None:
+    """§1.8/§0: ends a child by closing its stdin instead of a shutdown request."""
+
+    def shutdown(self: Connection, deadline: float, *, drain_s: float = 0.0) -> None:
+        self.channel.close_stdin()  # the fault
+        self.channel.wait_exit(min(self.config.shutdown_stage_s, max(0.0, deadline - self.runtime.now())))
+        self.terminate("stopped", "shut down")
+
+    Connection.shutdown = shutdown  # type: ignore[method-assign]
+
+
+def _fault_kill_leader_only() -> None:
+    """§1.8: kills only the child, not its process group (a grandchild survives)."""
+
+    def kill_group(self: Any) -> None:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(self.proc.pid, signal.SIGKILL)  # the fault: not killpg
+        with contextlib.suppress(Exception):
+            self.proc.wait(5)
+
+    ProcessChannel.kill_group = kill_group  # type: ignore[method-assign]
+
+
+def _fault_stderr_not_drained() -> None:
+    """§0: never reads the child's stderr, so a flood blocks the child."""
+    Connection._drain_stderr = lambda self: None  # type: ignore[method-assign]
+
+
+FAULTS: dict[str, Any] = {
+    "accept-api-mismatch": _fault_accept_api_mismatch,
+    "accept-any-catalog": _fault_accept_any_catalog,
+    "accept-duplicate-features": _fault_accept_duplicate_features,
+    "accept-zero-concurrency": _fault_accept_zero_concurrency,
+    "double-cancel": _fault_double_cancel,
+    "silent-stale-response": _fault_silent_stale_response,
+    "progress-repeats": _fault_progress_repeats,
+    "no-shutdown-request": _fault_no_shutdown_request,
+    "kill-leader-only": _fault_kill_leader_only,
+    "stderr-not-drained": _fault_stderr_not_drained,
+    "headless-confirms": lambda: None,  # in Reporter.confirm
+}
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="conformance.reference.host.driver", description=__doc__)
-    parser.add_argument("--fault", default=None, help="one deliberate fault (faulty-host fixtures only)")
+    parser.add_argument("--fault", choices=sorted(FAULTS), default=None, help="one deliberate fault (fixtures only)")
     args = parser.parse_args(argv)
+    if args.fault is not None:
+        FAULTS[args.fault]()
     driver = Driver(args.fault)
     for line in sys.stdin:
         try:
