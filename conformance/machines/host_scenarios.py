@@ -28,6 +28,9 @@ REQUIRED = ("request_cancellation", "content_parts")
 # How much longer than the host's own stage the probe waits to see it act
 # (a loaded machine must never turn into a verdict).
 SLACK_S = 1.5
+# Sixteen times a Linux pipe buffer: a host that does not drain stderr
+# blocks the probe long before the end.
+FLOOD_BYTES = 1024 * 1024
 
 Scenario = Callable[[HostRig], None]
 
@@ -401,7 +404,7 @@ def stderr_flood(*, newlines: bool) -> Callable[[str], Scenario]:
     def make(api_version: str) -> Scenario:
         def run(rig: HostRig) -> None:
             ready(rig, api_version)
-            rig.command({"t": "flood", "bytes": 4 * 1024 * 1024, "newlines": newlines})
+            rig.command({"t": "flood", "bytes": FLOOD_BYTES, "newlines": newlines})
             assert rig.link is not None
             report = rig.until(lambda: rig.link.report("flooded") if rig.link else None)
             rig.recorder.exercise("EXT-0-host-drains-stderr")
@@ -409,7 +412,8 @@ def stderr_flood(*, newlines: bool) -> Callable[[str], Scenario]:
                 rig.recorder.violate(
                     Violation(
                         "EXT-0-host-drains-stderr",
-                        f"a 4 MiB stderr flood {'of lines' if newlines else 'without newlines'} never drained",
+                        f"a {FLOOD_BYTES // 1024} KiB stderr flood "
+                        f"{'of lines' if newlines else 'without newlines'} never drained",
                     )
                 )
                 return

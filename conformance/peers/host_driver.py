@@ -239,6 +239,9 @@ class HostDriver:
 
     def exit(self) -> None:
         """Ask the driver to end; kill its group whatever it does."""
+        if not self.process.running():
+            self.close()
+            return
         try:
             self.request("exit", {}, EXIT_TIMEOUT_S)
             self.process.wait_exit(EXIT_TIMEOUT_S)

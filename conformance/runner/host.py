@@ -46,14 +46,18 @@ def certify_host(
     *,
     patience_s: float = 10.0,
     trace_dir: Path | None = None,
+    cwd: Path | None = None,
+    listener: ProbeListener | None = None,
 ) -> RunResult:
+    """``cwd``: where the driver runs (default: here). ``listener``: pass one
+    to look at the probes afterwards (it is closed either way)."""
     recorder = Recorder(trace_dir=trace_dir, run_info={"profile": profile.name, "seed": run_seed})
     recorder.context = "driver"
     name, version = "host", "?"
-    listener = ProbeListener()
+    listener = listener or ProbeListener()
     driver: HostDriver | None = None
     try:
-        driver = HostDriver.spawn(list(driver_argv))
+        driver = HostDriver.spawn(list(driver_argv), cwd=cwd)
         info = driver.hello()
         name, version = info.host_name or name, info.host_version or version
         if api_version not in info.api_versions:
@@ -63,9 +67,11 @@ def certify_host(
         driver.request("shutdown", {}, 15.0)
     except DriverError as exc:
         recorder.harness_errors.append(f"host driver: {exc}")
+        if driver is not None:
+            driver.close()  # it broke the contract: no polite exit
     finally:
         if driver is not None:
-            driver.exit()
+            driver.exit()  # kills its group whatever it answers
         listener.close()
     return _result(recorder, driver_argv, name, version, api_version, profile, run_seed)
 

@@ -434,6 +434,10 @@ def _fault_no_shutdown_request() -> None:
     """§1.8/§0: ends a child by closing its stdin instead of a shutdown request."""
 
     def shutdown(self: Connection, deadline: float, *, drain_s: float = 0.0) -> None:
+        with self._cond:
+            if self.state in connection_module.ENDED:
+                return
+            self._move(connection_module.DRAINING)
         self.channel.close_stdin()  # the fault
         self.channel.wait_exit(min(self.config.shutdown_stage_s, max(0.0, deadline - self.runtime.now())))
         self.terminate("stopped", "shut down")
