@@ -188,7 +188,10 @@ def shutdown_with(rig: HostRig, *, ack: bool, exit_after_ack: bool) -> float:
     """Ask the host to shut the extension down; the probe acknowledges (or not)
     and exits (or not). Returns seconds from the shutdown request to the probe's end."""
     rid = rig.driver.start("shutdown", {"extension": rig.handle})
-    req = rig.next_request("shutdown")
+    # Stop waiting as soon as the host closed stdin or ended the probe: a
+    # shutdown request written after that could not be read anyway.
+    rig.until(lambda: _has_request(rig, "shutdown") or rig.stdin_closed or not (rig.link and rig.link.connected))
+    req = rig.next_request("shutdown", timeout=0.0)
     rig.recorder.exercise("EXT-0-host-graceful-shutdown-request")
     if req is None:
         closed = "closed the extension's stdin" if rig.stdin_closed else "ended"
@@ -205,6 +208,10 @@ def shutdown_with(rig: HostRig, *, ack: bool, exit_after_ack: bool) -> float:
     rig.driver.wait_answer(rid, 15.0, idle=lambda: rig.tick(0.0))
     gone = rig.link.wait_exit(15.0) if rig.link else 0
     return (rig.link.now() - asked) if (rig.link and gone is not None) else float("inf")
+
+
+def _has_request(rig: HostRig, method: str) -> bool:
+    return any(r.method == method for r in rig.requests)
 
 
 def stubborn_shutdown(*, ack: bool) -> Callable[[str], Scenario]:
