@@ -63,7 +63,8 @@ class CallOutcome:
     """How a call ended for its caller.
 
     ``status``: "ok" (a result), "error" (a JSON-RPC error object from the
-    child), "cancelled" (the caller cancelled; the waiter was dropped),
+    child), "invalid" (a result the host refused: ``message`` says why,
+    ``result`` keeps it for inspection), "cancelled" (the caller cancelled; the waiter was dropped),
     "timeout" (no answer in time; cancelled like a user would), "lost" (the
     generation ended first), "refused" (never sent: the host was not ready
     or the method is not routed to this extension).
@@ -87,8 +88,10 @@ class Call:
     done: EventLike
     settled: EventLike  # set when the child has answered (even late) or died
     counts: bool  # holds a concurrency slot once admitted
+    params: Any = None  # what was sent, to judge the result against (§1.2 output_schema)
     state: str = QUEUED
     cancel_requested: bool = False
+    cancel_reason: str = "user"
     outcome: CallOutcome | None = None
     children: set[Any] = field(default_factory=set)
     admitted: bool = False
@@ -126,6 +129,11 @@ class PendingCall:
     @property
     def state(self) -> str:
         return self._call.state
+
+    def poll(self, timeout: float | None = 0.0) -> CallOutcome | None:
+        """The outcome if it arrives within ``timeout``, else None (nothing cancelled)."""
+        self._call.done.wait(timeout)
+        return self._call.outcome
 
     def wait(self, timeout: float | None = None) -> CallOutcome:
         """The outcome; after ``timeout`` the call is cancelled and "timeout" returned."""

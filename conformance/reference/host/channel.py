@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import contextlib
 import os
+import select
 import shutil
 import signal
 import subprocess
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Protocol
+from typing import IO, Protocol
 
 READ_CHUNK = 64 * 1024
 
@@ -29,7 +30,10 @@ class Channel(Protocol):
     pid: int | None
 
     def write(self, data: bytes) -> None:
-        """Write every byte or raise OSError (the child stopped reading for good)."""
+        """Write every byte (waiting as long as it takes) or raise OSError."""
+
+    def try_write(self, data: bytes) -> int:
+        """Write what the pipe takes now, without waiting; the count written."""
 
     def read_stdout(self) -> bytes:
         """Some bytes, or b"" at end of file."""
@@ -38,8 +42,8 @@ class Channel(Protocol):
 
     def close_stdin(self) -> None: ...
 
-    def wait_exit(self, timeout: float) -> int | None:
-        """The exit status, or None if the child still runs after ``timeout``."""
+    def wait_exit(self, timeout: float | None) -> int | None:
+        """The exit status, or None if the child still runs after ``timeout`` (None: no limit)."""
 
     def kill_group(self) -> None:
         """SIGKILL the whole process group and reap the leader."""
@@ -57,35 +61,53 @@ class ProcessChannel:
         self.pid: int | None = proc.pid
         assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
         self._stdin = proc.stdin
+        self._stdin_fd = proc.stdin.fileno()
+        os.set_blocking(self._stdin_fd, False)  # try_write never blocks; write() polls
         self._stdout_fd = proc.stdout.fileno()
         self._stderr_fd = proc.stderr.fileno()
         self._killed = False
 
     def write(self, data: bytes) -> None:
         view = memoryview(data)
-        while view:  # os.write may be partial on a pipe; finish the frame
-            written = os.write(self._stdin.fileno(), view)
-            view = view[written:]
+        while view:  # a pipe may take part of a frame; finish it
+            view = view[self.try_write(view) :]
+            if view:
+                poller = select.poll()
+                poller.register(self._stdin_fd, select.POLLOUT)
+                poller.poll()  # until writable, or an error once the child is gone
+
+    def try_write(self, data: bytes | memoryview) -> int:
+        try:
+            return os.write(self._stdin_fd, data)
+        except BlockingIOError:
+            return 0
 
     def read_stdout(self) -> bytes:
-        return self._read(self._stdout_fd)
+        return self._read(self._stdout_fd, self.proc.stdout)
 
     def read_stderr(self) -> bytes:
-        return self._read(self._stderr_fd)
+        return self._read(self._stderr_fd, self.proc.stderr)
 
-    def _read(self, fd: int) -> bytes:
+    def _read(self, fd: int, stream: IO[bytes] | None) -> bytes:
+        # Each stream has one reader, which stops at the first b"": the
+        # stream is closed right there, so no descriptor outlives the child
+        # and none is closed while its reader may still use it.
         try:
-            return os.read(fd, READ_CHUNK)
+            chunk = os.read(fd, READ_CHUNK)
         except OSError:
-            return b""
+            chunk = b""
+        if not chunk and stream is not None:
+            with contextlib.suppress(OSError):
+                stream.close()
+        return chunk
 
     def close_stdin(self) -> None:
         with contextlib.suppress(OSError):
             self._stdin.close()
 
-    def wait_exit(self, timeout: float) -> int | None:
+    def wait_exit(self, timeout: float | None) -> int | None:
         try:
-            return self.proc.wait(timeout=max(timeout, 0.0))
+            return self.proc.wait(timeout=None if timeout is None else max(timeout, 0.0))
         except subprocess.TimeoutExpired:
             return None
 
@@ -98,14 +120,7 @@ class ProcessChannel:
         with contextlib.suppress(subprocess.TimeoutExpired):
             self.proc.wait(timeout=5)
         # Readers blocked on stdout/stderr see EOF now that every writer of
-        # the group is dead; the descriptors themselves are closed by the
-        # readers' owner (the connection) once they returned, via close().
-
-    def close(self) -> None:
-        for stream in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
-            if stream is not None:
-                with contextlib.suppress(OSError):
-                    stream.close()
+        # the group is dead, and close their stream (see _read).
 
     def running(self) -> bool:
         return self.proc.poll() is None

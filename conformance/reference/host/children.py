@@ -34,6 +34,11 @@ OPERATION_SCOPED = ("confirmation/request", "input/request", "artifact/publish",
 # prompt/context handlers are not.
 PARENT_METHODS = ("tool/call", "command/execute")
 MAX_INPUT_BYTES = 256 * 1024  # §4 ExtensionInputRequest: non-null value capped at 256 KiB
+# §2.20 shortcut/register bounds.
+MAX_SHORTCUTS = 64
+MAX_SHORTCUT_ID_BYTES = 128
+MAX_SHORTCUT_KEY_BYTES = 128
+MAX_SHORTCUT_DESCRIPTION_BYTES = 4 * 1024
 
 
 def id_key(value: Any) -> tuple[str, Any]:
@@ -46,7 +51,7 @@ class ChildRequests:
         self._conn = connection
         self._outstanding: dict[tuple[str, Any], Any] = {}  # key -> the parent call id (or None)
         self._used: set[tuple[str, Any]] = set()
-        self.shortcuts: set[str] = set()  # §2.20 admitted registrations (none admitted by this host yet)
+        self.shortcuts: set[str] = set()  # §2.20 admitted registrations
 
     @property
     def outstanding(self) -> int:
@@ -70,6 +75,8 @@ class ChildRequests:
                 refusal = self._admit(key, message)
         if duplicate:
             conn.diagnose("child-request-refused", f"id {str(message.id)[:80]!r} is already outstanding; not answered")
+        elif message.method == "shortcut/register" and refusal is None:
+            return  # answered while admitted
         elif refusal is not None:
             code, text = refusal
             conn.diagnose("child-request-refused", f"{message.method[:80]} (id {str(message.id)[:80]!r}): {text}")
@@ -81,8 +88,10 @@ class ChildRequests:
         """Under the lock: None when admitted (and recorded), else (code, reason)."""
         conn = self._conn
         config = conn.config
+        if message.method == "shortcut/register" and conn.state == "initializing":
+            return self._register_shortcut(key, message)
         if conn.state not in ("ready", "draining") or conn.negotiated is None:
-            return rpc.NOT_AVAILABLE, "not accepting requests before initialize completes"
+            return rpc.NOT_AVAILABLE, "not accepting requests outside a ready generation"
         if key in self._used:
             return rpc.INVALID_REQUEST, "id was already used in this process generation"
         if len(self._outstanding) >= config.max_outstanding_children:
@@ -104,6 +113,40 @@ class ChildRequests:
             parent_id = parent.id
         self._outstanding[key] = parent_id
         return None
+
+    def _register_shortcut(self, key: tuple[str, Any], message: rpc.Incoming) -> tuple[int, str] | None:
+        """§2.20: written inside the initialize request's scope (its id is the
+        parent); bounded; a refused registration leaves the shortcut unavailable.
+        Answered {} by the caller when admitted (see on_request)."""
+        conn = self._conn
+        offered = conn.offer is not None and "shortcuts" in conn.offer.offered
+        params = message.params if isinstance(message.params, dict) else {}
+        shortcut, shortcut_key = params.get("id"), params.get("key")
+        description = params.get("description", "")
+        if not offered or key in self._used:
+            return rpc.METHOD_NOT_FOUND, "shortcut/register is not available"
+        self._used.add(key)
+        problem = None
+        if params.get("parent_request_id") != conn.initialize_id:
+            problem = "parent_request_id must be the initialize request"
+        elif not _bounded_str(shortcut, MAX_SHORTCUT_ID_BYTES) or not _bounded_str(
+            shortcut_key, MAX_SHORTCUT_KEY_BYTES
+        ):
+            problem = "id and key must be strings of at most 128 bytes"
+        elif not _bounded_str(description, MAX_SHORTCUT_DESCRIPTION_BYTES):
+            problem = "description must be a string of at most 4 KiB"
+        elif shortcut in self.shortcuts or len(self.shortcuts) >= MAX_SHORTCUTS:
+            problem = "duplicate shortcut id, or 64 shortcuts already registered"
+        if problem is not None:
+            return rpc.INVALID_PARAMS, problem
+        self.shortcuts.add(str(shortcut))
+        conn._enqueue(rpc.frame(rpc.result(message.id, {})), None)
+        return None
+
+    def settle_shortcuts(self, negotiated: bool) -> None:
+        """Registrations stand only if the feature was negotiated (§1.11)."""
+        if not negotiated:
+            self.shortcuts.clear()
 
     def _served(self, method: str) -> bool:
         manifest = self._conn.manifest
@@ -147,4 +190,9 @@ class ChildRequests:
         call.children.clear()
 
     def clear(self) -> None:
+        self.shortcuts.clear()
         self._outstanding.clear()
+
+
+def _bounded_str(value: Any, limit: int) -> bool:
+    return isinstance(value, str) and len(value.encode("utf-8", "surrogatepass")) <= limit

@@ -37,6 +37,8 @@ MAX_FAILED_RESTARTS = 8
 READY_RESET_S = 30.0
 # §1.1: the host caps the negotiated max_concurrent_requests at its own value.
 HOST_MAX_CONCURRENT_REQUESTS = 64
+# §1.10: product session/turn lifecycle delivery gives up after this.
+LIFECYCLE_DELIVERY_S = 0.25
 # §1.6b: the host waits at most this long for menu/collect.
 MENU_TIMEOUT_S = 5.0
 
@@ -68,12 +70,16 @@ class HostConfig:
     max_outstanding_children: int = MAX_OUTSTANDING_CHILDREN
     max_child_ids: int = MAX_CHILD_IDS_PER_GENERATION
     menu_timeout_s: float = MENU_TIMEOUT_S
+    lifecycle_delivery_s: float = LIFECYCLE_DELIVERY_S
     # Seconds a call waits for its response before the host gives up on it
     # (cancelling it like a user would); None waits for ever.
     request_timeout_s: float | None = None
     # How long the host waits for an initialize response (its own bound; the
     # document gives none).
     initialize_timeout_s: float = 30.0
+    # After the leader exits, how long its stdout may stay open (held by a
+    # descendant) before the exit alone ends the generation.
+    exit_eof_grace_s: float = 0.5
     # How long a reload waits for generation N's in-flight calls to finish
     # before cancelling them (§5 "the bounded drain").
     drain_s: float = 2.0

@@ -30,9 +30,12 @@ from .config import HostConfig
 from .diagnostics import Diagnostic, DiagnosticRing, truncate_utf8
 from .frontend import Frontend, HostEvents
 from .initialize import InitializeRejected, Negotiated, Offer, accept, initialize_params
+from .lifecycle import lifecycle_params
 from .manifest import Manifest
+from .results import result_problem
 from .runtime import HostRuntime
 from .stderr import StderrLines, drain
+from .writer import SerialWriter
 
 STARTING, INITIALIZING, READY, DRAINING, STOPPED, DEGRADED, CRASHED = (
     "starting",
@@ -91,16 +94,19 @@ class Connection:
         self.exit_code: int | None = None
         self.end_reason: str | None = None
         self._next_id = 1
+        self.initialize_id: int | None = None
         self._calls: dict[int, Call] = {}
         self._tombstones: collections.deque[int] = collections.deque()
         self._admission: collections.deque[Call] = collections.deque()
         self._active = 0
-        self._queue: collections.deque[tuple[bytes, Call | None]] = collections.deque()
-        self._writer_closed = False
+        self.writer = SerialWriter(
+            channel, self._cond, on_written=self._written, on_failed=self._write_failed, now=runtime.now
+        )
         self._progress: dict[int, int] = {}
         self.children = ChildRequests(self)
         self.stderr_lines = StderrLines(config.stderr_line_bytes)
         self._ended = runtime.event()
+        self._stdout_eof = runtime.event()
 
     # -- lifecycle ---------------------------------------------------------------
 
@@ -122,10 +128,13 @@ class Connection:
             self._move(INITIALIZING)
         self.runtime.submit(self._read_stdout, f"{self.name}-stdout")
         self.runtime.submit(self._drain_stderr, f"{self.name}-stderr")
-        self.runtime.submit(self._write_loop, f"{self.name}-writer")
+        self.runtime.submit(self._watch_exit, f"{self.name}-exit")
+        self.runtime.submit(self.writer.run, f"{self.name}-writer")
         params, offer = initialize_params(self.manifest, self.config, source=source)
         self.offer = offer
-        outcome = self._issue("initialize", params, counts=False).wait(timeout)
+        pending = self._issue("initialize", params, counts=False)
+        self.initialize_id = pending.id
+        outcome = pending.wait(timeout)
         try:
             if outcome.status == "error" and outcome.error is not None:
                 raise InitializeRejected(f"initialize failed: {outcome.error.get('message', '')!s:.200}")
@@ -141,6 +150,7 @@ class Connection:
             if self.state != INITIALIZING:
                 raise InitializeRejected(f"the child ended during initialize ({self.end_reason})")
             self.negotiated = negotiated
+            self.children.settle_shortcuts(negotiated.has("shortcuts"))
             self.ready_since = self.runtime.now()
             self._move(READY)
 
@@ -158,25 +168,27 @@ class Connection:
     # -- calls -----------------------------------------------------------------------
 
     def request(self, method: str, params: Any) -> PendingCall:
-        """Send a host request through admission (§0, §1.1 concurrency)."""
-        with self._cond:
-            if self.state != READY:
-                call = self._new_call(method, params, counts=True)
-                call.finish(CallOutcome("refused", message=f"extension is {self.state}, not ready"))
-                return PendingCall(call, self.cancel)
+        """Send a host request through admission (§0, §1.1 concurrency);
+        refused unless the generation is ready."""
         return self._issue(method, params, counts=True)
 
     def _new_call(self, method: str, params: Any, *, counts: bool) -> Call:
         call_id = self._next_id
         self._next_id += 1
         frame = rpc.frame(rpc.request(call_id, method, params))
-        return Call(call_id, method, frame, self.runtime.event(), self.runtime.event(), counts)
+        return Call(call_id, method, frame, self.runtime.event(), self.runtime.event(), counts, params)
 
     def _issue(self, method: str, params: Any, *, counts: bool) -> PendingCall:
         with self._cond:
             call = self._new_call(method, params, counts=counts)
             if self.state in ENDED:
                 call.finish(CallOutcome("lost", message=f"extension is {self.state}"))
+                return PendingCall(call, self.cancel)
+            if counts and self.state != READY:  # draining admits no new work (§1.8)
+                call.finish(CallOutcome("refused", message=f"extension is {self.state}, not ready"))
+                return PendingCall(call, self.cancel)
+            if self._oversized(call.frame):
+                call.finish(CallOutcome("refused", message=f"the {method} frame exceeds the frame bound"))
                 return PendingCall(call, self.cancel)
             self._calls[call.id] = call
             if counts:
@@ -185,11 +197,16 @@ class Connection:
             else:
                 call.move("admit")
                 self._enqueue(call.frame, call)
+        self.writer.pump()
         return PendingCall(call, self.cancel)
 
     @property
     def limit(self) -> int | None:
-        return self.negotiated.max_concurrent_requests if self.negotiated else None
+        """The negotiated concurrency (§1.1); API 0.1 negotiates none, and the
+        host's own cap keeps its writer queue bounded there too."""
+        if self.negotiated is None:
+            return None
+        return self.negotiated.max_concurrent_requests or self.config.max_concurrent_requests
 
     def _admit(self) -> None:
         """Under the lock: move queued calls to the writer while slots are free."""
@@ -228,6 +245,7 @@ class Connection:
                 call.settled.set()
             elif call.state == cs.WRITING:
                 call.cancel_requested = True  # the frame completes; the writer follows up
+                call.cancel_reason = reason
             elif call.state == cs.WRITTEN:
                 self._tombstone(call, reason)
             self.children.cancel_owned_by(call)
@@ -263,53 +281,44 @@ class Connection:
     # -- the writer (§0 "Transport defaults") ------------------------------------------
 
     def _enqueue(self, data: bytes, call: Call | None) -> None:
-        self._queue.append((data, call))
-        self._cond.notify_all()
+        """Under the lock."""
+        self.writer.enqueue(data, call)
 
-    def _send(self, message: rpc.JsonObject, *, best_effort: bool = False) -> bool:
+    @property
+    def _writer_closed(self) -> bool:
+        return self.writer.closed
+
+    def _send(self, message: rpc.JsonObject, *, best_effort: bool = False, within: float | None = None) -> bool:
+        """Queue one frame; ``within`` seconds bounds how long it may wait unstarted."""
         with self._cond:
-            if self._writer_closed or self.state in ENDED:
+            if self.writer.closed or self.state in ENDED:
                 return False
-            if best_effort and len(self._queue) >= MAX_QUEUED_NOTIFICATIONS:
-                dropped = True
-            else:
-                self._enqueue(rpc.frame(message), None)
-                dropped = False
+            data = rpc.frame(message)
+            oversized = self._oversized(data)
+            dropped = oversized or (best_effort and len(self.writer.queue) >= MAX_QUEUED_NOTIFICATIONS)
+            if not dropped:
+                expires = None if within is None else self.runtime.now() + within
+                self.writer.enqueue(data, None, expires_at=expires)
         if dropped:
-            self.diagnose("notification-refused", f"writer queue full; dropped {message.get('method')}")
+            why = "it exceeds the frame bound" if oversized else "the writer queue is full"
+            self.diagnose("notification-refused", f"{message.get('method', 'a response')} not sent: {why}")
+        else:
+            self.writer.pump()
         return not dropped
 
-    def _next_frame(self) -> tuple[bytes, Call | None] | None:
-        with self._cond:
-            while True:
-                self._cond.wait_for(lambda: bool(self._queue) or self._writer_closed)
-                if not self._queue:
-                    return None
-                data, call = self._queue.popleft()
-                if call is None:
-                    return data, None
-                if call.state == cs.WRITE_PENDING:
-                    call.move("start-write")
-                    return data, call
-                # skipped (cancelled before it was started) or settled by loss
+    def _oversized(self, frame: bytes) -> bool:
+        """§0: no frame the host writes exceeds the bound (the newline is not counted)."""
+        return len(frame) - 1 > self.config.max_frame_bytes
 
-    def _write_loop(self) -> None:
-        """The one writer: each frame is written whole, one at a time."""
-        while (item := self._next_frame()) is not None:
-            data, call = item
-            try:
-                self.channel.write(data)
-            except (OSError, ValueError) as exc:
-                with self._cond:
-                    self._writer_closed = True
-                self.diagnose("exit", f"stdin is no longer writable: {exc}")
-                return
-            if call is not None:
-                with self._cond:
-                    if call.state == cs.WRITING:
-                        call.move("written")
-                        if call.cancel_requested:
-                            self._tombstone(call, "user")
+    def _written(self, call: Call) -> None:
+        """Under the lock: the writer finished ``call``'s frame."""
+        if call.state == cs.WRITING:
+            call.move("written")
+            if call.cancel_requested:
+                self._tombstone(call, call.cancel_reason)
+
+    def _write_failed(self, exc: Exception) -> None:
+        self.diagnose("exit", f"stdin is no longer writable: {exc}")
 
     # -- the reader: everything the child says -------------------------------------
 
@@ -321,6 +330,7 @@ class Connection:
                 self._on_frame(event)
             if not chunk:
                 break
+        self._stdout_eof.set()
         self._stdout_closed()
 
     def _on_frame(self, event: FrameEvent) -> None:
@@ -344,25 +354,42 @@ class Connection:
         with self._cond:
             call = self._calls.get(key) if key is not None else None
             if call is not None and call.state in (cs.WRITING, cs.WRITTEN):
-                call.move("response")
-                del self._calls[call.id]
-                self._release(call)
-                self._progress.pop(call.id, None)
-                self.children.cancel_owned_by(call)
-                status = "ok" if reply.error is None else "error"
-                call.finish(CallOutcome(status, reply.result, reply.error))
-                call.settled.set()
-                return
-            if call is not None and call.state == cs.TOMBSTONED:
+                kind, why = self._settle(call, reply)
+            elif call is not None and call.state == cs.TOMBSTONED:
                 del self._calls[call.id]
                 self._release(call)
                 call.settled.set()
-                why = f"late response to cancelled request {call.id} ({call.method}) ignored"
+                kind, why = "stale-response", f"late response to cancelled request {call.id} ({call.method}) ignored"
             elif key is not None and 0 < key < self._next_id:
-                why = f"response to request {key}, which is no longer pending, ignored"
+                kind, why = "stale-response", f"response to request {key}, which is no longer pending, ignored"
             else:
-                why = f"response to never-issued id {str(reply.id)[:80]!r} ignored"
-        self.diagnose("stale-response", why)
+                kind, why = "stale-response", f"response to never-issued id {str(reply.id)[:80]!r} ignored"
+        if kind:
+            self.diagnose(kind, why)
+
+    def _settle(self, call: Call, reply: rpc.Reply) -> tuple[str, str]:
+        """Under the lock: the answer to a live call; ("", "") unless it is refused."""
+        call.move("response")
+        del self._calls[call.id]
+        self._release(call)
+        self._progress.pop(call.id, None)
+        self.children.cancel_owned_by(call)
+        outcome = self._outcome(call, reply)
+        call.finish(outcome)
+        call.settled.set()
+        if outcome.status == "invalid" and call.outcome is outcome:
+            return "invalid-result", outcome.message
+        return "", ""
+
+    def _outcome(self, call: Call, reply: rpc.Reply) -> CallOutcome:
+        """A result is used only if it is valid for its method (§1.2-§1.7)."""
+        if reply.error is not None:
+            return CallOutcome("error", None, reply.error)
+        if self.negotiated is not None and call.counts:
+            problem = result_problem(call.method, call.params or {}, reply.result, self.negotiated)
+            if problem is not None:
+                return CallOutcome("invalid", reply.result, message=f"{call.method} result refused: {problem}")
+        return CallOutcome("ok", reply.result)
 
     def _on_notification(self, message: rpc.Incoming) -> None:
         if message.method == "$/progress":
@@ -421,11 +448,19 @@ class Connection:
     # -- notifications the host sends (§1.10, §1.11) ---------------------------------------
 
     def notify_lifecycle(self, method: str, params: dict[str, Any]) -> bool:
-        """§1.10: only when lifecycle_events and this method are subscribed."""
+        """§1.10: only when lifecycle_events and this method are subscribed, and
+        only well-formed (a malformed event is the embedder's bug: refused and
+        diagnosed). Session/turn events give up after 250 ms unsent; tool
+        events wait in the bounded writer queue."""
         negotiated = self.negotiated
         if negotiated is None or not negotiated.has("lifecycle_events") or method not in negotiated.subscriptions:
             return False
-        return self._send(rpc.notification(method, params), best_effort=True)
+        checked = lifecycle_params(method, params)
+        if isinstance(checked, str):
+            self.diagnose("notification-refused", f"{method} not sent: {checked}")
+            return False
+        within = None if method.startswith("tool/") else self.config.lifecycle_delivery_s
+        return self._send(rpc.notification(method, checked), best_effort=True, within=within)
 
     def notify_wave1(self, method: str, params: Any) -> bool:
         """§1.11: only after its gate feature was negotiated; object payloads, bounded."""
@@ -453,6 +488,17 @@ class Connection:
     def _drain_stderr(self) -> None:
         drain(self.channel.read_stderr, self.stderr_lines, lambda line: self.diagnose("stderr", line))
 
+    def _watch_exit(self) -> None:
+        """The leader exited. Its output normally ends with it; when a
+        descendant keeps stdout open, the exit alone ends the generation."""
+        code = self.channel.wait_exit(None)
+        if self._stdout_eof.wait(self.config.exit_eof_grace_s):
+            return  # the reader saw end of file and handled it
+        with self._cond:
+            expected = self.state in (DRAINING, *ENDED)
+        if not expected:
+            self.terminate(CRASHED, f"exited with status {code} while a descendant kept its output open")
+
     def _stdout_closed(self) -> None:
         with self._cond:
             expected = self.state in (DRAINING, *ENDED)
@@ -468,6 +514,8 @@ class Connection:
             if first:
                 self.end_reason = reason
                 self.last_error = truncate_utf8(reason, self.config.last_error_bytes)
+            if state == STOPPED and self.state == READY:
+                self._move(DRAINING)  # ready -> draining -> stopped, even when cut short
             self._move(state)
         self.channel.kill_group()
         self.channel.close_stdin()  # final teardown only: the process is gone
@@ -480,8 +528,7 @@ class Connection:
 
     def _fail_all(self, reason: str) -> None:
         with self._cond:
-            self._writer_closed = True
-            self._cond.notify_all()
+            self.writer.close()
             for call in list(self._calls.values()):
                 if call.state != cs.TOMBSTONED:
                     call.move("lost")
@@ -505,9 +552,10 @@ class Connection:
             self.cancel(call, "shutdown")
         stage = self.config.shutdown_stage_s
         ack = self._issue("shutdown", {}, counts=False)
-        outcome = ack.wait(self._remaining(deadline, stage))
-        if not outcome.ok and outcome.status != "lost":
-            self.diagnose("shutdown", f"no shutdown acknowledgement ({outcome.status})")
+        # A shutdown that times out is not cancelled: the next stage follows.
+        outcome = ack.poll(self._remaining(deadline, stage))
+        if outcome is None or not (outcome.ok or outcome.status == "lost"):
+            self.diagnose("shutdown", f"no shutdown acknowledgement ({outcome.status if outcome else 'timeout'})")
         code = self.channel.wait_exit(self._remaining(deadline, stage))
         if code is None:
             self.diagnose("shutdown", "the child did not exit after shutdown; killing its process group")

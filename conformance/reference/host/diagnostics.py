@@ -32,6 +32,7 @@ KINDS = (
     "child-request-refused",  # an extension-originated request was refused (§2)
     "progress-ignored",  # $/progress for an inactive request or out of sequence (§2.6)
     "notification-refused",  # an unnegotiated / malformed Wave-1 notification (§1.11)
+    "invalid-result",  # a result that breaks its method's rules was refused (§1.2-§1.7)
     "initialize-rejected",  # the initialize response broke a §1.1 rule
     "exit",  # the child exited or was killed
     "shutdown",  # a shutdown stage timed out (§1.8)

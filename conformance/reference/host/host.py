@@ -23,6 +23,8 @@ from .environment import sanitized_environment
 from .frontend import Frontend, HostEvents, NonInteractive
 from .initialize import InitializeRejected
 from .manifest import Discovered, Manifest, ManifestError, discover, load_manifest
+from .menu import fallback_menu, menu_problem
+from .requests import params_problem
 from .runtime import HostRuntime, ThreadRuntime
 from .supervisor import RestartBudget
 
@@ -76,6 +78,7 @@ class _Extension:
     in_reload: bool = False  # the reload lock (§5): one reload at a time
     last_error: str | None = None
     instance_id: str = ""
+    spawned: int = 0  # generations started so far; the next one gets spawned + 1
     retired: set[int] = field(default_factory=set)  # generations replaced on purpose
 
 
@@ -129,6 +132,7 @@ class ReferenceHost:
                 manifest, RestartBudget(self.config, self.rng), instance_id=f"instance-{self._instances}"
             )
             self._extensions[manifest.name] = record
+        record.spawned = 1
         try:
             connection = self._spawn(record, generation=1)
         except LoadError as exc:
@@ -180,7 +184,14 @@ class ReferenceHost:
         refusal = self._refusal(connection, name, method, params)
         if refusal is not None or connection is None:
             return _refused(refusal or f"no extension {name!r}", self.runtime)
-        return connection.request(method, self._with_context(connection, method, params))
+        pending = connection.request(method, self._with_context(connection, method, params))
+        if method == "menu/collect":  # §1.6b: the host waits at most 5 s, whoever asked
+
+            def deadline() -> None:
+                pending.wait(self.config.menu_timeout_s)
+
+            self.runtime.submit(deadline, "menu-deadline")
+        return pending
 
     def call(self, name: str, method: str, params: dict[str, Any], *, timeout: float | None = None) -> CallOutcome:
         return self.start(name, method, params).wait(timeout if timeout is not None else self.config.request_timeout_s)
@@ -206,7 +217,17 @@ class ReferenceHost:
         return self.call(name, "status/collect", {"surface": surface}, **kw)
 
     def collect_menu(self, name: str) -> CallOutcome:
-        return self.call(name, "menu/collect", {}, timeout=self.config.menu_timeout_s)  # §1.6b: 5 s at most
+        """§1.6b: the extension's menu if it answers within 5 s and meets every
+        bound, else one generated entry per declared command (``message``
+        then says why). Refused when the extension declares no menu."""
+        outcome = self.call(name, "menu/collect", {}, timeout=self.config.menu_timeout_s)
+        if outcome.status == "refused":
+            return outcome
+        commands = self._extensions[name].manifest.declared("commands")
+        problem = menu_problem(outcome.result, commands) if outcome.ok else f"menu/collect {outcome.status}"
+        if problem is None:
+            return outcome
+        return CallOutcome("ok", fallback_menu(name, commands), message=f"generated menu: {problem}")
 
     def render_tool(
         self, name: str, tool: str, arguments: dict[str, Any], output: str, is_error: bool = False
@@ -241,6 +262,9 @@ class ReferenceHost:
         }.get(method)
         if declared is None:
             return f"method {method!r} is not a host request this host routes"
+        problem = params_problem(method, params, manifest.api_version)
+        if problem is not None:
+            return problem
         if not declared():
             what = params.get("name") or params.get("hook") or params.get("surface") or ""
             return f"{method} {what} is not declared by {name!r}"
@@ -321,6 +345,9 @@ class ReferenceHost:
         """Candidate N+1 fully negotiated while N stays ready; then N drained,
         cancelled and shut down; then new calls go to N+1. A failed candidate
         leaves N live (LoadError). A manual reload revives a parked watcher."""
+        return self._reload(name, manual=True)
+
+    def _reload(self, name: str, *, manual: bool) -> ExtensionStatus:
         record = self._begin_reload(name)
         try:
             old = record.connection
@@ -335,7 +362,8 @@ class ReferenceHost:
                 old.shutdown(self.runtime.now() + budget, drain_s=self.config.drain_s)
             with self._lock:
                 record.connection, record.generation = candidate, candidate.generation
-                record.budget.revive()
+                if manual:
+                    record.budget.revive()
         finally:
             with self._lock:
                 record.reloading = False
@@ -357,22 +385,44 @@ class ReferenceHost:
 
     def _candidate(self, record: _Extension, old: Connection | None) -> Connection:
         with self._lock:
-            generation = max(record.generation, old.generation if old else 0, *record.retired, 0) + 1
+            record.spawned += 1
+            generation = record.spawned
         try:
+            self._reread_manifest(record)
             candidate = self._spawn(record, generation=generation)
         except LoadError as exc:
             with self._lock:
                 record.last_error = str(exc)
             raise
         if old is not None and old.negotiated is not None and candidate.negotiated is not None:
-            same = (old.negotiated.tools, old.negotiated.commands) == (
-                candidate.negotiated.tools,
-                candidate.negotiated.commands,
-            )
-            if not same and not candidate.negotiated.has("dynamic_tools"):
+            before = (old.negotiated.tools, old.negotiated.commands)
+            after = (candidate.negotiated.tools, candidate.negotiated.commands)
+            if before != after and not candidate.negotiated.has("dynamic_tools"):
                 candidate.shutdown(self.runtime.now() + 2 * self.config.shutdown_stage_s)
                 raise LoadError(f"{record.manifest.name}: changed catalog; re-registration required", permanent=True)
         return candidate
+
+    def _reread_manifest(self, record: _Extension) -> None:
+        """§5: a reload keeps the manifest's identity: a changed API version or
+        contribution needs re-registration (a full rebuild), and a manifest
+        that no longer loads is a permanent manifest error."""
+        current = record.manifest
+        try:
+            fresh = load_manifest(
+                current.path,
+                source=current.source,
+                octet_version=self.config.octet_version,
+                read_bytes=self.config.manifest_read_bytes,
+            )
+        except ManifestError as exc:
+            raise LoadError(str(exc), permanent=True) from None
+        if (fresh.name, fresh.api_version, fresh.contributes) != (
+            current.name,
+            current.api_version,
+            current.contributes,
+        ):
+            raise LoadError(f"{current.name}: manifest contributions changed; re-registration required", permanent=True)
+        record.manifest = fresh
 
     # -- §5 supervisor -------------------------------------------------------------------
 
@@ -405,7 +455,7 @@ class ReferenceHost:
                     return
                 record.budget.on_attempt()
             try:
-                self.reload(record.manifest.name)
+                self._reload(record.manifest.name, manual=False)
             except LoadError as exc:
                 with self._lock:
                     record.budget.on_attempt_failed(permanent=exc.permanent, reason=str(exc))
@@ -419,9 +469,10 @@ class ReferenceHost:
     # -- §1.8 shutdown --------------------------------------------------------------------
 
     def shutdown(self, name: str | None = None, *, coordinated: bool = False) -> None:
-        """Shut down one extension or all of them, concurrently, within the
-        aggregate deadline (3 s; 1.4 s for coordinated-signal exits), then
-        kill whatever remains. Explicit shutdown cancels supervision."""
+        """Shut down one extension (its two 2 s stages) or all of them,
+        concurrently, within the aggregate deadline (3 s; 1.4 s for
+        coordinated-signal exits), then kill whatever remains. Explicit
+        shutdown cancels supervision."""
         with self._lock:
             names = [name] if name is not None else list(self._extensions)
             if name is None:
@@ -434,7 +485,12 @@ class ReferenceHost:
                 record.supervised = False
                 if record.connection is not None:
                     targets.append(record.connection)
-        cap = self.config.coordinated_shutdown_s if coordinated else self.config.shutdown_aggregate_s
+        if coordinated:
+            cap = self.config.coordinated_shutdown_s
+        elif name is None:
+            cap = self.config.shutdown_aggregate_s  # product shutdown: one aggregate deadline
+        else:
+            cap = 2 * self.config.shutdown_stage_s  # one connection: its two stages
         deadline = self.runtime.now() + cap
         finished = self.runtime.condition()
         done: list[Connection] = []

@@ -10,7 +10,7 @@ first broken rule -- a rejected child gets nothing routed to it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from conformance.protocol.limits import (
@@ -61,6 +61,7 @@ class Negotiated:
     subscriptions: frozenset[str]
     tools: tuple[str, ...]
     commands: tuple[str, ...]
+    output_schemas: dict[str, dict[str, Any]] = field(default_factory=dict)  # tool -> output_schema (API 0.2+)
 
     def has(self, feature: str) -> bool:
         return feature in self.features
@@ -155,7 +156,8 @@ def accept(result: Any, offer: Offer, manifest: Manifest) -> Negotiated:
     commands = _definitions(result, "commands")
     _check_catalog(tools, commands, manifest, features)
     _check_tools(result["tools"], offer.api_version, features)
-    return Negotiated(offer.api_version, features, limit, subscriptions, tuple(tools), tuple(commands))
+    schemas = {t["name"]: t["output_schema"] for t in result["tools"] if isinstance(t.get("output_schema"), dict)}
+    return Negotiated(offer.api_version, features, limit, subscriptions, tuple(tools), tuple(commands), schemas)
 
 
 def _definitions(result: JsonObject, key: str) -> list[str]:

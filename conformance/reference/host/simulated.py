@@ -225,6 +225,10 @@ class SimChannel:
             raise BrokenPipeError("the child's stdin is closed")
         self.stdin.write(data)
 
+    def try_write(self, data: bytes) -> int:
+        self.write(data)  # a simulated pipe never fills
+        return len(data)
+
     def read_stdout(self) -> bytes:
         return self.stdout.read1(64 * 1024)
 
@@ -234,8 +238,8 @@ class SimChannel:
     def close_stdin(self) -> None:
         self.stdin.close()
 
-    def wait_exit(self, timeout: float) -> int | None:
-        self._exited.wait(max(timeout, 0.0))
+    def wait_exit(self, timeout: float | None) -> int | None:
+        self._exited.wait(None if timeout is None else max(timeout, 0.0))
         return self.exit_code
 
     def kill_group(self) -> None:
