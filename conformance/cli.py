@@ -91,6 +91,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     req = sub.add_parser("requirements", help="list catalog entries")
     req.add_argument("--side", default=None, help="only entries of this side (extension, host, ...)")
+    req.add_argument("--stats", action="store_true", help="per-section counts instead of the entries")
 
     add_host_parser(sub)
 
@@ -98,7 +99,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "host":
         return certify_host_command(args)
     if args.command == "requirements":
-        return list_requirements(args.side)
+        return requirement_stats(args.side) if args.stats else list_requirements(args.side)
     if args.command == "replay":
         return replay_trace(args)
     if args.command == "fuzz":
@@ -157,6 +158,37 @@ def list_requirements(side: str | None) -> int:
         status = "check" if r.has_check else "none: " + r.reason
         print(f"{r.id}\t{r.section}\t{r.level}\t{r.side}\t{status}")
     return EXIT_OK
+
+
+_STAT_COLUMNS = ("entries", "check", "reason", "extension", "host", "both", "must", "should")
+
+
+def requirement_stats(side: str | None) -> int:
+    """Per document and section: entries, with a check, with a reason only,
+    by side and by level (one row each, then a total row)."""
+    rows: dict[tuple[str, str], dict[str, int]] = {}
+    for r in load_catalog():
+        if side and r.side != side:
+            continue
+        row = rows.setdefault((r.document, r.section), dict.fromkeys(_STAT_COLUMNS, 0))
+        for column in ("entries", "check" if r.has_check else "reason", r.side, r.level):
+            if column in row:
+                row[column] += 1
+    total = {c: sum(row[c] for row in rows.values()) for c in _STAT_COLUMNS}
+    print("document\tsection\t" + "\t".join(_STAT_COLUMNS))
+    for (document, section), row in sorted(rows.items(), key=lambda kv: (kv[0][0], _section_key(kv[0][1]))):
+        print(f"{document}\t{section}\t" + "\t".join(str(row[c]) for c in _STAT_COLUMNS))
+    print("total\t\t" + "\t".join(str(total[c]) for c in _STAT_COLUMNS))
+    return EXIT_OK
+
+
+def _section_key(section: str) -> tuple[tuple[int, str], ...]:
+    """ "1.4b" sorts after "1.4" and before "1.5"; "1.10" after "1.9"."""
+    parts = []
+    for part in section.split("."):
+        digits = "".join(ch for ch in part if ch.isdigit())
+        parts.append((int(digits) if digits else -1, part[len(digits) :]))
+    return tuple(parts)
 
 
 def certify(args: argparse.Namespace) -> int:
