@@ -386,7 +386,7 @@ def headless_confirmation(api_version: str) -> Scenario:
         params: dict[str, Any] = {"prompt": "Proceed?", "default": False}
         if api_version != "0.1":
             params["parent_request_id"] = req.wire_id
-        rig.send({"jsonrpc": "2.0", "id": "confirm-1", "method": "confirmation/request", "params": params})
+        rig.child_request("confirm-1", "confirmation/request", params)
         answer = rig.until(lambda: rig.answers.get("confirm-1"))
         rig.recorder.exercise("EXT-2.2-host-answer")
         result = getattr(answer, "result", None)

@@ -17,9 +17,11 @@ side of the exchange in a :class:`Trace` (same format as the extension side:
 the probe; ``target->host`` entries what the host wrote), and keeps what the
 host wrote, split by kind, for the scenarios to script and judge.
 
-Judging of single frames the host writes belongs to the sans-IO core
-(``conformance/protocol/host_*``): :attr:`HostRig.frame_judges` is where those
-validators plug in (every host frame goes through them).
+Judging of what the host writes belongs to the sans-IO core: every host
+frame, every answer and request of the probe and every end of the probe's
+input goes through :class:`conformance.protocol.host_session.ProbeSession`;
+what needs a clock or the driver's view (settlements, diagnostics, timing)
+is judged by the scenarios.
 """
 
 from __future__ import annotations
@@ -34,18 +36,18 @@ from typing import Any
 from conformance import __version__
 from conformance.evidence import Recorder
 from conformance.peers.host_driver import DriverEvent, HostDriver, OperationError
-from conformance.peers.probe import ProbeLink, ProbeListener
+from conformance.peers.probe import PROBE_NAME, ProbeLink, ProbeListener
 from conformance.protocol import jsonrpc
+from conformance.protocol.ext_types import ManifestInfo
 from conformance.protocol.framing import Frame
+from conformance.protocol.host_session import ProbeSession
+from conformance.protocol.host_tables import LifeInput
 from conformance.protocol.strict_json import dumps
 from conformance.protocol.violations import Finding, Violation
 from conformance.transport.process import Received, StdoutClosed, WriteTimeout
 from conformance.transport.trace import TRACE_FORMAT, Trace
 
 POLL_SLICE_S = 0.01
-ENVELOPE = "JSONRPC-4-host-envelope"
-
-FrameJudge = Callable[[jsonrpc.Decoded], Iterable[Finding]]
 
 
 class ProbeGone(RuntimeError):
@@ -71,7 +73,8 @@ class HostRig:
     stage_s: float = 2.0  # the host's §1.8 shutdown stage (scaled when the driver offers ``timing``)
     timing: dict[str, Any] = field(default_factory=dict)  # sent with every load (capability ``timing``)
     initialize_params: Any = None  # what the host sent in its last initialize
-    frame_judges: list[FrameJudge] = field(default_factory=list)
+    session: ProbeSession | None = None
+    ending_ordered: bool = False  # the probe was told to exit or crash
     link: ProbeLink | None = None
     handle: str | None = None
     trace: Trace | None = None
@@ -114,17 +117,14 @@ class HostRig:
     def _host_wrote(self, item: Received | StdoutClosed) -> None:
         if isinstance(item, StdoutClosed):
             self.stdin_closed = True
+            self._judge(lambda s: s.lifecycle_event(self._how_input_ended()))
             return
         decoded = jsonrpc.decode_event(item.event)
         self.frames_seen += 1
         if self.trace is not None:
             payload = item.event.payload if isinstance(item.event, Frame) else None
             self.trace.saw(decoded.frame_index, payload, decoded.size, step=self.step)
-        if decoded.message is None:
-            first = decoded.violations[0].message if decoded.violations else "unreadable"
-            self.recorder.violate(Violation(ENVELOPE, f"the host wrote a frame that is not a message: {first}"))
-        for judge in self.frame_judges:
-            self.recorder.add(judge(decoded))
+        self._judge(lambda s: s.received(decoded))
         message = decoded.message
         if isinstance(message, jsonrpc.Request):
             self.requests.append(HostRequest(message.id, message.method, message.params))
@@ -132,6 +132,16 @@ class HostRig:
             self.notifications.append(message)
         elif isinstance(message, jsonrpc.Response | jsonrpc.ErrorResponse):
             self.answers[message.id] = message
+
+    def _how_input_ended(self) -> LifeInput:
+        """EOF on the probe's stdin while it runs, or the probe itself ended."""
+        if self.link is not None and self.link.connected:
+            return LifeInput.STDIN_CLOSED
+        return LifeInput.PROBE_EXITED if self.ending_ordered else LifeInput.PROBE_KILLED
+
+    def _judge(self, feed: Callable[[ProbeSession], Iterable[Finding]]) -> None:
+        if self.session is not None:
+            self.recorder.add(feed(self.session))
 
     # -- the probe's writes ----------------------------------------------------------
     def write(self, data: bytes, meta: dict[str, Any] | None = None) -> None:
@@ -148,15 +158,25 @@ class HostRig:
         self.write(dumps(message) + b"\n")
 
     def respond(self, wire_id: Any, result: Any) -> None:
+        self._judge(lambda s: s.answered(wire_id, result=result))  # before the bytes: the host may react at once
         self.send(jsonrpc.result(wire_id, result))
 
     def respond_error(self, wire_id: Any, code: int, message: str) -> None:
+        error = {"code": code, "message": message}
+        self._judge(lambda s: s.answered(wire_id, error=error))
         self.send(jsonrpc.error(wire_id, code, message))
+
+    def child_request(self, cid: Any, method: str, params: Any) -> None:
+        """A request of the probe to the host (§2)."""
+        self._judge(lambda s: s.sent_child(cid, method, params))
+        self.send(jsonrpc.request(cid, method, params))
 
     def command(self, message: dict[str, Any]) -> None:
         """A probe control command (not a frame); recorded as a trace action."""
         if self.link is None:
             raise ProbeGone("no probe is connected")
+        if message.get("t") in ("exit", "crash"):
+            self.ending_ordered = True
         if self.trace is not None:
             self.trace.action("probe", step=self.step, command=message)
         self.link.command(message)
@@ -184,6 +204,8 @@ class HostRig:
         self.api_version = api_version
         token = self.listener.new_token()
         manifest = self.listener.write_manifest(token, api_version=api_version, contributes=contributes)
+        info = ManifestInfo(f"{PROBE_NAME}-{token}", "0.1.0", api_version, dict(contributes), {"filesystem": "none"})
+        self.session = ProbeSession(manifest=info, generation=0)
         self.trace = Trace(self._header(manifest, api_version))
         load: dict[str, Any] = {"manifest": str(manifest)}
         if self.timing and self.driver.has("timing"):
@@ -204,6 +226,8 @@ class HostRig:
             if result is not None:
                 self.respond(first.wire_id, result)
         loaded = self._await(rid, self.patience_s + 5.0)
+        if loaded.get("outcome") == "ready":
+            self._judge(lambda s: s.host_reported_ready())
         handle = loaded.get("extension")
         self.handle = handle if isinstance(handle, str) else None
         return loaded
