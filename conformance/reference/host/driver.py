@@ -364,8 +364,14 @@ def _fault_accept_api_mismatch() -> None:
 
 
 def _fault_accept_any_catalog() -> None:
-    """§1.1: never compares the returned tools/commands with the manifest."""
-    initialize_module._check_catalog = lambda *args: None  # the fault
+    """§1.1: never compares the returned tools/commands with the manifest
+    (duplicates are still refused)."""
+    original = initialize_module._check_catalog
+
+    def check(tools: Any, commands: Any, manifest: Any, features: frozenset[str]) -> None:
+        original(tools, commands, manifest, features | {"dynamic_tools", "runtime_commands"})  # the fault
+
+    initialize_module._check_catalog = check
 
 
 def _fault_accept_duplicate_features() -> None:
