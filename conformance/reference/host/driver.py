@@ -468,7 +468,86 @@ def _fault_stderr_not_drained() -> None:
     Connection._drain_stderr = lambda self: None  # type: ignore[method-assign]
 
 
+def _patch_initialize_params(change: Any) -> None:
+    original = connection_module.initialize_params
+
+    def params(manifest: Any, config: Any, *, source: str | None = None) -> Any:
+        built, offer = original(manifest, config, source=source)
+        return change(built, manifest), offer
+
+    connection_module.initialize_params = params
+
+
+def _fault_bogus_source() -> None:
+    """§1.1: sends extension.source "bundled" (one of project/global/explicit is required)."""
+    _patch_initialize_params(lambda p, m: {**p, "extension": {**p["extension"], "source": "bundled"}})  # the fault
+
+
+def _fault_requires_octet_in_initialize() -> None:
+    """§0: puts the packaging field requires_octet into the initialize request."""
+    _patch_initialize_params(lambda p, m: {**p, "requires_octet": m.requires_octet})  # the fault
+
+
+def _fault_protocol_in_0_1() -> None:
+    """§1.1: adds a protocol member to an API 0.1 initialize request."""
+
+    def change(p: Any, m: Any) -> Any:
+        if m.api_version != "0.1":
+            return p
+        protocol = {"version": "0.2", "required_features": [], "optional_features": []}
+        return {**p, "protocol": protocol}  # the fault
+
+    _patch_initialize_params(change)
+
+
+def _fault_no_resource_owner() -> None:
+    """§1.2: omits context.resource_owner from API 0.2 tool calls."""
+    original = ReferenceHost._with_context
+
+    def with_context(self: ReferenceHost, connection: Any, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        built = original(self, connection, method, params)
+        context = {k: v for k, v in built["context"].items() if k != "resource_owner"}  # the fault
+        return {**built, "context": context}
+
+    ReferenceHost._with_context = with_context  # type: ignore[method-assign]
+
+
+def _fault_cancel_wrong_id() -> None:
+    """§1.9: the $/cancelRequest names an id the host never sent."""
+    original = Connection._enqueue
+
+    def enqueue(self: Connection, data: bytes, call: Any) -> None:
+        if call is None and b'"$/cancelRequest"' in data:
+            message = json.loads(data)
+            message["params"]["id"] = message["params"]["id"] + 1_000_000  # the fault
+            data = rpc.frame(message)
+        original(self, data, call)
+
+    Connection._enqueue = enqueue  # type: ignore[method-assign]
+
+
+def _fault_stale_response_fails_others() -> None:
+    """§1.9: a late response to a tombstone makes the host give up on every other pending call."""
+    original = Connection.diagnose
+
+    def diagnose(self: Connection, kind: str, message: str) -> None:
+        original(self, kind, message)
+        if kind == "stale-response":
+            with self._cond:
+                for call in list(self._calls.values()):
+                    if call.outcome is None:
+                        call.finish(CallOutcome("lost", message="confused by a stale response"))  # the fault
+
+    Connection.diagnose = diagnose  # type: ignore[method-assign]
+
+
 FAULTS: dict[str, Any] = {
+    "stale-response-fails-others": _fault_stale_response_fails_others,
+    "bogus-source": _fault_bogus_source,
+    "requires-octet-in-initialize": _fault_requires_octet_in_initialize,
+    "protocol-in-0.1": _fault_protocol_in_0_1,
+    "no-resource-owner": _fault_no_resource_owner,
+    "cancel-wrong-id": _fault_cancel_wrong_id,
     "accept-api-mismatch": _fault_accept_api_mismatch,
     "accept-any-catalog": _fault_accept_any_catalog,
     "accept-duplicate-features": _fault_accept_duplicate_features,
