@@ -20,7 +20,11 @@ import traceback
 from pathlib import Path
 from typing import Any
 
+from hypothesis import HealthCheck, Phase, seed, settings
+from hypothesis.stateful import run_state_machine_as_test
+
 from conformance.evidence import Recorder
+from conformance.machines.host import machine_for
 from conformance.machines.host_scenarios import HostRejected, Scenario, scenarios_for
 from conformance.manifest import OCTET_VERSION, Manifest
 from conformance.peers.host_driver import DriverError, HostDriver
@@ -48,9 +52,14 @@ def certify_host(
     trace_dir: Path | None = None,
     cwd: Path | None = None,
     listener: ProbeListener | None = None,
+    machine: bool = True,
+    only: tuple[str, ...] = (),
 ) -> RunResult:
     """``cwd``: where the driver runs (default: here). ``listener``: pass one
-    to look at the probes afterwards (it is closed either way)."""
+    to look at the probes afterwards (it is closed either way). ``machine``:
+    also run the :class:`HostMachine` (half the profile's examples and steps).
+    ``only``: run just the scenarios whose name starts with one of these
+    (tests of faulty hosts; a certification runs them all)."""
     recorder = Recorder(trace_dir=trace_dir, run_info={"profile": profile.name, "seed": run_seed})
     recorder.context = "driver"
     name, version = "host", "?"
@@ -63,7 +72,10 @@ def certify_host(
         if api_version not in info.api_versions:
             recorder.harness_errors.append(f"driver: the host does not load API {api_version} ({info.api_versions})")
         else:
-            _scenarios(driver, listener, recorder, api_version, patience_s)
+            options = _rig_options(driver, patience_s)
+            _scenarios(driver, listener, recorder, api_version, options, only)
+            if machine:
+                _run_machine(driver, listener, recorder, api_version, options, profile, run_seed)
         driver.request("shutdown", {}, 15.0)
     except DriverError as exc:
         recorder.harness_errors.append(f"host driver: {exc}")
@@ -76,17 +88,59 @@ def certify_host(
     return _result(recorder, driver_argv, name, version, api_version, profile, run_seed)
 
 
-def _scenarios(
-    driver: HostDriver, listener: ProbeListener, recorder: Recorder, api_version: str, patience_s: float
+def _rig_options(driver: HostDriver, patience_s: float) -> dict[str, Any]:
+    if not driver.has("timing"):
+        return {"patience_s": patience_s, "stage_s": 2.0, "timing": {}}
+    timing = {"shutdown_timeout_ms": SCALED_STAGE_MS, "shutdown_aggregate_ms": 3 * SCALED_STAGE_MS}
+    return {"patience_s": patience_s, "stage_s": SCALED_STAGE_MS / 1000, "timing": timing}
+
+
+def _run_machine(
+    driver: HostDriver,
+    listener: ProbeListener,
+    recorder: Recorder,
+    api_version: str,
+    options: dict[str, Any],
+    profile: Profile,
+    run_seed: int,
 ) -> None:
-    timing: dict[str, Any] = {}
-    stage_s = 2.0
-    if driver.has("timing"):
-        timing = {"shutdown_timeout_ms": SCALED_STAGE_MS, "shutdown_aggregate_ms": 3 * SCALED_STAGE_MS}
-        stage_s = SCALED_STAGE_MS / 1000
+    bound = seed(run_seed)(machine_for(driver, listener, recorder, api_version, **options))
+    try:
+        run_state_machine_as_test(
+            bound,
+            settings=settings(
+                max_examples=max(2, profile.examples // 2),
+                stateful_step_count=max(5, profile.steps // 2),
+                deadline=None,
+                database=None,
+                derandomize=False,
+                phases=[Phase.explicit, Phase.generate],
+                suppress_health_check=list(HealthCheck),
+                print_blob=False,
+            ),
+        )
+    except DriverError:
+        raise
+    except (HostRejected, ProbeGone) as exc:
+        recorder.harness_errors.append(f"host machine: could not run: {exc}")
+    except Exception as exc:  # noqa: BLE001 -- a harness failure becomes an `error` verdict, never a pass
+        tail = "".join(traceback.format_exception(exc)[-3:]).strip()[-400:]
+        recorder.harness_errors.append(f"host machine: {type(exc).__name__}: {exc} | {tail}")
+
+
+def _scenarios(
+    driver: HostDriver,
+    listener: ProbeListener,
+    recorder: Recorder,
+    api_version: str,
+    options: dict[str, Any],
+    only: tuple[str, ...],
+) -> None:
     for scenario in scenarios_for(api_version):
+        if only and not scenario.__name__.startswith(only):
+            continue
         recorder.context = f"scenario={scenario.__name__}, api {api_version}"
-        rig = HostRig(driver, listener, recorder, patience_s=patience_s, stage_s=stage_s, timing=timing)
+        rig = HostRig(driver, listener, recorder, **options)
         try:
             _play(scenario, rig)
         finally:
