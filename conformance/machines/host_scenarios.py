@@ -397,6 +397,42 @@ def headless_confirmation(api_version: str) -> Scenario:
     return run
 
 
+def child_parents(api_version: str) -> Scenario:
+    """§2: confirmations under an active parent, no parent, a never-issued
+    parent and a settled parent, and one reusing a finished child's id; the
+    session judges every answer (refusals by the §2 rules, the §2.2 shape)."""
+
+    def run(rig: HostRig) -> None:
+        ready(rig, api_version)
+        call, req = start_call(rig)
+        cases: list[tuple[str, Any]] = [("confirm-1", req.wire_id)]
+        if api_version != "0.1":
+            cases += [("confirm-2", None), ("confirm-3", 9_000_000)]
+        for cid, parent in cases:
+            _confirm(rig, cid, parent)
+        rig.respond(req.wire_id, tool_result(api_version))
+        rig.settled(call)
+        if api_version != "0.1":
+            _confirm(rig, "confirm-4", req.wire_id)  # its parent settled
+        later, req2 = start_call(rig)
+        _confirm(rig, "confirm-1", req2.wire_id)  # the id of a finished child, reused
+        rig.respond(req2.wire_id, tool_result(api_version))
+        rig.settled(later)
+        shutdown_with(rig, ack=True, exit_after_ack=True)
+
+    run.__name__ = "child-parents"
+    return run
+
+
+def _confirm(rig: HostRig, cid: str, parent: Any) -> None:
+    params: dict[str, Any] = {"prompt": "Proceed?", "default": False}
+    if parent is not None:
+        params["parent_request_id"] = parent
+    rig.answers.pop(cid, None)
+    rig.child_request(cid, "confirmation/request", params)
+    rig.until(lambda: rig.answers.get(cid))
+
+
 # -- §0 -----------------------------------------------------------------------------------
 
 
@@ -434,6 +470,7 @@ def scenarios_for(api_version: str) -> list[Scenario]:
     makers: list[Callable[[str], Scenario]] = [
         call_and_shutdown,
         headless_confirmation,
+        child_parents,
         stderr_flood(newlines=True),
         stderr_flood(newlines=False),
         stubborn_shutdown(ack=False),

@@ -21,6 +21,7 @@ import signal
 import sys
 import threading
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from . import connection as connection_module
@@ -28,6 +29,7 @@ from . import initialize as initialize_module
 from . import jsonrpc as rpc
 from .calls import CallOutcome, PendingCall
 from .channel import ProcessChannel
+from .children import ChildRequests
 from .config import HostConfig
 from .connection import Connection
 from .diagnostics import Diagnostic
@@ -541,7 +543,39 @@ def _fault_stale_response_fails_others() -> None:
     Connection.diagnose = diagnose  # type: ignore[method-assign]
 
 
+def _fault_admit_reused_child_id() -> None:
+    """§2: admits a child request whose id this generation already used."""
+    original = ChildRequests._admit
+
+    def admit(self: ChildRequests, key: Any, message: Any) -> Any:
+        self._used.discard(key)  # the fault: the id's earlier use is forgotten
+        return original(self, key, message)
+
+    ChildRequests._admit = admit  # type: ignore[method-assign]
+
+
+@dataclass
+class _SettledParent:
+    id: int
+    children: set[Any] = field(default_factory=set)
+
+
+def _fault_admit_settled_parent() -> None:
+    """§2: takes a parent_request_id naming an already settled request as active."""
+    original = Connection.active_parent
+
+    def active_parent(self: Connection, request_id: Any, methods: tuple[str, ...]) -> Any:
+        found = original(self, request_id, methods)
+        if found is None and isinstance(request_id, int) and 0 < request_id < self._next_id:
+            return _SettledParent(request_id)  # the fault
+        return found
+
+    Connection.active_parent = active_parent  # type: ignore[method-assign]
+
+
 FAULTS: dict[str, Any] = {
+    "admit-reused-child-id": _fault_admit_reused_child_id,
+    "admit-settled-parent": _fault_admit_settled_parent,
     "stale-response-fails-others": _fault_stale_response_fails_others,
     "bogus-source": _fault_bogus_source,
     "requires-octet-in-initialize": _fault_requires_octet_in_initialize,
