@@ -25,7 +25,7 @@ from .report.matrix import write_matrix
 from .requirements import load_catalog
 from .runner.extension import certify_extension
 from .runner.fuzz import fuzz
-from .runner.host import REFERENCE_DRIVER, certify_host
+from .runner.host import REFERENCE_DRIVER, certify_host, is_host_trace, replay_host
 from .runner.profiles import PROFILES
 from .runner.replay import NotReplayable, replay
 from .transport.process import kill_spawned_groups
@@ -141,7 +141,10 @@ def fuzz_target(args: argparse.Namespace) -> int:
 def replay_trace(args: argparse.Namespace) -> int:
     """Exit 1 when the failure reproduces (in any run), 0 when it does not."""
     try:
-        outcomes = replay(args.trace, target=args.target, runs=args.runs, patience=Patience.of(args.patience))
+        if is_host_trace(args.trace):  # a host certification's trace: re-run its scenario
+            outcomes = replay_host(args.trace, runs=args.runs, patience_s=args.patience)
+        else:
+            outcomes = replay(args.trace, target=args.target, runs=args.runs, patience=Patience.of(args.patience))
     except (OSError, ValueError, KeyError, ManifestError, NotReplayable) as exc:
         print(f"octet-conformance: cannot replay {args.trace}: {exc}", file=sys.stderr)
         return EXIT_HARNESS

@@ -29,7 +29,7 @@ from conformance.evidence import Recorder
 from conformance.machines.host_scenarios import ready as load_ready
 from conformance.machines.host_scenarios import shutdown_with, start_call, tool_result
 from conformance.peers.host_driver import HostDriver
-from conformance.peers.host_rig import HostRequest, HostRig, ProbeGone
+from conformance.peers.host_rig import HostRequest, HostRig, ProbeGone, save_traces
 from conformance.peers.probe import ProbeListener
 
 MAX_OPEN = 3  # calls the machine keeps in flight (under the probe's negotiated 4)
@@ -62,6 +62,7 @@ class HostMachine(RuleBasedStateMachine):
         self.recorder.context = f"machine example {self.example_counter[0]}, api {self.api_version}"
         self.rig = HostRig(self.driver, self.listener, self.recorder, **self.rig_options)
         self.live = False
+        self.violated_before = frozenset(self.recorder.violations)
 
     @initialize()
     def load(self) -> None:
@@ -165,6 +166,7 @@ class HostMachine(RuleBasedStateMachine):
         except ProbeGone:
             pass
         finally:
+            save_traces(self.rig, self.violated_before)
             self.rig.close()
 
 

@@ -133,6 +133,8 @@ Idle = Callable[[], None]
 @dataclass
 class HostDriver:
     process: TargetProcess
+    argv: tuple[str, ...] = ()  # as given (before PATH resolution): what a replay runs again
+    cwd: Path = field(default_factory=Path.cwd)
     events: collections.deque[DriverEvent] = field(default_factory=collections.deque)
     hello_info: Hello | None = None
     _next_id: int = 1
@@ -145,11 +147,12 @@ class HostDriver:
 
     @classmethod
     def spawn(cls, argv: Sequence[str], *, cwd: Path | None = None) -> HostDriver:
+        where = (cwd or Path.cwd()).resolve()
         try:
-            process = TargetProcess(argv, cwd=cwd or Path.cwd(), env=sanitized_env(), max_frame_bytes=MAX_LINE_BYTES)
+            process = TargetProcess(argv, cwd=where, env=sanitized_env(), max_frame_bytes=MAX_LINE_BYTES)
         except OSError as exc:
             raise DriverError("driver-crashed", f"cannot start the driver {list(argv)!r}: {exc}") from exc
-        return cls(process)
+        return cls(process, tuple(argv), where)
 
     def __enter__(self) -> HostDriver:
         return self

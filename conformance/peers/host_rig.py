@@ -85,7 +85,6 @@ class HostRig:
     frames_seen: int = 0
     stdin_closed: bool = False
     step: int = 0
-    new_violations: frozenset[str] = frozenset()  # requirements this rig's generation broke first
     _pending_ops: dict[int, str] = field(default_factory=dict)
 
     # -- pumping -----------------------------------------------------------------
@@ -269,10 +268,25 @@ class HostRig:
             "suite": {"version": __version__, **self.recorder.run_info},
             "target": {
                 "role": "host",
-                "driver": list(self.driver.process.argv),
+                "driver": list(self.driver.argv),
+                "cwd": str(self.driver.cwd),
                 "host": {"name": info.host_name, "version": info.host_version} if info else None,
                 "probe_manifest": str(manifest),
                 "api_version": api_version,
             },
             "context": self.recorder.context,
         }
+
+
+def save_traces(rig: HostRig, before: frozenset[str]) -> None:
+    """Keep this generation's trace for every requirement it was the first to
+    violate (``before``: the requirements violated when it began)."""
+    recorder = rig.recorder
+    if rig.trace is None or recorder.trace_dir is None:
+        return
+    for requirement in sorted(set(recorder.violations) - before):
+        if requirement in recorder.traces:
+            continue
+        path = recorder.trace_dir / f"{requirement}.jsonl"
+        rig.trace.dump(path, requirement=requirement, message=recorder.violations[requirement][0].violation.message)
+        recorder.traces[requirement] = path

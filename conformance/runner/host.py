@@ -28,13 +28,15 @@ from conformance.machines.host import machine_for
 from conformance.machines.host_scenarios import HostRejected, Scenario, scenarios_for
 from conformance.manifest import OCTET_VERSION, Manifest
 from conformance.peers.host_driver import DriverError, HostDriver
-from conformance.peers.host_rig import HostRig, ProbeGone
+from conformance.peers.host_rig import HostRig, ProbeGone, save_traces
 from conformance.peers.probe import ProbeListener
 from conformance.requirements import load_catalog
+from conformance.transport.trace import load
 from conformance.verdicts import decide
 
 from .extension import RunResult, with_trace
-from .profiles import Profile
+from .profiles import PROFILES, Profile
+from .replay import NotReplayable, ReplayOutcome
 
 # With the driver's ``timing`` capability the host's §1.8 stage is scaled to
 # this, so stubborn-shutdown scenarios take a fraction of a second, not 4 s.
@@ -141,16 +143,16 @@ def _scenarios(
             continue
         recorder.context = f"scenario={scenario.__name__}, api {api_version}"
         rig = HostRig(driver, listener, recorder, **options)
+        before = frozenset(recorder.violations)
         try:
             _play(scenario, rig)
         finally:
-            _save_traces(rig, recorder)
+            save_traces(rig, before)
             rig.close()
 
 
 def _play(scenario: Scenario, rig: HostRig) -> None:
     """One scenario; driver errors end the run, everything else ends only the scenario."""
-    before = frozenset(rig.recorder.violations)
     try:
         scenario(rig)
     except DriverError:
@@ -162,18 +164,6 @@ def _play(scenario: Scenario, rig: HostRig) -> None:
     except Exception as exc:  # noqa: BLE001 -- a harness failure becomes an `error` verdict, never a pass
         tail = "".join(traceback.format_exception(exc)[-3:]).strip()[-400:]
         rig.recorder.harness_errors.append(f"{scenario.__name__}: {type(exc).__name__}: {exc} | {tail}")
-    rig.new_violations = frozenset(rig.recorder.violations) - before
-
-
-def _save_traces(rig: HostRig, recorder: Recorder) -> None:
-    if rig.trace is None or recorder.trace_dir is None:
-        return
-    for requirement in sorted(rig.new_violations):
-        if requirement in recorder.traces:
-            continue
-        path = recorder.trace_dir / f"{requirement}.jsonl"
-        rig.trace.dump(path, requirement=requirement, message=recorder.violations[requirement][0].violation.message)
-        recorder.traces[requirement] = path
 
 
 def _result(
@@ -210,3 +200,49 @@ def _result(
         duration_s=recorder.elapsed(),
         role="host",
     )
+
+
+# -- replay ----------------------------------------------------------------------------------
+
+
+def is_host_trace(trace_path: Path) -> bool:
+    """A trace written by a host certification (its header says role host)."""
+    try:
+        header, _ = load(trace_path)
+    except (OSError, ValueError):
+        return False
+    return bool(header.get("target", {}).get("role") == "host")
+
+
+def replay_host(trace_path: Path, *, runs: int = 1, patience_s: float = 10.0) -> list[ReplayOutcome]:
+    """Re-run the scenario (or the machine, same seed) a host trace came from
+    against the same driver and re-check its requirement. Scenarios are fixed
+    scripts, so this reproduces what the trace recorded (the frames the probe
+    wrote are the scenario's, in its order)."""
+    if runs < 1:
+        raise ValueError(f"runs must be >= 1; got {runs}")
+    header, _ = load(trace_path)
+    target, requirement = header["target"], str(header["requirement"])
+    context = str(header.get("context", ""))
+    scenario = context.removeprefix("scenario=").split(",", 1)[0] if context.startswith("scenario=") else None
+    seed_value = int(header.get("suite", {}).get("seed", 0))
+    profile = PROFILES.get(str(header.get("suite", {}).get("profile", "quick")), PROFILES["quick"])
+    cwd = Path(target["cwd"]) if target.get("cwd") else None
+    outcomes = []
+    for _ in range(runs):
+        run = certify_host(
+            list(target["driver"]),
+            str(target["api_version"]),
+            profile,
+            seed_value,
+            patience_s=patience_s,
+            cwd=cwd,
+            machine=scenario is None,
+            only=(scenario,) if scenario else ("no scenario",),
+        )
+        if run.harness_errors:
+            raise NotReplayable(f"the replay run failed: {run.harness_errors[0]}")
+        verdict = next((v for v in run.verdicts if v.requirement.id == requirement), None)
+        hit = verdict is not None and verdict.verdict in ("fail", "warn")
+        outcomes.append(ReplayOutcome(requirement, hit, verdict.evidence if verdict else "not judged"))
+    return outcomes

@@ -59,3 +59,17 @@ def test_cli_host_broken_driver_exits_2_naming_the_cause(
 def test_cli_host_unsplittable_driver_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["host", "--driver", "python3 'unclosed", "--report-dir", str(tmp_path)]) == 2
     assert "cannot split --driver" in capsys.readouterr().err
+
+
+def test_host_failure_trace_replays_with_one_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    folder = Path(__file__).resolve().parents[2] / "fixtures" / "hosts" / "double-cancel"
+    driver = ["python3", "-m", "conformance.reference.host.driver", "--fault", "double-cancel"]
+    run = certify_host(
+        driver, "0.2", PROFILES["quick"], 1, trace_dir=tmp_path, cwd=folder, machine=False, only=("cancel-then",)
+    )
+    flagged = [v for v in run.verdicts if v.verdict == "fail"]
+    assert [v.requirement.id for v in flagged] == ["EXT-1.9-host-one-cancel-notification"]
+    trace = flagged[0].trace
+    assert trace is not None and flagged[0].replay == f"octet-conformance replay {trace}"
+    assert main(["replay", trace, "--runs", "3"]) == 1
+    assert "reproduced 3/3" in capsys.readouterr().out
