@@ -178,7 +178,10 @@ class HostRig:
             self.ending_ordered = True
         if self.trace is not None:
             self.trace.action("probe", step=self.step, command=message)
-        self.link.command(message)
+        try:
+            self.link.command(message)
+        except (BrokenPipeError, WriteTimeout) as exc:
+            raise ProbeGone(str(exc)) from exc
 
     # -- reading what the host wrote ---------------------------------------------------
     def next_request(self, method: str | None = None, timeout: float | None = None) -> HostRequest | None:

@@ -71,5 +71,5 @@ def test_host_failure_trace_replays_with_one_command(tmp_path: Path, capsys: pyt
     assert [v.requirement.id for v in flagged] == ["EXT-1.9-host-one-cancel-notification"]
     trace = flagged[0].trace
     assert trace is not None and flagged[0].replay == f"octet-conformance replay {trace}"
-    assert main(["replay", trace, "--runs", "3"]) == 1
-    assert "reproduced 3/3" in capsys.readouterr().out
+    assert main(["replay", trace, "--runs", "2"]) == 1
+    assert "reproduced 2/2" in capsys.readouterr().out
