@@ -384,8 +384,10 @@ def headless_confirmation(api_version: str) -> Scenario:
         rig.child_request("confirm-1", "confirmation/request", params)
         answer = rig.until(lambda: rig.answers.get("confirm-1"))
         rig.recorder.exercise("EXT-2.2-host-answer")
+        # Denying is {"confirmed": false}; a refusal (an error answer) also
+        # leaves the action unconfirmed, so both pass. Only a confirmation fails.
         result = getattr(answer, "result", None)
-        if not isinstance(result, dict) or result.get("confirmed") is not False:
+        if answer is None or (isinstance(result, dict) and result.get("confirmed") is True):
             rig.recorder.violate(
                 Violation("EXT-2.2-host-answer", f"a headless host answered a confirmation with {answer!r}")
             )
