@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from conformance.peers.host_driver import OperationError
-from conformance.peers.host_rig import HostRequest, HostRig
+from conformance.peers.host_rig import HostRequest, HostRig, ProbeGone
 from conformance.protocol.violations import Violation
 
 TOOL = "probe"
@@ -182,6 +182,8 @@ def call_and_shutdown(api_version: str) -> Scenario:
 def shutdown_with(rig: HostRig, *, ack: bool, exit_after_ack: bool) -> float:
     """Ask the host to shut the extension down; the probe acknowledges (or not)
     and exits (or not). Returns seconds from the shutdown request to the probe's end."""
+    if rig.link is None or not rig.link.running():
+        raise ProbeGone("the extension ended before its shutdown")  # nothing to shut down: not judged
     rid = rig.driver.start("shutdown", {"extension": rig.handle})
     # Stop waiting as soon as the host closed stdin or ended the probe: a
     # shutdown request written after that could not be read anyway.
@@ -189,7 +191,7 @@ def shutdown_with(rig: HostRig, *, ack: bool, exit_after_ack: bool) -> float:
     req = rig.next_request("shutdown", timeout=0.0)
     rig.recorder.exercise("EXT-0-host-graceful-shutdown-request")
     if req is None:
-        closed = "closed the extension's stdin" if rig.stdin_closed else "ended"
+        closed = "closed the extension's stdin" if rig.eof_while_running else "ended the extension"
         rig.recorder.violate(
             Violation("EXT-0-host-graceful-shutdown-request", f"the host {closed} without a shutdown request")
         )

@@ -84,6 +84,7 @@ class HostRig:
     answers: dict[Any, jsonrpc.Response | jsonrpc.ErrorResponse] = field(default_factory=dict)
     frames_seen: int = 0
     stdin_closed: bool = False
+    eof_while_running: bool = False  # the host closed the probe's stdin (not: the probe ended)
     step: int = 0
     _pending_ops: dict[int, str] = field(default_factory=dict)
 
@@ -116,6 +117,7 @@ class HostRig:
     def _host_wrote(self, item: Received | StdoutClosed) -> None:
         if isinstance(item, StdoutClosed):
             self.stdin_closed = True
+            self.eof_while_running = self.link is not None and self.link.connected
             self._judge(lambda s: s.lifecycle_event(self._how_input_ended()))
             return
         decoded = jsonrpc.decode_event(item.event)
