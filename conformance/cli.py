@@ -11,11 +11,13 @@ import argparse
 import atexit
 import contextlib
 import os
+import shlex
 import sys
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
 from .manifest import Manifest, ManifestError, load_manifest
 from .peers.ext_host import Launcher, Patience, spawn_process
@@ -24,8 +26,9 @@ from .report.junit import write_junit
 from .report.matrix import write_matrix
 from .requirements import load_catalog
 from .runner import arguments, stopping
-from .runner.extension import certify_extension
+from .runner.extension import RunResult, certify_extension
 from .runner.fuzz import fuzz
+from .runner.host import REFERENCE_DRIVER, certify_host, is_host_trace, replay_host
 from .runner.profiles import PROFILES
 from .runner.replay import NotReplayable, replay
 from .runner.reportdir import ReportDirError, staged
@@ -144,11 +147,14 @@ def _parser() -> argparse.ArgumentParser:
     sides = sorted({r.side for r in load_catalog()})
     req.add_argument("--side", choices=sides, default=None, help="only entries of this side")
     req.add_argument("--stats", action="store_true", help="per-section counts instead of the entries")
+    add_host_parser(sub)
     return parser
 
 
 def _main(argv: Sequence[str] | None) -> int:
     args = _parser().parse_args(argv)
+    if args.command == "host":
+        return certify_host_command(args)
     if args.command == "requirements":
         return requirement_stats(args.side) if args.stats else list_requirements(args.side)
     if args.command == "replay":
@@ -201,7 +207,10 @@ def fuzz_target(args: argparse.Namespace) -> int:
 def replay_trace(args: argparse.Namespace) -> int:
     """Exit 1 when the failure reproduces (in any run), 0 when it does not."""
     try:
-        outcomes = replay(args.trace, target=args.target, runs=args.runs, patience=Patience.of(args.patience))
+        if is_host_trace(args.trace):  # a host certification's trace: re-run its scenario
+            outcomes = replay_host(args.trace, runs=args.runs, patience_s=args.patience)
+        else:
+            outcomes = replay(args.trace, target=args.target, runs=args.runs, patience=Patience.of(args.patience))
     except (OSError, ValueError, KeyError, TypeError, ManifestError, NotReplayable) as exc:
         print(f"octet-conformance: cannot replay {args.trace}: {exc}", file=sys.stderr)
         return EXIT_HARNESS
@@ -261,34 +270,41 @@ def certify(args: argparse.Namespace) -> int:
         return EXIT_HARNESS
     profile = PROFILES[args.profile]
     run_seed = profile.default_seed if args.seed is None else args.seed
+
+    def produce(trace_dir: Path) -> RunResult:
+        return certify_extension(
+            manifest,
+            profile,
+            run_seed,
+            Patience.of(args.patience),
+            trace_dir=trace_dir,
+            regressions=args.regressions,
+            launcher=launcher_for(manifest, args.simulate),
+        )
+
+    title = f"{manifest.name} {manifest.version} (API {manifest.api_version}), profile {profile.name}, seed {run_seed}"
+    return run_and_report(args.report_dir, produce, title)
+
+
+def run_and_report(report_dir: Path, produce: Callable[[Path], RunResult], title: str) -> int:
+    """Run a certification into ``report_dir`` and print its outcome.
+
+    The run is written whole into a staging directory and moved into place at
+    the end: an interrupted run leaves the directory as it was."""
     try:
-        # The run is written whole into a staging directory and moved into
-        # place at the end: an interrupted run leaves the directory as it was.
-        with staged(args.report_dir) as stage:
-            run = certify_extension(
-                manifest,
-                profile,
-                run_seed,
-                Patience.of(args.patience),
-                trace_dir=stage / "traces",
-                regressions=args.regressions,
-                launcher=launcher_for(manifest, args.simulate),
-            )
+        with staged(report_dir) as stage:
+            run = produce(stage / "traces")
             write_matrix(run, stage)
             write_junit(run, stage)
     except ReportDirError as exc:
         print(f"octet-conformance: {exc}", file=sys.stderr)
         return EXIT_HARNESS
-    matrix_path = args.report_dir / "matrix.json"
     counts = summary(run.verdicts)
-    print(
-        f"{manifest.name} {manifest.version} (API {manifest.api_version}), profile {profile.name}, seed {run_seed}: "
-        + ", ".join(f"{n} {k}" for k, n in counts.items())
-    )
+    print(f"{title}: " + ", ".join(f"{n} {k}" for k, n in counts.items()))
     for v in run.verdicts:
         if v.verdict in ("fail", "warn", "error"):
             print(f"  {v.verdict.upper():5} {v.requirement.id}: {v.evidence.splitlines()[0]}")
-    print(f"matrix: {matrix_path}")
+    print(f"matrix: {report_dir / 'matrix.json'}")
     if run.strays:
         print(
             f"{len(run.strays)} stray process(es) killed: descendants that had left their target's process group "
@@ -300,6 +316,50 @@ def certify(args: argparse.Namespace) -> int:
             print(f"harness error: {e}", file=sys.stderr)
         return EXIT_HARNESS
     return EXIT_FAIL if counts["fail"] else EXIT_OK
+
+
+# -- octet-conformance host ------------------------------------------------------------------
+
+
+def add_host_parser(sub: Any) -> None:
+    host = sub.add_parser("host", help="certify a host through its driver (docs/host-driver.md)")
+    host.add_argument(
+        "--driver",
+        default=None,
+        help='the driver command, split like a shell would, e.g. "node driver.js" (default: the reference host)',
+    )
+    host.add_argument("--api-version", choices=("0.1", "0.2", "0.4"), default="0.2", help="the probe's API version")
+    host.add_argument(
+        "--report-dir",
+        type=arguments.output_dir,
+        default=Path("reports/host"),
+        help="where matrix.json, junit.xml and traces/ go (default reports/host); written whole at the end",
+    )
+    host.add_argument("--profile", choices=sorted(PROFILES), default="default")
+    host.add_argument("--seed", type=arguments.seed, default=None, help=SEED_HELP)
+    host.add_argument(
+        "--patience", type=arguments.patience, default=10.0, help="seconds (0 < S <= 3600) to wait for the host to act"
+    )
+
+
+def certify_host_command(args: argparse.Namespace) -> int:
+    """Exit 0: no must failed; 1: one did; 2: the driver or the harness failed."""
+    try:
+        argv = shlex.split(args.driver) if args.driver is not None else list(REFERENCE_DRIVER)
+    except ValueError as exc:
+        print(f"octet-conformance: cannot split --driver: {exc}", file=sys.stderr)
+        return EXIT_HARNESS
+    if not argv:
+        print("octet-conformance: --driver is empty", file=sys.stderr)
+        return EXIT_HARNESS
+    profile = PROFILES[args.profile]
+    run_seed = profile.default_seed if args.seed is None else args.seed
+
+    def produce(trace_dir: Path) -> RunResult:
+        return certify_host(argv, args.api_version, profile, run_seed, patience_s=args.patience, trace_dir=trace_dir)
+
+    title = f"host {shlex.join(argv)} (probe API {args.api_version}), profile {profile.name}, seed {run_seed}"
+    return run_and_report(args.report_dir, produce, title)
 
 
 if __name__ == "__main__":

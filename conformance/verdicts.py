@@ -18,12 +18,13 @@ from .evidence import Observed, Recorder
 from .requirements import Requirement
 
 VERDICTS = ("pass", "fail", "warn", "skip", "untested", "error", "xfail")
-TARGET_SIDES = {"extension": ("extension", "both")}
+TARGET_SIDES = {"extension": ("extension", "both"), "host": ("host", "both")}
 # The documents a role is certified against: side "both" exists in more than
 # one document, so the side alone must not pull host-rpc entries into an
 # extension matrix (or the reverse).
 ROLE_DOCUMENTS = {
     "extension": ("extension-wire-protocol", "jsonrpc-2.0"),
+    "host": ("extension-wire-protocol", "jsonrpc-2.0"),
     "hostcore": ("host-rpc-protocol", "jsonrpc-2.0"),
     "client": ("host-rpc-protocol", "jsonrpc-2.0"),
 }

@@ -15,7 +15,8 @@ def junit(run: RunResult) -> ET.ElementTree:
     counts = summary(run.verdicts)
     suite = ET.Element(
         "testsuite",
-        name=f"octet-conformance extension {run.manifest.name} {run.manifest.version} (API {run.manifest.api_version})",
+        name=f"octet-conformance {run.role} {run.manifest.name} {run.manifest.version} "
+        f"(API {run.manifest.api_version})",
         tests=str(len(run.verdicts)),
         failures=str(counts["fail"]),
         errors=str(counts["error"]),

@@ -59,7 +59,7 @@ def matrix(run: RunResult, directory: Path | None = None) -> dict[str, Any]:
         "format": FORMAT,
         "suite": {"version": __version__, "profile": run.profile.name, "seed": run.seed},
         "target": {
-            "role": "extension",
+            "role": run.role,
             "name": m.name,
             "version": m.version,
             "api_version": m.api_version,

@@ -45,6 +45,7 @@ class RunResult:
     started: str = ""  # run metadata (UTC, ISO 8601): not part of the results
     duration_s: float = 0.0  # run metadata
     strays: tuple[str, ...] = ()  # run metadata: target descendants killed outside their process group
+    role: str = "extension"  # the side certified ("host": ``manifest`` describes the driver)
 
 
 def save_manifest_traces(manifest: Manifest, recorder: Recorder) -> None:

@@ -1,0 +1,487 @@
+"""Fixed host scenarios: the probe scripted through one situation each.
+
+Each scenario loads a fresh probe generation through the driver, plays one
+situation, and records findings with the requirement id it judges. Scenarios
+wait for what the host must do (a frame, an event), never for silence: the
+contract orders a host's events per extension (docs/host-driver.md), so "the
+host handled frame A" is known once it reports on a later frame B.
+
+How to use: :func:`scenarios_for` lists the scenarios for an API version;
+each is ``fn(rig)``; the runner (:mod:`conformance.runner.host`) gives every
+one a fresh :class:`HostRig` and guards it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from conformance.peers.host_driver import OperationError
+from conformance.peers.host_rig import HostRequest, HostRig, ProbeGone
+from conformance.protocol.violations import Violation
+
+TOOL = "probe"
+CONTRIBUTES: dict[str, Any] = {"tools": [TOOL], "confirmations": True}
+TOOL_DEF = {"name": TOOL, "description": "the suite's probe tool", "parameters": {"type": "object"}}
+REQUIRED = ("request_cancellation", "content_parts")
+# How much longer than the host's own stage the probe waits to see it act
+# (a loaded machine must never turn into a verdict).
+SLACK_S = 1.5
+# Sixteen times a Linux pipe buffer: a host that does not drain stderr
+# blocks the probe long before the end.
+FLOOD_BYTES = 1024 * 1024
+
+Scenario = Callable[[HostRig], None]
+
+
+class HostRejected(RuntimeError):
+    """The host rejected a valid initialize answer: nothing else can be certified."""
+
+
+def initialize_result(params: Any, api_version: str, **changes: Any) -> dict[str, Any]:
+    """A valid answer to the host's initialize (optionally changed). API 0.2+:
+    the required features plus request_progress when offered, concurrency 4."""
+    result: dict[str, Any] = {"api_version": api_version, "tools": [dict(TOOL_DEF)], "commands": []}
+    if api_version != "0.1":
+        protocol = params.get("protocol", {}) if isinstance(params, dict) else {}
+        offered = protocol.get("optional_features", []) if isinstance(protocol, dict) else []
+        features = [*REQUIRED, *(["request_progress"] if "request_progress" in offered else [])]
+        version = protocol.get("version", api_version) if isinstance(protocol, dict) else api_version
+        result["protocol"] = {"version": version, "features": features, "limits": {"max_concurrent_requests": 4}}
+    result.update(changes)
+    return result
+
+
+def tool_result(api_version: str, text: str = "ok") -> dict[str, Any]:
+    if api_version == "0.1":
+        return {"content": text, "is_error": False}
+    return {"content": [{"type": "text", "text": text}], "is_error": False}
+
+
+def ready(rig: HostRig, api_version: str) -> None:
+    loaded = rig.load(api_version, CONTRIBUTES, lambda p: initialize_result(p, api_version))
+    if loaded.get("outcome") != "ready":
+        raise HostRejected(f"the host did not accept a valid initialize answer: {loaded}")
+
+
+def start_call(rig: HostRig, text: str = "x") -> tuple[str, HostRequest]:
+    call, answer = rig.call("tool/call", {"name": TOOL, "arguments": {"text": text}})
+    if isinstance(answer, OperationError):
+        raise HostRejected(f"the host refused a tool call: {answer.code} {answer.message}")
+    req = rig.next_request("tool/call")
+    if req is None:
+        raise HostRejected("the host never wrote the tool call to the extension")
+    return call, req
+
+
+# -- §1.1 ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class BadInitialize:
+    name: str
+    requirement: str
+    apis: tuple[str, ...]
+    change: Callable[[dict[str, Any], str], dict[str, Any]]
+
+
+def _protocol(result: dict[str, Any], **changes: Any) -> dict[str, Any]:
+    return {**result, "protocol": {**result["protocol"], **changes}}
+
+
+BAD_INITIALIZE = (
+    BadInitialize(
+        "api-version-differs",
+        "EXT-1.1-host-rejects-api-version-mismatch",
+        ("0.1", "0.2", "0.4"),
+        lambda r, api: {**r, "api_version": "0.2" if api == "0.1" else "0.1"},
+    ),
+    BadInitialize(
+        "tools-differ", "EXT-1.1-host-rejects-bad-catalog", ("0.1", "0.2", "0.4"), lambda r, _: {**r, "tools": []}
+    ),
+    BadInitialize(
+        "duplicate-tool",
+        "EXT-1.1-host-rejects-duplicate-names",
+        ("0.1", "0.2", "0.4"),
+        lambda r, _: {**r, "tools": [TOOL_DEF, TOOL_DEF]},
+    ),
+    BadInitialize(
+        "empty-description",
+        "EXT-1.1-host-rejects-bad-tool-definition",
+        ("0.1", "0.2", "0.4"),
+        lambda r, _: {**r, "tools": [{**TOOL_DEF, "description": ""}]},
+    ),
+    BadInitialize(
+        "missing-required-feature",
+        "EXT-1.1-host-rejects-bad-features",
+        ("0.2", "0.4"),
+        lambda r, _: _protocol(r, features=["request_cancellation"]),
+    ),
+    BadInitialize(
+        "unknown-feature",
+        "EXT-1.1-host-rejects-bad-features",
+        ("0.2", "0.4"),
+        lambda r, _: _protocol(r, features=[*REQUIRED, "teleportation"]),
+    ),
+    BadInitialize(
+        "duplicate-feature",
+        "EXT-1.1-host-rejects-bad-features",
+        ("0.2", "0.4"),
+        lambda r, _: _protocol(r, features=[*REQUIRED, "content_parts"]),
+    ),
+    BadInitialize(
+        "zero-concurrency",
+        "EXT-1.1-host-rejects-bad-concurrency",
+        ("0.2", "0.4"),
+        lambda r, _: _protocol(r, limits={"max_concurrent_requests": 0}),
+    ),
+)
+
+
+def bad_initialize(case: BadInitialize, api_version: str) -> Scenario:
+    """§1.1: the host must reject the child, and route nothing to it. The
+    session judges both (a ``ready`` report after an answer it must refuse;
+    any routed frame); here the probe answers and a call is tried."""
+
+    def run(rig: HostRig) -> None:
+        loaded = rig.load(
+            api_version, CONTRIBUTES, lambda p: case.change(initialize_result(p, api_version), api_version)
+        )
+        if rig.session is not None and case.requirement not in rig.session.rejections:
+            raise AssertionError(f"{case.name}: the session does not require rejecting it ({rig.session.rejections})")
+        if rig.handle is None:
+            return
+        _, refused = rig.call("tool/call", {"name": TOOL, "arguments": {}})
+        if not isinstance(refused, OperationError) or loaded.get("outcome") == "ready":
+            rig.next_request("tool/call", timeout=1.0)  # a routed frame, if any, goes through the session
+
+    run.__name__ = f"bad-initialize[{case.name}]"
+    return run
+
+
+# -- §1.2, §1.8 -----------------------------------------------------------------------------
+
+
+def call_and_shutdown(api_version: str) -> Scenario:
+    """A valid tool result is delivered; shutdown is a request, acknowledged, then exit."""
+
+    def run(rig: HostRig) -> None:
+        ready(rig, api_version)
+        call, req = start_call(rig)
+        rig.respond(req.wire_id, tool_result(api_version, "hello"))
+        settled = rig.settled(call)
+        if settled is None or settled.params.get("outcome") != "result":
+            raise HostRejected(f"a valid tool result was not delivered: {settled}")
+        shutdown_with(rig, ack=True, exit_after_ack=True)
+
+    run.__name__ = "call-and-shutdown"
+    return run
+
+
+def shutdown_with(rig: HostRig, *, ack: bool, exit_after_ack: bool) -> float:
+    """Ask the host to shut the extension down; the probe acknowledges (or not)
+    and exits (or not). Returns seconds from the shutdown request to the probe's end."""
+    if rig.link is None or not rig.link.running():
+        raise ProbeGone("the extension ended before its shutdown")  # nothing to shut down: not judged
+    rid = rig.driver.start("shutdown", {"extension": rig.handle})
+    # Stop waiting as soon as the host closed stdin or ended the probe: a
+    # shutdown request written after that could not be read anyway.
+    rig.until(lambda: _has_request(rig, "shutdown") or rig.stdin_closed or not (rig.link and rig.link.connected))
+    req = rig.next_request("shutdown", timeout=0.0)
+    rig.recorder.exercise("EXT-0-host-graceful-shutdown-request")
+    if req is None:
+        closed = "closed the extension's stdin" if rig.eof_while_running else "ended the extension"
+        rig.recorder.violate(
+            Violation("EXT-0-host-graceful-shutdown-request", f"the host {closed} without a shutdown request")
+        )
+        rig.driver.wait_answer(rid, 15.0, idle=lambda: rig.tick(0.0))
+        return 0.0
+    asked = rig.link.now() if rig.link else 0.0
+    if ack:
+        rig.respond(req.wire_id, {})
+        if exit_after_ack:
+            rig.command({"t": "exit", "code": 0})
+    rig.driver.wait_answer(rid, 15.0, idle=lambda: rig.tick(0.0))
+    gone = rig.link.wait_exit(15.0) if rig.link else 0
+    return (rig.link.now() - asked) if (rig.link and gone is not None) else float("inf")
+
+
+def _has_request(rig: HostRig, method: str) -> bool:
+    return any(r.method == method for r in rig.requests)
+
+
+def stubborn_shutdown(*, ack: bool) -> Callable[[str], Scenario]:
+    """§1.8: a probe that never acknowledges (or acknowledges and never exits),
+    ignores SIGTERM and has a SIGTERM-ignoring grandchild: the host must end
+    the whole process group within its stages."""
+
+    def make(api_version: str) -> Scenario:
+        def run(rig: HostRig) -> None:
+            ready(rig, api_version)
+            rig.command({"t": "ignore_term"})
+            rig.command({"t": "grandchild"})
+            assert rig.link is not None
+            rig.link.await_report("grandchild", rig.patience_s)
+            stage = rig.stage_s
+            took = shutdown_with(rig, ack=ack, exit_after_ack=False)
+            rig.recorder.exercise("EXT-1.8-host-shutdown-stages")
+            bound = (1 if ack else 2) * stage + SLACK_S  # ack stage (unless acknowledged), then exit stage
+            if took > bound:
+                rig.recorder.violate(
+                    Violation(
+                        "EXT-1.8-host-shutdown-stages",
+                        "the extension was still running after both shutdown stages "
+                        + ("(acknowledged, never exited)" if ack else "(never acknowledged)"),
+                    ),
+                    measured={"ended_after_s": round(took, 3) if took != float("inf") else -1.0},
+                )
+            # SIGKILL is delivered asynchronously: give a killed group a moment to die.
+            pids = rig.link.pids()
+            rig.until(lambda: not any(_alive(p) for p in pids), SLACK_S)
+            leftover = [pid for pid in pids if _alive(pid)]
+            if leftover:
+                rig.recorder.violate(
+                    Violation(
+                        "EXT-1.8-host-shutdown-stages",
+                        f"{len(leftover)} process(es) of the extension's group outlived its shutdown",
+                    )
+                )
+
+        run.__name__ = "shutdown-ack-no-exit" if ack else "shutdown-no-ack"
+        return run
+
+    return make
+
+
+def _alive(pid: int) -> bool:
+    """Running (a zombie waiting to be reaped by its new parent counts as dead)."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except (FileNotFoundError, ProcessLookupError, IndexError):
+        return False
+
+
+# -- §1.9 ---------------------------------------------------------------------------------
+
+
+def cancel_then_late_response(api_version: str) -> Scenario:
+    """Two calls; the first is cancelled: at most one $/cancelRequest (none is
+    legal too), its waiter dropped, the late answer ignored and diagnosed,
+    the second call intact."""
+
+    def run(rig: HostRig) -> None:
+        ready(rig, api_version)
+        first, req1 = start_call(rig, "one")
+        second, req2 = start_call(rig, "two")
+        rig.op("cancel", {"call": first, "reason": "user"})
+        rig.recorder.exercise("EXT-1.9-host-tombstone", "EXT-1.9-host-one-cancel-notification")
+        settled = rig.settled(first)
+        if settled is None or settled.params.get("outcome") != "cancelled":
+            outcome = settled.params.get("outcome") if settled else "nothing"
+            rig.recorder.violate(
+                Violation("EXT-1.9-host-tombstone", f"a cancelled call settled as {outcome!r}, not cancelled")
+            )
+        rig.respond(req1.wire_id, tool_result(api_version, "late"))  # the late answer
+        rig.respond(req2.wire_id, tool_result(api_version, "two"))
+        other = rig.settled(second)
+        rig.recorder.exercise("EXT-1.9-host-ignores-late-response")
+        if other is None or other.params.get("outcome") != "result":
+            rig.recorder.violate(
+                Violation(
+                    "EXT-1.9-host-ignores-late-response", "a late answer to a cancelled call disturbed another call"
+                )
+            )
+        if not [e for e in rig.events("diagnostic") if e.params.get("kind") == "stale-response"]:
+            rig.recorder.violate(
+                Violation("EXT-1.9-host-ignores-late-response", "a late answer to a cancelled call was not diagnosed")
+            )
+        # One serialized writer: once a later request arrives, every cancel
+        # written for the first call has arrived before it.
+        third, req3 = start_call(rig, "three")
+        if len(_cancels_of(rig, req1.wire_id)) > 1:
+            rig.recorder.violate(
+                Violation("EXT-1.9-host-one-cancel-notification", "more than one $/cancelRequest for one call")
+            )
+        rig.respond(req3.wire_id, tool_result(api_version, "three"))
+        rig.settled(third)
+        shutdown_with(rig, ack=True, exit_after_ack=True)
+
+    run.__name__ = "cancel-then-late-response"
+    return run
+
+
+def _cancels_of(rig: HostRig, wire_id: Any) -> list[Any]:
+    return [n for n in rig.notes("$/cancelRequest") if isinstance(n.params, dict) and n.params.get("id") == wire_id]
+
+
+# -- §2.6 ---------------------------------------------------------------------------------
+
+
+def progress_sequences(api_version: str) -> Scenario:
+    """Repeated, decreasing and after-settlement progress is ignored; the
+    host never reports it as accepted."""
+
+    def run(rig: HostRig) -> None:
+        ready(rig, api_version)
+        if "request_progress" not in offered_features(rig):
+            shutdown_with(rig, ack=True, exit_after_ack=True)
+            return  # the host never offers progress: nothing to judge (the verdict stays untested)
+        call, req = start_call(rig)
+        for sequence in (1, 1, 0, 2):
+            rig.send(_progress(req.wire_id, sequence))
+        rig.respond(req.wire_id, tool_result(api_version))
+        rig.settled(call)
+        rig.send(_progress(req.wire_id, 3))  # after settlement
+        later, req2 = start_call(rig)  # the host handled the frame above once this settles
+        rig.respond(req2.wire_id, tool_result(api_version))
+        rig.settled(later)
+        rig.recorder.exercise("EXT-2.6-host-ignores-invalid")
+        seen = [e.params.get("sequence") for e in rig.events("progress") if e.params.get("call") == call]
+        numbers = [s for s in seen if isinstance(s, int)]
+        if numbers != seen or numbers != sorted(set(numbers)) or not set(numbers) <= {1, 2}:
+            rig.recorder.violate(
+                Violation(
+                    "EXT-2.6-host-ignores-invalid", f"the host accepted progress sequences {seen} (sent 1, 1, 0, 2, 3)"
+                )
+            )
+        if not [e for e in rig.events("diagnostic") if e.params.get("kind") == "progress-ignored"]:
+            rig.recorder.violate(Violation("EXT-2.6-host-ignores-invalid", "ignored progress was not diagnosed"))
+        shutdown_with(rig, ack=True, exit_after_ack=True)
+
+    run.__name__ = "progress-sequences"
+    return run
+
+
+def offered_features(rig: HostRig) -> list[str]:
+    params = rig.initialize_params
+    protocol = params.get("protocol") if isinstance(params, dict) else None
+    offered = protocol.get("optional_features") if isinstance(protocol, dict) else None
+    return [f for f in offered if isinstance(f, str)] if isinstance(offered, list) else []
+
+
+def _progress(wire_id: Any, sequence: int) -> dict[str, Any]:
+    event = {"type": "status", "message": f"step {sequence}"}
+    return {
+        "jsonrpc": "2.0",
+        "method": "$/progress",
+        "params": {"request_id": wire_id, "sequence": sequence, "event": event},
+    }
+
+
+# -- §2.2 ---------------------------------------------------------------------------------
+
+
+def headless_confirmation(api_version: str) -> Scenario:
+    """A confirmation under an active parent is answered on its id; a
+    non-interactive frontend denies it."""
+
+    def run(rig: HostRig) -> None:
+        ready(rig, api_version)
+        call, req = start_call(rig)
+        params: dict[str, Any] = {"prompt": "Proceed?", "default": False}
+        if api_version != "0.1":
+            params["parent_request_id"] = req.wire_id
+        rig.child_request("confirm-1", "confirmation/request", params)
+        answer = rig.until(lambda: rig.answers.get("confirm-1"))
+        rig.recorder.exercise("EXT-2.2-host-answer")
+        # Denying is {"confirmed": false}; a refusal (an error answer) also
+        # leaves the action unconfirmed, so both pass. Only a confirmation fails.
+        result = getattr(answer, "result", None)
+        if answer is None or (isinstance(result, dict) and result.get("confirmed") is True):
+            rig.recorder.violate(
+                Violation("EXT-2.2-host-answer", f"a headless host answered a confirmation with {answer!r}")
+            )
+        rig.respond(req.wire_id, tool_result(api_version))
+        rig.settled(call)
+        shutdown_with(rig, ack=True, exit_after_ack=True)
+
+    run.__name__ = "headless-confirmation"
+    return run
+
+
+def child_parents(api_version: str) -> Scenario:
+    """§2: confirmations under an active parent, no parent, a never-issued
+    parent and a settled parent, and one reusing a finished child's id; the
+    session judges every answer (refusals by the §2 rules, the §2.2 shape)."""
+
+    def run(rig: HostRig) -> None:
+        ready(rig, api_version)
+        call, req = start_call(rig)
+        cases: list[tuple[str, Any]] = [("confirm-1", req.wire_id)]
+        if api_version != "0.1":
+            cases += [("confirm-2", None), ("confirm-3", 9_000_000)]
+        for cid, parent in cases:
+            _confirm(rig, cid, parent)
+        rig.respond(req.wire_id, tool_result(api_version))
+        rig.settled(call)
+        if api_version != "0.1":
+            _confirm(rig, "confirm-4", req.wire_id)  # its parent settled
+        later, req2 = start_call(rig)
+        _confirm(rig, "confirm-1", req2.wire_id)  # the id of a finished child, reused
+        rig.respond(req2.wire_id, tool_result(api_version))
+        rig.settled(later)
+        shutdown_with(rig, ack=True, exit_after_ack=True)
+
+    run.__name__ = "child-parents"
+    return run
+
+
+def _confirm(rig: HostRig, cid: str, parent: Any) -> None:
+    params: dict[str, Any] = {"prompt": "Proceed?", "default": False}
+    if parent is not None:
+        params["parent_request_id"] = parent
+    rig.answers.pop(cid, None)
+    rig.child_request(cid, "confirmation/request", params)
+    rig.until(lambda: rig.answers.get(cid))
+
+
+# -- §0 -----------------------------------------------------------------------------------
+
+
+def stderr_flood(*, newlines: bool) -> Callable[[str], Scenario]:
+    """The host drains stderr: a flood finishes, and the extension still answers."""
+
+    def make(api_version: str) -> Scenario:
+        def run(rig: HostRig) -> None:
+            ready(rig, api_version)
+            rig.command({"t": "flood", "bytes": FLOOD_BYTES, "newlines": newlines})
+            assert rig.link is not None
+            report = rig.until(lambda: rig.link.report("flooded") if rig.link else None)
+            rig.recorder.exercise("EXT-0-host-drains-stderr")
+            if report is None:
+                rig.recorder.violate(
+                    Violation(
+                        "EXT-0-host-drains-stderr",
+                        f"a {FLOOD_BYTES // 1024} KiB stderr flood "
+                        f"{'of lines' if newlines else 'without newlines'} never drained",
+                    )
+                )
+                return
+            call, req = start_call(rig)
+            rig.respond(req.wire_id, tool_result(api_version))
+            rig.settled(call)
+            shutdown_with(rig, ack=True, exit_after_ack=True)
+
+        run.__name__ = f"stderr-flood[{'lines' if newlines else 'no-newlines'}]"
+        return run
+
+    return make
+
+
+def scenarios_for(api_version: str) -> list[Scenario]:
+    makers: list[Callable[[str], Scenario]] = [
+        call_and_shutdown,
+        headless_confirmation,
+        child_parents,
+        stderr_flood(newlines=True),
+        stderr_flood(newlines=False),
+        stubborn_shutdown(ack=False),
+        stubborn_shutdown(ack=True),
+    ]
+    if api_version != "0.1":
+        makers += [cancel_then_late_response, progress_sequences]
+    out = [make(api_version) for make in makers]
+    out += [bad_initialize(case, api_version) for case in BAD_INITIALIZE if api_version in case.apis]
+    return out

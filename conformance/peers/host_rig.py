@@ -1,0 +1,297 @@
+"""A host under test with its probe: the harness playing extension.
+
+How to use::
+
+    rig = HostRig(driver, listener, recorder)
+    outcome = rig.load("0.2", contributes, answer=lambda params: initialize_result(...))
+    req = rig.call("tool/call", {"name": "probe", "arguments": {}})   # -> the frame the host wrote
+    rig.respond(req.wire_id, {"content": [...], "is_error": False})
+    settled = rig.settled(req.call)
+    rig.shutdown(ack=True)
+    rig.close()
+
+One rig is one loaded extension (one probe generation at a time). It pumps the
+driver and the probe together (every wait bounded), records the probe's
+side of the exchange in a :class:`Trace` (same format as the extension side:
+``host->target`` entries are what the harness wrote, here to the host through
+the probe; ``target->host`` entries what the host wrote), and keeps what the
+host wrote, split by kind, for the scenarios to script and judge.
+
+Judging of what the host writes belongs to the sans-IO core: every host
+frame, every answer and request of the probe and every end of the probe's
+input goes through :class:`conformance.protocol.host_session.ProbeSession`;
+what needs a clock or the driver's view (settlements, diagnostics, timing)
+is judged by the scenarios.
+"""
+
+from __future__ import annotations
+
+import collections
+import select
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from conformance import __version__
+from conformance.evidence import Recorder
+from conformance.peers.host_driver import DriverEvent, HostDriver, OperationError
+from conformance.peers.probe import PROBE_NAME, ProbeLink, ProbeListener
+from conformance.protocol import jsonrpc
+from conformance.protocol.ext_types import ManifestInfo
+from conformance.protocol.framing import Frame
+from conformance.protocol.host_session import ProbeSession
+from conformance.protocol.host_tables import LifeInput
+from conformance.protocol.strict_json import dumps
+from conformance.protocol.violations import Finding, Violation
+from conformance.transport.process import Received, StdoutClosed, WriteTimeout
+from conformance.transport.trace import TRACE_FORMAT, Trace
+
+POLL_SLICE_S = 0.01
+
+
+class ProbeGone(RuntimeError):
+    """The probe's channel closed (the host killed it or it exited)."""
+
+
+@dataclass(frozen=True)
+class HostRequest:
+    """A request the host wrote to the probe (``call`` is the driver's call id when known)."""
+
+    wire_id: Any
+    method: str
+    params: Any
+    call: str | None = None
+
+
+@dataclass
+class HostRig:
+    driver: HostDriver
+    listener: ProbeListener
+    recorder: Recorder
+    patience_s: float = 10.0
+    stage_s: float = 2.0  # the host's §1.8 shutdown stage (scaled when the driver offers ``timing``)
+    timing: dict[str, Any] = field(default_factory=dict)  # sent with every load (capability ``timing``)
+    initialize_params: Any = None  # what the host sent in its last initialize
+    session: ProbeSession | None = None
+    ending_ordered: bool = False  # the probe was told to exit or crash
+    link: ProbeLink | None = None
+    handle: str | None = None
+    trace: Trace | None = None
+    api_version: str = "0.2"
+    requests: collections.deque[HostRequest] = field(default_factory=collections.deque)
+    notifications: list[jsonrpc.Notification] = field(default_factory=list)
+    answers: dict[Any, jsonrpc.Response | jsonrpc.ErrorResponse] = field(default_factory=dict)
+    frames_seen: int = 0
+    stdin_closed: bool = False
+    eof_while_running: bool = False  # the host closed the probe's stdin (not: the probe ended)
+    step: int = 0
+    _pending_ops: dict[int, str] = field(default_factory=dict)
+
+    # -- pumping -----------------------------------------------------------------
+    def tick(self, wait_s: float = POLL_SLICE_S) -> None:
+        """Take what the driver and the probe wrote; wait up to ``wait_s`` if nothing."""
+        progressed = False
+        while self.driver.pump(0.0):
+            progressed = True
+        if self.link is not None:
+            while (item := self.link.next_event(0.0)) is not None:
+                self._host_wrote(item)
+                progressed = True
+        if not progressed and wait_s > 0:
+            poller = select.poll()
+            poller.register(self.driver.process.proc.stdout.fileno(), select.POLLIN)  # type: ignore[union-attr]
+            if self.link is not None and self.link.connected:
+                poller.register(self.link.fileno(), select.POLLIN)
+            poller.poll(max(1, int(wait_s * 1000)))
+
+    def until(self, done: Callable[[], Any], timeout: float | None = None) -> Any:
+        """Pump until ``done()`` is truthy (returned) or the timeout passes (None)."""
+        deadline = time.monotonic() + (self.patience_s if timeout is None else timeout)
+        while not (value := done()):
+            if time.monotonic() >= deadline:
+                return None
+            self.tick(min(POLL_SLICE_S, max(deadline - time.monotonic(), 0.0)))
+        return value
+
+    def _host_wrote(self, item: Received | StdoutClosed) -> None:
+        if isinstance(item, StdoutClosed):
+            self.stdin_closed = True
+            self.eof_while_running = self.link is not None and self.link.connected
+            self._judge(lambda s: s.lifecycle_event(self._how_input_ended()))
+            return
+        decoded = jsonrpc.decode_event(item.event)
+        self.frames_seen += 1
+        if self.trace is not None:
+            payload = item.event.payload if isinstance(item.event, Frame) else None
+            self.trace.saw(decoded.frame_index, payload, decoded.size, step=self.step)
+        self._judge(lambda s: s.received(decoded))
+        message = decoded.message
+        if isinstance(message, jsonrpc.Request):
+            self.requests.append(HostRequest(message.id, message.method, message.params))
+        elif isinstance(message, jsonrpc.Notification):
+            self.notifications.append(message)
+        elif isinstance(message, jsonrpc.Response | jsonrpc.ErrorResponse):
+            self.answers[message.id] = message
+
+    def _how_input_ended(self) -> LifeInput:
+        """EOF on the probe's stdin while it runs, or the probe itself ended."""
+        if self.link is not None and self.link.connected:
+            return LifeInput.STDIN_CLOSED
+        return LifeInput.PROBE_EXITED if self.ending_ordered else LifeInput.PROBE_KILLED
+
+    def _judge(self, feed: Callable[[ProbeSession], Iterable[Finding]]) -> None:
+        if self.session is not None:
+            self.recorder.add(feed(self.session))
+
+    # -- the probe's writes ----------------------------------------------------------
+    def write(self, data: bytes, meta: dict[str, Any] | None = None) -> None:
+        if self.link is None:
+            raise ProbeGone("no probe is connected")
+        if self.trace is not None:
+            self.trace.wrote(data, step=self.step, meta=meta or {})
+        try:
+            self.link.write(data, timeout=self.patience_s)
+        except (BrokenPipeError, WriteTimeout) as exc:
+            raise ProbeGone(str(exc)) from exc
+
+    def send(self, message: dict[str, Any]) -> None:
+        self.write(dumps(message) + b"\n")
+
+    def respond(self, wire_id: Any, result: Any) -> None:
+        self._judge(lambda s: s.answered(wire_id, result=result))  # before the bytes: the host may react at once
+        self.send(jsonrpc.result(wire_id, result))
+
+    def respond_error(self, wire_id: Any, code: int, message: str) -> None:
+        error = {"code": code, "message": message}
+        self._judge(lambda s: s.answered(wire_id, error=error))
+        self.send(jsonrpc.error(wire_id, code, message))
+
+    def child_request(self, cid: Any, method: str, params: Any) -> None:
+        """A request of the probe to the host (§2)."""
+        self._judge(lambda s: s.sent_child(cid, method, params))
+        self.send(jsonrpc.request(cid, method, params))
+
+    def command(self, message: dict[str, Any]) -> None:
+        """A probe control command (not a frame); recorded as a trace action."""
+        if self.link is None:
+            raise ProbeGone("no probe is connected")
+        if message.get("t") in ("exit", "crash"):
+            self.ending_ordered = True
+        if self.trace is not None:
+            self.trace.action("probe", step=self.step, command=message)
+        try:
+            self.link.command(message)
+        except (BrokenPipeError, WriteTimeout) as exc:
+            raise ProbeGone(str(exc)) from exc
+
+    # -- reading what the host wrote ---------------------------------------------------
+    def next_request(self, method: str | None = None, timeout: float | None = None) -> HostRequest | None:
+        """The first request (of ``method``) the host wrote, removed from the queue."""
+
+        def found() -> HostRequest | None:
+            for req in self.requests:
+                if method is None or req.method == method:
+                    self.requests.remove(req)
+                    return req
+            return None
+
+        return self.until(found, timeout)
+
+    def notes(self, method: str) -> list[jsonrpc.Notification]:
+        return [n for n in self.notifications if n.method == method]
+
+    # -- driver operations -------------------------------------------------------------
+    def load(self, api_version: str, contributes: dict[str, Any], answer: Callable[[Any], Any]) -> dict[str, Any]:
+        """Load a probe manifest; ``answer(initialize params)`` is the result the
+        probe sends (a dict, or None to send nothing). Returns the load result."""
+        self.api_version = api_version
+        token = self.listener.new_token()
+        manifest = self.listener.write_manifest(token, api_version=api_version, contributes=contributes)
+        info = ManifestInfo(f"{PROBE_NAME}-{token}", "0.1.0", api_version, dict(contributes), {"filesystem": "none"})
+        self.session = ProbeSession(manifest=info, generation=0)
+        self.trace = Trace(self._header(manifest, api_version))
+        load: dict[str, Any] = {"manifest": str(manifest)}
+        if self.timing and self.driver.has("timing"):
+            load["timing"] = dict(self.timing)
+        rid = self.driver.start("load", load)
+        self.link = self.until(lambda: self.listener.accept(token, 0.0))
+        if self.link is None:
+            self.recorder.violate(Violation("EXT-1.1-host-initialize-first", "the host never started the extension"))
+            return self._await(rid, self.patience_s)
+        first = self.next_request()
+        self.recorder.exercise("EXT-1.1-host-initialize-first")
+        if first is None or first.method != "initialize":
+            what = "nothing" if first is None else f"{first.method!r}"
+            self.recorder.violate(Violation("EXT-1.1-host-initialize-first", f"the host's first request was {what}"))
+        if first is not None:
+            self.initialize_params = first.params
+            result = answer(first.params)
+            if result is not None:
+                self.respond(first.wire_id, result)
+        loaded = self._await(rid, self.patience_s + 5.0)
+        if loaded.get("outcome") == "ready":
+            self._judge(lambda s: s.host_reported_ready())
+        handle = loaded.get("extension")
+        self.handle = handle if isinstance(handle, str) else None
+        return loaded
+
+    def _await(self, rid: int, timeout: float) -> dict[str, Any]:
+        answer = self.driver.wait_answer(rid, timeout, idle=lambda: self.tick(0.0))
+        return answer if isinstance(answer, dict) else {"error": answer}
+
+    def op(self, method: str, params: dict[str, Any], timeout: float = 5.0) -> dict[str, Any] | OperationError:
+        return self.driver.wait_answer(self.driver.start(method, params), timeout, idle=lambda: self.tick(0.0))
+
+    def call(self, method: str, params: dict[str, Any]) -> tuple[str, dict[str, Any] | OperationError]:
+        """Start a call through the driver; returns (call id, the driver's answer)."""
+        call = self.driver.new_call_id()
+        answer = self.op("call", {"extension": self.handle, "call": call, "method": method, "params": params})
+        return call, answer
+
+    def settled(self, call: str, timeout: float | None = None) -> DriverEvent | None:
+        return self.driver.wait_event(
+            lambda e: e.method == "settled" and e.params.get("call") == call,
+            self.patience_s if timeout is None else timeout,
+            idle=lambda: self.tick(0.0),
+        )
+
+    def events(self, method: str) -> list[DriverEvent]:
+        """Driver events of ``method`` received so far (left in the queue)."""
+        self.tick(0.0)
+        return [e for e in self.driver.events if e.method == method]
+
+    def close(self) -> None:
+        if self.link is not None:
+            self.link.kill_group()
+        self.link = None
+
+    def _header(self, manifest: Any, api_version: str) -> dict[str, Any]:
+        info = self.driver.hello_info
+        return {
+            "format": TRACE_FORMAT,
+            "suite": {"version": __version__, **self.recorder.run_info},
+            "target": {
+                "role": "host",
+                "driver": list(self.driver.argv),
+                "cwd": str(self.driver.cwd),
+                "host": {"name": info.host_name, "version": info.host_version} if info else None,
+                "probe_manifest": str(manifest),
+                "api_version": api_version,
+            },
+            "context": self.recorder.context,
+        }
+
+
+def save_traces(rig: HostRig, before: frozenset[str]) -> None:
+    """Keep this generation's trace for every requirement it was the first to
+    violate (``before``: the requirements violated when it began)."""
+    recorder = rig.recorder
+    if rig.trace is None or recorder.trace_dir is None:
+        return
+    for requirement in sorted(set(recorder.violations) - before):
+        if requirement in recorder.traces:
+            continue
+        path = recorder.trace_dir / f"{requirement}.jsonl"
+        rig.trace.dump(path, requirement=requirement, message=recorder.violations[requirement][0].violation.message)
+        recorder.traces[requirement] = path

@@ -1,0 +1,625 @@
+"""The reference host's driver: docs/host-driver.md (``octet-host-driver/1``) over stdio.
+
+How to use: ``python -m conformance.reference.host.driver [--fault NAME]``
+reads operations on stdin and writes answers and events on stdout, one JSON
+object per line. ``octet-conformance host`` runs it when no ``--driver`` is
+given. ``--fault`` switches on one deliberate fault for the faulty-host
+fixtures (fixtures/hosts/); without it the host is the reference.
+
+Written like any embedder of the reference host would write it: it uses the
+host's public API (:class:`ReferenceHost`, :class:`HostEvents`,
+:class:`Frontend`) and the standard library, nothing of the checker.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import signal
+import sys
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from . import connection as connection_module
+from . import initialize as initialize_module
+from . import jsonrpc as rpc
+from .calls import CallOutcome, PendingCall
+from .channel import ProcessChannel
+from .children import ChildRequests
+from .config import HostConfig
+from .connection import Connection
+from .diagnostics import Diagnostic
+from .frontend import Frontend, HostEvents, Prompt
+from .host import LoadError, ReferenceHost
+from .manifest import ManifestError, load_manifest
+
+CONTRACT = "octet-host-driver/1"
+CAPABILITIES = ["timing", "frontend", "collect", "reload", "lifecycle"]
+CALL_METHODS = ("tool/call", "command/execute", "hook/run", "context/collect", "status/collect", "menu/collect",
+                "tool/render")  # fmt: skip
+# The host's diagnostic tags -> the contract's kinds.
+KINDS = {
+    "bad-frame": "invalid-frame",
+    "child-request-refused": "child-refused",
+    "stale-response": "stale-response",
+}
+CONTRACT_KINDS = {
+    "stderr", "stale-response", "progress-ignored", "child-refused", "invalid-frame", "oversized-frame",
+    "cancel-grace", "initialize-rejected", "notification-refused", "exit", "shutdown", "supervisor",
+}  # fmt: skip
+TIMING = {  # contract member -> (HostConfig field, scale)
+    "shutdown_timeout_ms": ("shutdown_stage_s", 1000.0),
+    "shutdown_aggregate_ms": ("shutdown_aggregate_s", 1000.0),
+    "cancel_grace_ms": ("cancel_grace_s", 1000.0),
+    "backoff_base_ms": ("backoff_base_s", 1000.0),
+    "backoff_cap_ms": ("backoff_cap_s", 1000.0),
+    "ready_reset_ms": ("ready_reset_s", 1000.0),
+    "park_after_failures": ("max_failed_restarts", 1.0),
+}
+OUTCOMES = {"ok": "result", "error": "error", "cancelled": "cancelled"}
+MESSAGE_BYTES = 4096
+
+
+class Wire:
+    """Our stdout: one writer, whole lines."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+
+    def send(self, message: dict[str, Any]) -> None:
+        line = json.dumps({"jsonrpc": "2.0", **message}, ensure_ascii=False) + "\n"
+        with self._lock:
+            sys.stdout.write(line)
+            sys.stdout.flush()
+
+    def event(self, method: str, **params: Any) -> None:
+        self.send({"method": method, "params": params})
+
+    def answer(self, rid: Any, result: dict[str, Any]) -> None:
+        self.send({"id": rid, "result": result})
+
+    def error(self, rid: Any, code: int, message: str) -> None:
+        self.send({"id": rid, "error": {"code": code, "message": message}})
+
+
+class OpError(Exception):
+    def __init__(self, code: int, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+class Reporter(HostEvents, Frontend):
+    """The host's events and frontend, reported as contract events."""
+
+    def __init__(self, driver: Driver) -> None:
+        self.driver = driver
+        self.wire = driver.wire
+        self.answers: dict[str, dict[str, Any]] = {}  # extension -> frontend options
+
+    def diagnostic(self, diagnostic: Diagnostic) -> None:
+        kind = KINDS.get(diagnostic.kind, diagnostic.kind)
+        self.wire.event(
+            "diagnostic",
+            extension=diagnostic.extension,
+            generation=diagnostic.generation,
+            kind=kind if kind in CONTRACT_KINDS else "other",
+            message=diagnostic.message.encode("utf-8")[:MESSAGE_BYTES].decode("utf-8", "ignore"),
+        )
+
+    def contribution(self, extension: str, generation: int, method: str, params: Any) -> None:
+        if method == "notification" and isinstance(params, dict):
+            fields = {k: params[k] for k in ("level", "title", "message") if k in params}
+            self.wire.event("notification", extension=extension, **fields)
+            return
+        kind = {"context/contribution": "context", "status/contribution": "status"}.get(method, "presentation")
+        self.wire.event("contribution", extension=extension, kind=kind, value=params)
+
+    def progress(self, extension: str, generation: int, request_id: int, sequence: int, event: Any) -> None:
+        call = self.driver.call_of(extension, generation, request_id)
+        if call is not None:
+            self.wire.event("progress", extension=extension, call=call, sequence=sequence, event=event)
+
+    def state_changed(self, extension: str, generation: int, state: str) -> None:
+        self.wire.event("state", extension=extension, generation=generation, state=state)
+
+    # -- frontend ----------------------------------------------------------------
+    @property
+    def interactive(self) -> bool:  # type: ignore[override]
+        return any(o.get("interactive") for o in self.answers.values())
+
+    def confirm(self, prompt: Prompt) -> bool:
+        options = self.answers.get(prompt.extension, {})
+        answer = bool(options.get("interactive") and options.get("confirm"))
+        if self.driver.fault == "headless-confirms":
+            answer = True  # the fault: a non-interactive frontend confirms
+        self._prompt(prompt, "confirmation", answer)
+        return answer
+
+    def input(self, prompt: Prompt) -> str | None:
+        options = self.answers.get(prompt.extension, {})
+        value = options.get("input") if options.get("interactive") else None
+        answer = value if isinstance(value, str) else None
+        self._prompt(prompt, "input", answer)
+        return answer
+
+    def _prompt(self, prompt: Prompt, kind: str, answer: Any) -> None:
+        parent = prompt.params.get("parent_request_id")
+        call = self.driver.call_of(prompt.extension, prompt.generation, parent) if isinstance(parent, int) else None
+        text = prompt.params.get("prompt")
+        self.wire.event(
+            "prompt",
+            extension=prompt.extension,
+            call=call,
+            kind=kind,
+            text=text if isinstance(text, str) else "",
+            answer=answer,
+        )
+
+
+class Driver:
+    def __init__(self, fault: str | None = None) -> None:
+        self.wire = Wire()
+        self.fault = fault
+        self.reporter = Reporter(self)
+        self.hosts: dict[tuple[tuple[str, float], ...], ReferenceHost] = {}
+        self.host_of: dict[str, ReferenceHost] = {}  # extension -> its host
+        self.calls: dict[str, PendingCall] = {}
+        self.wire_calls: dict[tuple[str, int, int], str] = {}  # (extension, generation, wire id) -> call
+        self.generation_of_call: dict[str, tuple[str, int]] = {}
+        self.lock = threading.Lock()
+
+    # -- plumbing -------------------------------------------------------------------
+    def call_of(self, extension: str, generation: int, wire_id: int) -> str | None:
+        with self.lock:
+            return self.wire_calls.get((extension, generation, wire_id))
+
+    def host_for(self, timing: dict[str, Any]) -> ReferenceHost:
+        """One host per distinct timing (the contract sets timing per load)."""
+        overrides = {TIMING[k][0]: float(v) / TIMING[k][1] for k, v in timing.items() if k in TIMING}
+        if "max_failed_restarts" in overrides:
+            overrides["max_failed_restarts"] = int(overrides["max_failed_restarts"])
+        key = tuple(sorted(overrides.items()))
+        if key not in self.hosts:
+            config = HostConfig(**overrides)  # type: ignore[arg-type]
+            self.hosts[key] = ReferenceHost(config=config, events=self.reporter, frontend=self.reporter)
+        return self.hosts[key]
+
+    def host(self, params: dict[str, Any]) -> tuple[str, ReferenceHost]:
+        name = params.get("extension")
+        if not isinstance(name, str) or name not in self.host_of:
+            raise OpError(-32001, f"unknown extension {name!r}")
+        return name, self.host_of[name]
+
+    def background(self, job: Any, *args: Any) -> None:
+        threading.Thread(target=job, args=args, daemon=True).start()
+
+    # -- operations -------------------------------------------------------------------
+    def dispatch(self, rid: Any, method: str, params: dict[str, Any]) -> bool:
+        """Answer one operation (long ones answer from a thread). False: exit."""
+        handler = getattr(self, "op_" + method.replace("/", "_"), None)
+        if handler is None:
+            self.wire.error(rid, -32601, f"operation {method!r} is not implemented")
+            return True
+        try:
+            result = handler(rid, params)
+        except OpError as exc:
+            self.wire.error(rid, exc.code, str(exc))
+            return True
+        if result is not None:
+            self.wire.answer(rid, result)
+        return method != "exit"
+
+    def op_hello(self, rid: Any, params: dict[str, Any]) -> dict[str, Any]:
+        if params.get("contract") != CONTRACT:
+            raise OpError(-32602, f"this driver speaks {CONTRACT}")
+        config = HostConfig()
+        features = ["request_cancellation", "content_parts", *config.optional_features, *config.optional_features_0_4]
+        return {
+            "contract": CONTRACT,
+            "host": {"name": "octet-reference-host", "version": "0.1.0"},
+            "api_versions": ["0.1", "0.2", "0.4"],
+            "features": features,
+            "capabilities": CAPABILITIES,
+        }
+
+    def op_load(self, rid: Any, params: dict[str, Any]) -> None:
+        path = params.get("manifest")
+        if not isinstance(path, str):
+            raise OpError(-32602, "manifest must be a path")
+        host = self.host_for(params.get("timing") or {})
+        self.background(self._load, rid, host, path, params.get("frontend") or {})
+
+    def _load(self, rid: Any, host: ReferenceHost, path: str, frontend: dict[str, Any]) -> None:
+        try:
+            manifest = load_manifest(
+                path, source="explicit", octet_version=host.config.octet_version,
+                read_bytes=host.config.manifest_read_bytes,
+            )  # fmt: skip
+        except ManifestError as exc:
+            self.wire.answer(rid, {"extension": None, "outcome": "refused", "reason": str(exc)})
+            return
+        self.host_of[manifest.name] = host
+        self.reporter.answers[manifest.name] = frontend
+        try:
+            status = host.load(manifest)
+        except LoadError as exc:
+            generation = 1
+            self.wire.answer(
+                rid, {"extension": manifest.name, "outcome": "rejected", "generation": generation, "reason": str(exc)}
+            )
+            return
+        self.wire.answer(rid, {"extension": manifest.name, "outcome": "ready", "generation": status.generation})
+
+    def op_call(self, rid: Any, params: dict[str, Any]) -> dict[str, Any]:
+        name, host = self.host(params)
+        call, method, inner = params.get("call"), params.get("method"), params.get("params")
+        if not isinstance(call, str) or call in self.calls:
+            raise OpError(-32602, f"call id {call!r} is missing or reused")
+        if method not in CALL_METHODS or not isinstance(inner, dict):
+            raise OpError(-32602, f"cannot call {method!r}")
+        pending = host.start(name, method, dict(inner))
+        if pending.id == 0:  # never sent: the host refused it (not ready, not declared)
+            outcome = pending.wait(0)
+            raise OpError(-32003, outcome.message or "refused")
+        generation = host.inspect(name).generation
+        with self.lock:
+            self.calls[call] = pending
+            self.wire_calls[(name, generation, pending.id)] = call
+        self.background(self._settle, call, pending)
+        return {}
+
+    def _settle(self, call: str, pending: PendingCall) -> None:
+        outcome: CallOutcome = pending.wait()
+        kind = OUTCOMES.get(outcome.status, "failed")
+        if kind == "result":
+            self.wire.event("settled", call=call, outcome="result", result=outcome.result)
+        elif kind == "error":
+            self.wire.event("settled", call=call, outcome="error", error=outcome.error or {"code": 0, "message": ""})
+        elif kind == "cancelled":
+            self.wire.event("settled", call=call, outcome="cancelled")
+        else:
+            self.wire.event("settled", call=call, outcome="failed", reason=outcome.message or outcome.status)
+
+    def op_cancel(self, rid: Any, params: dict[str, Any]) -> dict[str, Any]:
+        pending = self.calls.get(str(params.get("call")))
+        if pending is None:
+            raise OpError(-32002, f"unknown call {params.get('call')!r}")
+        reason = params.get("reason")
+        pending.cancel(reason if isinstance(reason, str) else "user")
+        return {}
+
+    def op_inspect(self, rid: Any, params: dict[str, Any]) -> dict[str, Any]:
+        name, host = self.host(params)
+        status = host.inspect(name)
+        return {
+            "extension": name,
+            "generation": status.generation,
+            "state": status.state,
+            "api_version": status.api_version,
+            "features": list(status.features),
+            "max_concurrent_requests": status.max_concurrent_requests,
+            "pending": status.pending,
+            "health": status.health,
+            "last_error": status.last_error,
+            "restarts": status.failed_restarts,
+        }
+
+    def op_reload(self, rid: Any, params: dict[str, Any]) -> dict[str, Any]:
+        name, host = self.host(params)
+        self.background(self._reload, host, name)
+        return {}
+
+    def _reload(self, host: ReferenceHost, name: str) -> None:
+        try:
+            host.reload(name)
+        except LoadError as exc:
+            generation = host.inspect(name).generation
+            self.wire.event("diagnostic", extension=name, generation=generation, kind="other", message=str(exc))
+
+    def op_observe(self, rid: Any, params: dict[str, Any]) -> dict[str, Any]:
+        name, host = self.host(params)
+        event, payload = params.get("event"), params.get("params")
+        if not isinstance(event, str) or not isinstance(payload, dict):
+            raise OpError(-32602, "observe needs an event name and params")
+        host.notify_lifecycle(name, event, payload)
+        return {}
+
+    def op_shutdown(self, rid: Any, params: dict[str, Any]) -> None:
+        name = params.get("extension")
+        if name is not None:
+            name, host = self.host(params)
+            self.background(self._shutdown, rid, [host], name)
+        else:
+            self.background(self._shutdown, rid, list(self.hosts.values()), None)
+
+    def _shutdown(self, rid: Any, hosts: list[ReferenceHost], name: str | None) -> None:
+        threads = [threading.Thread(target=h.shutdown, args=(name,), daemon=True) for h in hosts]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        self.wire.answer(rid, {})
+
+    def op_exit(self, rid: Any, params: dict[str, Any]) -> dict[str, Any]:
+        for host in self.hosts.values():
+            host.shutdown(coordinated=True)
+        return {}
+
+
+# -- faults for the faulty-host fixtures (fixtures/hosts/); each breaks one rule ------------------
+
+
+def _fault_accept_api_mismatch() -> None:
+    """§1.1: takes any api_version in the initialize answer as the manifest's."""
+    original = connection_module.accept
+
+    def accept(result: Any, offer: Any, manifest: Any) -> Any:
+        if isinstance(result, dict):
+            result = {**result, "api_version": manifest.api_version}  # the fault
+        return original(result, offer, manifest)
+
+    connection_module.accept = accept
+
+
+def _fault_accept_any_catalog() -> None:
+    """§1.1: never compares the returned tools/commands with the manifest
+    (duplicates are still refused)."""
+    original = initialize_module._check_catalog
+
+    def check(tools: Any, commands: Any, manifest: Any, features: frozenset[str]) -> None:
+        original(tools, commands, manifest, features | {"dynamic_tools", "runtime_commands"})  # the fault
+
+    initialize_module._check_catalog = check
+
+
+def _fault_accept_duplicate_features() -> None:
+    """§1.1: drops repeated feature names instead of rejecting them."""
+    original = initialize_module._protocol
+
+    def protocol(value: Any, offer: Any) -> Any:
+        if isinstance(value, dict) and isinstance(value.get("features"), list):
+            value = {**value, "features": list(dict.fromkeys(value["features"]))}  # the fault
+        return original(value, offer)
+
+    initialize_module._protocol = protocol  # type: ignore[assignment]
+
+
+def _fault_accept_zero_concurrency() -> None:
+    """§1.1: treats max_concurrent_requests <= 0 as 1 instead of rejecting it."""
+    original = initialize_module._limit
+
+    def limit(value: Any, offer: Any) -> int:
+        if isinstance(value, dict) and isinstance(value.get("max_concurrent_requests"), int):
+            value = {**value, "max_concurrent_requests": max(1, value["max_concurrent_requests"])}  # the fault
+        return original(value, offer)
+
+    initialize_module._limit = limit  # type: ignore[assignment]
+
+
+def _fault_double_cancel() -> None:
+    """§1.9: writes $/cancelRequest twice for one cancelled call."""
+    original = Connection._tombstone
+
+    def tombstone(self: Connection, call: Any, reason: str) -> None:
+        original(self, call, reason)
+        if self.negotiated is not None and self.negotiated.cancellation:
+            self._enqueue(rpc.frame(rpc.notification("$/cancelRequest", {"id": call.id, "reason": reason})), None)
+
+    Connection._tombstone = tombstone  # type: ignore[method-assign]
+
+
+def _fault_silent_stale_response() -> None:
+    """§1.9: ignores a late response to a tombstone without diagnosing it."""
+    original = Connection.diagnose
+
+    def diagnose(self: Connection, kind: str, message: str) -> None:
+        if kind != "stale-response":  # the fault
+            original(self, kind, message)
+
+    Connection.diagnose = diagnose  # type: ignore[method-assign]
+
+
+def _fault_progress_repeats() -> None:
+    """§2.6: accepts a progress sequence equal to the last one."""
+    original = Connection._accept_progress
+
+    def accept(self: Connection, params: Any) -> str | None:
+        problem = original(self, params)
+        if problem is not None and "does not increase" in problem and "(last " + str(params.get("sequence")) in problem:
+            with self._cond:
+                self._progress[params["request_id"]] = params["sequence"]
+            return None  # the fault: an equal sequence passes
+        return problem
+
+    Connection._accept_progress = accept  # type: ignore[method-assign]
+
+
+def _fault_no_shutdown_request() -> None:
+    """§1.8/§0: ends a child by closing its stdin instead of a shutdown request."""
+
+    def shutdown(self: Connection, deadline: float, *, drain_s: float = 0.0) -> None:
+        with self._cond:
+            if self.state in connection_module.ENDED:
+                return
+            self._move(connection_module.DRAINING)
+        self.channel.close_stdin()  # the fault
+        self.channel.wait_exit(min(self.config.shutdown_stage_s, max(0.0, deadline - self.runtime.now())))
+        self.terminate("stopped", "shut down")
+
+    Connection.shutdown = shutdown  # type: ignore[method-assign]
+
+
+def _fault_kill_leader_only() -> None:
+    """§1.8: kills only the child, not its process group (a grandchild survives)."""
+
+    def kill_group(self: Any) -> None:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(self.proc.pid, signal.SIGKILL)  # the fault: not killpg
+        with contextlib.suppress(Exception):
+            self.proc.wait(5)
+
+    ProcessChannel.kill_group = kill_group  # type: ignore[method-assign]
+
+
+def _fault_stderr_not_drained() -> None:
+    """§0: never reads the child's stderr, so a flood blocks the child."""
+    Connection._drain_stderr = lambda self: None  # type: ignore[method-assign]
+
+
+def _patch_initialize_params(change: Any) -> None:
+    original = connection_module.initialize_params
+
+    def params(manifest: Any, config: Any, *, source: str | None = None) -> Any:
+        built, offer = original(manifest, config, source=source)
+        return change(built, manifest), offer
+
+    connection_module.initialize_params = params
+
+
+def _fault_bogus_source() -> None:
+    """§1.1: sends extension.source "bundled" (one of project/global/explicit is required)."""
+    _patch_initialize_params(lambda p, m: {**p, "extension": {**p["extension"], "source": "bundled"}})  # the fault
+
+
+def _fault_requires_octet_in_initialize() -> None:
+    """§0: puts the packaging field requires_octet into the initialize request."""
+    _patch_initialize_params(lambda p, m: {**p, "requires_octet": m.requires_octet})  # the fault
+
+
+def _fault_protocol_in_0_1() -> None:
+    """§1.1: adds a protocol member to an API 0.1 initialize request."""
+
+    def change(p: Any, m: Any) -> Any:
+        if m.api_version != "0.1":
+            return p
+        protocol = {"version": "0.2", "required_features": [], "optional_features": []}
+        return {**p, "protocol": protocol}  # the fault
+
+    _patch_initialize_params(change)
+
+
+def _fault_no_resource_owner() -> None:
+    """§1.2: omits context.resource_owner from API 0.2 tool calls."""
+    original = ReferenceHost._with_context
+
+    def with_context(self: ReferenceHost, connection: Any, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        built = original(self, connection, method, params)
+        context = {k: v for k, v in built["context"].items() if k != "resource_owner"}  # the fault
+        return {**built, "context": context}
+
+    ReferenceHost._with_context = with_context  # type: ignore[method-assign]
+
+
+def _fault_cancel_wrong_id() -> None:
+    """§1.9: the $/cancelRequest names an id the host never sent."""
+    original = Connection._enqueue
+
+    def enqueue(self: Connection, data: bytes, call: Any) -> None:
+        if call is None and b'"$/cancelRequest"' in data:
+            message = json.loads(data)
+            message["params"]["id"] = message["params"]["id"] + 1_000_000  # the fault
+            data = rpc.frame(message)
+        original(self, data, call)
+
+    Connection._enqueue = enqueue  # type: ignore[method-assign]
+
+
+def _fault_stale_response_fails_others() -> None:
+    """§1.9: a late response to a tombstone makes the host give up on every other pending call."""
+    original = Connection.diagnose
+
+    def diagnose(self: Connection, kind: str, message: str) -> None:
+        original(self, kind, message)
+        if kind == "stale-response":
+            with self._cond:
+                for call in list(self._calls.values()):
+                    if call.outcome is None:
+                        call.finish(CallOutcome("lost", message="confused by a stale response"))  # the fault
+
+    Connection.diagnose = diagnose  # type: ignore[method-assign]
+
+
+def _fault_admit_reused_child_id() -> None:
+    """§2: admits a child request whose id this generation already used."""
+    original = ChildRequests._admit
+
+    def admit(self: ChildRequests, key: Any, message: Any) -> Any:
+        self._used.discard(key)  # the fault: the id's earlier use is forgotten
+        return original(self, key, message)
+
+    ChildRequests._admit = admit  # type: ignore[method-assign]
+
+
+@dataclass
+class _SettledParent:
+    id: int
+    children: set[Any] = field(default_factory=set)
+
+
+def _fault_admit_settled_parent() -> None:
+    """§2: takes a parent_request_id naming an already settled request as active."""
+    original = Connection.active_parent
+
+    def active_parent(self: Connection, request_id: Any, methods: tuple[str, ...]) -> Any:
+        found = original(self, request_id, methods)
+        if found is None and isinstance(request_id, int) and 0 < request_id < self._next_id:
+            return _SettledParent(request_id)  # the fault
+        return found
+
+    Connection.active_parent = active_parent  # type: ignore[method-assign]
+
+
+FAULTS: dict[str, Any] = {
+    "admit-reused-child-id": _fault_admit_reused_child_id,
+    "admit-settled-parent": _fault_admit_settled_parent,
+    "stale-response-fails-others": _fault_stale_response_fails_others,
+    "bogus-source": _fault_bogus_source,
+    "requires-octet-in-initialize": _fault_requires_octet_in_initialize,
+    "protocol-in-0.1": _fault_protocol_in_0_1,
+    "no-resource-owner": _fault_no_resource_owner,
+    "cancel-wrong-id": _fault_cancel_wrong_id,
+    "accept-api-mismatch": _fault_accept_api_mismatch,
+    "accept-any-catalog": _fault_accept_any_catalog,
+    "accept-duplicate-features": _fault_accept_duplicate_features,
+    "accept-zero-concurrency": _fault_accept_zero_concurrency,
+    "double-cancel": _fault_double_cancel,
+    "silent-stale-response": _fault_silent_stale_response,
+    "progress-repeats": _fault_progress_repeats,
+    "no-shutdown-request": _fault_no_shutdown_request,
+    "kill-leader-only": _fault_kill_leader_only,
+    "stderr-not-drained": _fault_stderr_not_drained,
+    "headless-confirms": lambda: None,  # in Reporter.confirm
+}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="conformance.reference.host.driver", description=__doc__)
+    parser.add_argument("--fault", choices=sorted(FAULTS), default=None, help="one deliberate fault (fixtures only)")
+    args = parser.parse_args(argv)
+    if args.fault is not None:
+        FAULTS[args.fault]()
+    driver = Driver(args.fault)
+    for line in sys.stdin:
+        try:
+            message = json.loads(line)
+        except ValueError:
+            driver.wire.error(None, -32700, "parse error")
+            continue
+        if not isinstance(message, dict) or not isinstance(message.get("method"), str):
+            driver.wire.error(message.get("id") if isinstance(message, dict) else None, -32600, "invalid request")
+            continue
+        raw = message.get("params")
+        params: dict[str, Any] = raw if isinstance(raw, dict) else {}
+        if not driver.dispatch(message.get("id"), message["method"], params):
+            return 0
+    for host in driver.hosts.values():
+        host.shutdown(coordinated=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,248 @@
+"""Certify a host: its driver (docs/host-driver.md) operates it, the probe is its extension.
+
+How to use::
+
+    run = certify_host(["python3", "-m", "conformance.reference.host.driver"], "0.2", PROFILES["quick"], 1)
+    write_matrix(run, Path("reports/host"))     # same matrix / JUnit as ``extension`` (role "host")
+
+The run starts the driver once, says hello, then plays every fixed scenario
+of :mod:`conformance.machines.host_scenarios` for the API version, each on a
+fresh probe generation. A driver that breaks the contract stops the run with
+an ``error`` naming the cause (exit status 2); a host that kills the probe
+mid-scenario is judged on what it did. At the end the driver is told to shut
+everything down and exit, and its process group, every probe and every
+grandchild a probe reported are killed whatever happened.
+"""
+
+from __future__ import annotations
+
+import traceback
+from pathlib import Path
+from typing import Any
+
+from hypothesis import HealthCheck, Phase, seed, settings
+from hypothesis.stateful import run_state_machine_as_test
+
+from conformance.evidence import Recorder
+from conformance.machines.host import machine_for
+from conformance.machines.host_scenarios import HostRejected, Scenario, scenarios_for
+from conformance.manifest import OCTET_VERSION, Manifest
+from conformance.peers.host_driver import DriverError, HostDriver
+from conformance.peers.host_rig import HostRig, ProbeGone, save_traces
+from conformance.peers.probe import ProbeListener
+from conformance.requirements import load_catalog
+from conformance.transport.trace import load
+from conformance.verdicts import decide
+
+from .extension import RunResult, with_trace
+from .profiles import PROFILES, Profile
+from .replay import NotReplayable, ReplayOutcome
+
+# With the driver's ``timing`` capability the host's §1.8 stage is scaled to
+# this, so stubborn-shutdown scenarios take a fraction of a second, not 4 s.
+SCALED_STAGE_MS = 300
+REFERENCE_DRIVER = ("python3", "-m", "conformance.reference.host.driver")
+
+
+def certify_host(
+    driver_argv: list[str] | tuple[str, ...],
+    api_version: str,
+    profile: Profile,
+    run_seed: int,
+    *,
+    patience_s: float = 10.0,
+    trace_dir: Path | None = None,
+    cwd: Path | None = None,
+    listener: ProbeListener | None = None,
+    machine: bool = True,
+    only: tuple[str, ...] = (),
+) -> RunResult:
+    """``cwd``: where the driver runs (default: here). ``listener``: pass one
+    to look at the probes afterwards (it is closed either way). ``machine``:
+    also run the :class:`HostMachine` (half the profile's examples and steps).
+    ``only``: run just the scenarios whose name starts with one of these
+    (tests of faulty hosts; a certification runs them all)."""
+    recorder = Recorder(trace_dir=trace_dir, run_info={"profile": profile.name, "seed": run_seed})
+    recorder.context = "driver"
+    name, version = "host", "?"
+    listener = listener or ProbeListener()
+    driver: HostDriver | None = None
+    try:
+        driver = HostDriver.spawn(list(driver_argv), cwd=cwd)
+        info = driver.hello()
+        name, version = info.host_name or name, info.host_version or version
+        if api_version not in info.api_versions:
+            recorder.harness_errors.append(f"driver: the host does not load API {api_version} ({info.api_versions})")
+        else:
+            options = _rig_options(driver, patience_s)
+            _scenarios(driver, listener, recorder, api_version, options, only)
+            if machine:
+                _run_machine(driver, listener, recorder, api_version, options, profile, run_seed)
+        driver.request("shutdown", {}, 15.0)
+    except DriverError as exc:
+        recorder.harness_errors.append(f"host driver: {exc}")
+        if driver is not None:
+            driver.close()  # it broke the contract: no polite exit
+    finally:
+        if driver is not None:
+            driver.exit()  # kills its group whatever it answers
+        listener.close()
+    return _result(recorder, driver_argv, name, version, api_version, profile, run_seed)
+
+
+def _rig_options(driver: HostDriver, patience_s: float) -> dict[str, Any]:
+    if not driver.has("timing"):
+        return {"patience_s": patience_s, "stage_s": 2.0, "timing": {}}
+    timing = {"shutdown_timeout_ms": SCALED_STAGE_MS, "shutdown_aggregate_ms": 3 * SCALED_STAGE_MS}
+    return {"patience_s": patience_s, "stage_s": SCALED_STAGE_MS / 1000, "timing": timing}
+
+
+def _run_machine(
+    driver: HostDriver,
+    listener: ProbeListener,
+    recorder: Recorder,
+    api_version: str,
+    options: dict[str, Any],
+    profile: Profile,
+    run_seed: int,
+) -> None:
+    bound = seed(run_seed)(machine_for(driver, listener, recorder, api_version, **options))
+    try:
+        run_state_machine_as_test(
+            bound,
+            settings=settings(
+                max_examples=max(2, profile.examples // 2),
+                stateful_step_count=max(5, profile.steps // 2),
+                deadline=None,
+                database=None,
+                derandomize=False,
+                phases=[Phase.explicit, Phase.generate],
+                suppress_health_check=list(HealthCheck),
+                print_blob=False,
+            ),
+        )
+    except DriverError:
+        raise
+    except (HostRejected, ProbeGone) as exc:
+        recorder.harness_errors.append(f"host machine: could not run: {exc}")
+    except Exception as exc:  # noqa: BLE001 -- a harness failure becomes an `error` verdict, never a pass
+        tail = "".join(traceback.format_exception(exc)[-3:]).strip()[-400:]
+        recorder.harness_errors.append(f"host machine: {type(exc).__name__}: {exc} | {tail}")
+
+
+def _scenarios(
+    driver: HostDriver,
+    listener: ProbeListener,
+    recorder: Recorder,
+    api_version: str,
+    options: dict[str, Any],
+    only: tuple[str, ...],
+) -> None:
+    for scenario in scenarios_for(api_version):
+        if only and not scenario.__name__.startswith(only):
+            continue
+        recorder.context = f"scenario={scenario.__name__}, api {api_version}"
+        rig = HostRig(driver, listener, recorder, **options)
+        before = frozenset(recorder.violations)
+        try:
+            _play(scenario, rig)
+        finally:
+            save_traces(rig, before)
+            rig.close()
+
+
+def _play(scenario: Scenario, rig: HostRig) -> None:
+    """One scenario; driver errors end the run, everything else ends only the scenario."""
+    try:
+        scenario(rig)
+    except DriverError:
+        raise
+    except ProbeGone:
+        pass  # the host ended the probe: judged on what it did so far
+    except HostRejected as exc:
+        rig.recorder.harness_errors.append(f"{scenario.__name__}: could not run: {exc}")
+    except Exception as exc:  # noqa: BLE001 -- a harness failure becomes an `error` verdict, never a pass
+        tail = "".join(traceback.format_exception(exc)[-3:]).strip()[-400:]
+        rig.recorder.harness_errors.append(f"{scenario.__name__}: {type(exc).__name__}: {exc} | {tail}")
+
+
+def _result(
+    recorder: Recorder,
+    driver_argv: list[str] | tuple[str, ...],
+    name: str,
+    version: str,
+    api_version: str,
+    profile: Profile,
+    run_seed: int,
+) -> RunResult:
+    verdicts = [
+        with_trace(v, recorder.traces.get(v.requirement.id))
+        for v in decide(load_catalog(), recorder, role="host", api_version=api_version)
+    ]
+    described = Manifest(
+        path=Path(driver_argv[0]) if driver_argv else Path("driver"),
+        name=name,
+        version=version,
+        api_version=api_version,
+        requires_octet=OCTET_VERSION,
+        command=tuple(driver_argv),
+        contributes={},
+        capabilities={},
+    )
+    return RunResult(
+        described,
+        profile,
+        run_seed,
+        tuple(verdicts),
+        tuple(recorder.harness_errors),
+        recorder.first_violation_after,
+        started=recorder.started_utc,
+        duration_s=recorder.elapsed(),
+        role="host",
+    )
+
+
+# -- replay ----------------------------------------------------------------------------------
+
+
+def is_host_trace(trace_path: Path) -> bool:
+    """A trace written by a host certification (its header says role host)."""
+    try:
+        header, _ = load(trace_path)
+    except (OSError, ValueError):
+        return False
+    return bool(header.get("target", {}).get("role") == "host")
+
+
+def replay_host(trace_path: Path, *, runs: int = 1, patience_s: float = 10.0) -> list[ReplayOutcome]:
+    """Re-run the scenario (or the machine, same seed) a host trace came from
+    against the same driver and re-check its requirement. Scenarios are fixed
+    scripts, so this reproduces what the trace recorded (the frames the probe
+    wrote are the scenario's, in its order)."""
+    if runs < 1:
+        raise ValueError(f"runs must be >= 1; got {runs}")
+    header, _ = load(trace_path)
+    target, requirement = header["target"], str(header["requirement"])
+    context = str(header.get("context", ""))
+    scenario = context.removeprefix("scenario=").split(",", 1)[0] if context.startswith("scenario=") else None
+    seed_value = int(header.get("suite", {}).get("seed", 0))
+    profile = PROFILES.get(str(header.get("suite", {}).get("profile", "quick")), PROFILES["quick"])
+    cwd = Path(target["cwd"]) if target.get("cwd") else None
+    outcomes = []
+    for _ in range(runs):
+        run = certify_host(
+            list(target["driver"]),
+            str(target["api_version"]),
+            profile,
+            seed_value,
+            patience_s=patience_s,
+            cwd=cwd,
+            machine=scenario is None,
+            only=(scenario,) if scenario else ("no scenario",),
+        )
+        if run.harness_errors:
+            raise NotReplayable(f"the replay run failed: {run.harness_errors[0]}")
+        verdict = next((v for v in run.verdicts if v.requirement.id == requirement), None)
+        hit = verdict is not None and verdict.verdict in ("fail", "warn")
+        outcomes.append(ReplayOutcome(requirement, hit, verdict.evidence if verdict else "not judged"))
+    return outcomes
