@@ -218,10 +218,7 @@ class HostDriver:
             self.pump(IDLE_SLICE_S if idle else deadline - time.monotonic())
             if idle is not None:
                 idle()
-        answer = self._answers.pop(rid)
-        if method == "load" and isinstance(answer, dict):
-            self._loaded(answer)
-        return answer
+        return self._answers.pop(rid)
 
     def wait_event(
         self, wanted: Callable[[DriverEvent], bool], timeout: float, idle: Idle | None = None
@@ -297,6 +294,11 @@ class HostDriver:
         if not isinstance(message.result, dict):
             raise DriverError("driver-garbage", f"{method} result is not an object: {_short(message.result)}")
         self._answers[rid] = message.result
+        if method == "load":
+            # Registered on receipt, not when the caller collects the answer:
+            # events the host sends right behind it (a state change delivered
+            # after the answer) name a handle that is loaded by then.
+            self._loaded(message.result)
 
     def _loaded(self, result: dict[str, Any]) -> None:
         handle = result.get("extension")
