@@ -16,8 +16,9 @@ from importlib import resources
 from pathlib import Path
 
 from .manifest import Manifest, ManifestError, load_manifest
-from .peers.ext_host import Launcher, Patience, spawn_process
+from .peers.ext_host import Launcher, Patience, preflight, spawn_process
 from .peers.simulated import is_reference, simulated_reference
+from .report.console import run_lines
 from .report.junit import write_junit
 from .report.matrix import write_matrix
 from .requirements import load_catalog
@@ -25,7 +26,9 @@ from .runner.extension import certify_extension
 from .runner.fuzz import fuzz
 from .runner.profiles import PROFILES
 from .runner.replay import NotReplayable, replay
+from .safe_text import terminal
 from .transport.process import kill_spawned_groups
+from .transport.startup import StartFailure
 from .verdicts import summary
 
 EXIT_OK, EXIT_FAIL, EXIT_HARNESS = 0, 1, 2
@@ -100,33 +103,41 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def launcher_for(manifest: Manifest, simulate: bool) -> Launcher:
+    """How targets start; raises StartFailure when the command cannot."""
     if not simulate:
+        preflight(manifest)
         return spawn_process
     if not is_reference(manifest):
         raise ManifestError(f"--simulate runs only the reference extension in-process; {manifest.path} is another")
     return simulated_reference
 
 
+def refused(exc: Exception) -> int:
+    """One line (or two, with a hint) on stderr for a run that cannot happen."""
+    what = "" if isinstance(exc, StartFailure) else "manifest rejected before spawn: "
+    print(f"octet-conformance: {what}{terminal(str(exc), keep_newlines=True)}", file=sys.stderr)
+    return EXIT_HARNESS
+
+
 def fuzz_target(args: argparse.Namespace) -> int:
     """Exit 1 when exploration found a new failing requirement, else 0."""
     try:
         manifest = load_manifest(args.manifest)
-        launcher_for(manifest, args.simulate)
-    except ManifestError as exc:
-        print(f"octet-conformance: manifest rejected before spawn: {exc}", file=sys.stderr)
-        return EXIT_HARNESS
-    found = fuzz(
-        manifest,
-        seconds=args.seconds,
-        regressions=args.regressions,
-        work_dir=args.work_dir,
-        patience=Patience.of(args.patience),
-        first_seed=args.seed,
-        launcher=launcher_for(manifest, args.simulate),
-    )
+        launcher = launcher_for(manifest, args.simulate)
+        found = fuzz(
+            manifest,
+            seconds=args.seconds,
+            regressions=args.regressions,
+            work_dir=args.work_dir,
+            patience=Patience.of(args.patience),
+            first_seed=args.seed,
+            launcher=launcher,
+        )
+    except (ManifestError, StartFailure) as exc:
+        return refused(exc)
     for f in found:
-        print(f"new failure {f.requirement} (seed {f.seed}): regression case {f.case}")
-    print(f"{len(found)} new failing requirement(s); cases in {args.regressions}")
+        print(terminal(f"new failure {f.requirement} (seed {f.seed}): regression case {f.case}"))
+    print(terminal(f"{len(found)} new failing requirement(s); cases in {args.regressions}"))
     return EXIT_FAIL if found else EXIT_OK
 
 
@@ -135,11 +146,11 @@ def replay_trace(args: argparse.Namespace) -> int:
     try:
         outcomes = replay(args.trace, target=args.target, runs=args.runs, patience=Patience.of(args.patience))
     except (OSError, ValueError, KeyError, ManifestError, NotReplayable) as exc:
-        print(f"octet-conformance: cannot replay {args.trace}: {exc}", file=sys.stderr)
+        print(terminal(f"octet-conformance: cannot replay {args.trace}: {exc}", keep_newlines=True), file=sys.stderr)
         return EXIT_HARNESS
     hits = sum(o.reproduced for o in outcomes)
     first = next((o for o in outcomes if o.reproduced), outcomes[0])
-    print(f"{first.requirement}: reproduced {hits}/{len(outcomes)}: {first.evidence}")
+    print(terminal(f"{first.requirement}: reproduced {hits}/{len(outcomes)}: {first.evidence}"))
     return EXIT_FAIL if hits else EXIT_OK
 
 
@@ -155,37 +166,33 @@ def list_requirements(side: str | None) -> int:
 def certify(args: argparse.Namespace) -> int:
     try:
         manifest = load_manifest(args.manifest or default_manifest())
-        launcher_for(manifest, args.simulate)
-    except ManifestError as exc:
-        print(f"octet-conformance: manifest rejected before spawn: {exc}", file=sys.stderr)
-        return EXIT_HARNESS
+        launcher = launcher_for(manifest, args.simulate)
+    except (ManifestError, StartFailure) as exc:
+        return refused(exc)
     profile = PROFILES[args.profile]
     run_seed = profile.default_seed if args.seed is None else args.seed
     for stale in (args.report_dir / "traces").glob("*.jsonl"):
         stale.unlink()  # the report directory holds one run: no trace may outlive its verdict
-    run = certify_extension(
-        manifest,
-        profile,
-        run_seed,
-        Patience.of(args.patience),
-        trace_dir=args.report_dir / "traces",
-        regressions=args.regressions,
-        launcher=launcher_for(manifest, args.simulate),
-    )
+    try:
+        run = certify_extension(
+            manifest,
+            profile,
+            run_seed,
+            Patience.of(args.patience),
+            trace_dir=args.report_dir / "traces",
+            regressions=args.regressions,
+            launcher=launcher,
+        )
+    except StartFailure as exc:  # a later generation could not start: no verdict from this run
+        return refused(exc)
     matrix_path = write_matrix(run, args.report_dir)
     write_junit(run, args.report_dir)
     counts = summary(run.verdicts)
-    print(
-        f"{manifest.name} {manifest.version} (API {manifest.api_version}), profile {profile.name}, seed {run_seed}: "
-        + ", ".join(f"{n} {k}" for k, n in counts.items())
-    )
-    for v in run.verdicts:
-        if v.verdict in ("fail", "warn", "error"):
-            print(f"  {v.verdict.upper():5} {v.requirement.id}: {v.evidence.splitlines()[0]}")
-    print(f"matrix: {matrix_path}")
+    for line in run_lines(run, matrix_path):
+        print(line)
     if run.harness_errors:
         for e in run.harness_errors:
-            print(f"harness error: {e}", file=sys.stderr)
+            print(f"harness error: {terminal(e, keep_newlines=True)}", file=sys.stderr)
         return EXIT_HARNESS
     return EXIT_FAIL if counts["fail"] else EXIT_OK
 
