@@ -10,8 +10,11 @@ What this module is responsible for:
   untouched;
 * enforcing the frame bound the moment it is crossed: the decoder never
   buffers more than ``max_frame_bytes`` + 1 bytes of one frame; the rest of an
-  oversized frame is skipped up to its terminator and reported once with the
-  number of bytes seen;
+  oversized frame is skipped up to its terminator and the frame is reported
+  once -- with its exact size when its terminator arrives in the same
+  ``feed`` that crossed the bound, otherwise at the end of that ``feed``
+  with the bytes seen so far, so a line that never ends (an endless stream
+  with no newline) is reported as soon as it passes the bound, not never;
 * accepting a final unterminated frame when the stream ends.
 
 What it is not responsible for: JSON, JSON-RPC, or what a frame means. Those
@@ -39,7 +42,9 @@ class Frame:
 @dataclass(frozen=True)
 class OversizedFrame:
     """A frame that crossed the bound. ``size`` is the payload length seen
-    (exact when ``complete``; a lower bound when the stream ended first)."""
+    when it was reported: exact when ``complete`` (its terminator had been
+    seen), otherwise a lower bound (reported before its line ended, or the
+    stream ended first)."""
 
     index: int
     size: int
@@ -60,6 +65,7 @@ class FrameDecoder:
         self._buffer = bytearray()
         self._skipping = False  # inside an oversized frame, dropping bytes
         self._skipped = 0
+        self._reported = False  # the frame being skipped was already reported
         self._next_index = 0
         self._closed = False
 
@@ -81,6 +87,11 @@ class FrameDecoder:
                 break
             self._finish("lf", events)
             start = newline + 1
+        if self._skipping and not self._reported:
+            # The bound was passed and the line goes on past this chunk:
+            # report it now, not when (if ever) its terminator comes.
+            self._reported = True
+            events.append(self._oversized(self._skipped, complete=False))
         return events
 
     def close(self) -> list[FrameEvent]:
@@ -106,15 +117,20 @@ class FrameDecoder:
         self._skipped = len(self._buffer) + len(chunk)
         self._buffer.clear()
 
-    def _finish(self, terminator: Terminator, events: list[FrameEvent]) -> None:
+    def _oversized(self, size: int, *, complete: bool) -> OversizedFrame:
         index = self._next_index
         self._next_index += 1
+        return OversizedFrame(index, size, self.max_frame_bytes, complete=complete)
+
+    def _finish(self, terminator: Terminator, events: list[FrameEvent]) -> None:
         if self._skipping:
-            size = self._skipped
-            self._skipping = False
-            self._skipped = 0
-            events.append(OversizedFrame(index, size, self.max_frame_bytes, complete=terminator != "eof"))
+            size, reported = self._skipped, self._reported
+            self._skipping, self._skipped, self._reported = False, 0, False
+            if not reported:
+                events.append(self._oversized(size, complete=terminator != "eof"))
             return
+        index = self._next_index
+        self._next_index += 1
         payload = bytes(self._buffer)
         self._buffer.clear()
         if terminator == "lf" and payload.endswith(b"\r"):

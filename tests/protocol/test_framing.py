@@ -70,11 +70,43 @@ def test_crlf_at_the_bound(size: int) -> None:
 
 def test_oversize_detected_without_buffering_past_the_bound() -> None:
     d = FrameDecoder(max_frame_bytes=LIMIT)
-    for _ in range(1000):
-        assert d.feed(b"y" * 1000) == []
+    # reported by the feed that passes the bound, with what it had seen...
+    assert d.feed(b"y" * 1000) == [OversizedFrame(0, 1000, LIMIT, False)]
+    for _ in range(999):
+        assert d.feed(b"y" * 1000) == []  # ...and once only
         assert d.buffered <= LIMIT + 1
     events = d.feed(b"\n{}\n")
-    assert events == [OversizedFrame(0, 1_000_000, LIMIT, True), Frame(1, b"{}", "lf")]
+    assert events == [Frame(1, b"{}", "lf")]  # the terminator ends it silently; indexes go on
+
+
+@pytest.mark.parametrize("extra", [1, 2, 3, 1000])
+def test_endless_line_is_reported_as_soon_as_it_passes_the_bound(extra: int) -> None:
+    """A line that never ends (no LF, no EOF) is reported by the feed that
+    takes it past the bound: LIMIT + 1 bytes may still be a CRLF frame of
+    LIMIT bytes, LIMIT + 2 cannot."""
+    d = FrameDecoder(max_frame_bytes=LIMIT)
+    assert d.feed(b"x" * LIMIT) == []
+    events = d.feed(b"x" * extra)
+    if extra == 1:
+        assert events == []  # the last byte might be the CR of a CRLF
+        assert d.feed(b"x") == [OversizedFrame(0, LIMIT + 2, LIMIT, False)]
+    else:
+        assert events == [OversizedFrame(0, LIMIT + extra, LIMIT, False)]
+    assert d.feed(b"x" * 10_000) == [] and d.close() == []
+
+
+def test_endless_line_byte_by_byte() -> None:
+    d = FrameDecoder(max_frame_bytes=LIMIT)
+    seen = [e for _ in range(LIMIT * 3) for e in d.feed(b"x")]
+    assert seen == [OversizedFrame(0, LIMIT + 2, LIMIT, False)]
+    assert d.feed(b"\n{}\n") == [Frame(1, b"{}", "lf")]
+
+
+def test_oversize_split_across_feeds_then_terminated_in_a_later_one() -> None:
+    d = FrameDecoder(max_frame_bytes=LIMIT)
+    assert d.feed(b"x" * (LIMIT + 5)) == [OversizedFrame(0, LIMIT + 5, LIMIT, False)]
+    assert d.feed(b"xx\r\n") == []
+    assert d.feed(b"{}") == [] and d.close() == [Frame(1, b"{}", "eof")]
 
 
 def test_oversize_then_eof_reports_lower_bound() -> None:
@@ -116,5 +148,13 @@ def test_any_chunking_gives_the_same_frames(frames: list[bytes], cuts: list[int]
         out += d.feed(data[prev:c])
         prev = c
     out += d.feed(data[prev:]) + d.close()
-    assert out == feed_whole(data)
+    # Frames come out the same whatever the chunking; an oversized frame is
+    # reported at the same index, but when (and so with how many bytes seen)
+    # depends on the chunks: only its index and bound are compared.
+    assert [_same_whatever_chunking(e) for e in out] == [_same_whatever_chunking(e) for e in feed_whole(data)]
     assert len(out) == len(frames)
+    assert all(e.size > LIMIT for e in out if isinstance(e, OversizedFrame))
+
+
+def _same_whatever_chunking(event: FrameEvent) -> object:
+    return ("oversized", event.index, event.limit) if isinstance(event, OversizedFrame) else event
