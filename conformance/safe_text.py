@@ -6,9 +6,10 @@ NUL, DEL, C1 controls, bidirectional overrides, lone surrogates (a JSON
 ``"\\ud800"`` escape decodes to one). Each output gets one function:
 
 * :func:`terminal` -- for the console: every control character (C0 but the
-  newline when asked, DEL, C1), bidi controls, line/paragraph separators and
-  lone surrogates are shown as visible escapes (``\\x1b``, ``\\u202e``), so
-  nothing a target sends can move the cursor, recolour or rewrite the screen;
+  newline when asked, DEL, C1), bidi controls, line/paragraph separators,
+  the noncharacters U+FFFE/U+FFFF and lone surrogates are shown as visible
+  escapes (``\\x1b``, ``\\u202e``), so nothing a target sends can move the
+  cursor, recolour or rewrite the screen;
 * :func:`xml_text` -- for ``junit.xml``: XML 1.0 cannot carry most C0
   characters even as character references, nor lone surrogates or U+FFFE/
   U+FFFF, so those (and DEL and C1, which it discourages) become the same
@@ -30,8 +31,8 @@ from typing import Any
 
 _SURROGATES = "\ud800-\udfff"
 _BIDI = "\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
-_TERMINAL = re.compile(f"[\x00-\x1f\x7f-\x9f{_BIDI}\u2028\u2029{_SURROGATES}]")
-_TERMINAL_KEEP_NL = re.compile(f"[\x00-\x09\x0b-\x1f\x7f-\x9f{_BIDI}\u2028\u2029{_SURROGATES}]")
+_TERMINAL = re.compile(f"[\x00-\x1f\x7f-\x9f{_BIDI}\u2028\u2029\ufffe\uffff{_SURROGATES}]")
+_TERMINAL_KEEP_NL = re.compile(f"[\x00-\x09\x0b-\x1f\x7f-\x9f{_BIDI}\u2028\u2029\ufffe\uffff{_SURROGATES}]")
 # Not XML 1.0 Chars, plus DEL and C1 (allowed but discouraged).
 _XML = re.compile(f"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f{_SURROGATES}\ufffe\uffff]")
 _JSON = re.compile(f"[{_SURROGATES}]")

@@ -30,6 +30,7 @@ import xml.etree.ElementTree as ET
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -399,7 +400,7 @@ def certify(tmp_path: Path, main_py: str, *, name: str = "bad-input") -> tuple[R
     return ran, folder, report
 
 
-def assert_reports_well_formed(report: Path) -> dict[str, object]:
+def assert_reports_well_formed(report: Path) -> dict[str, Any]:
     """junit.xml parses as XML; matrix.json parses strictly and re-encodes as
     UTF-8 (no lone surrogate), whatever the target sent."""
     ET.parse(report / "junit.xml")
@@ -425,7 +426,7 @@ def test_extension_that_exits_at_once_shows_status_and_stderr(tmp_path: Path) ->
     failure = next(i for i, line in enumerate(lines) if line.startswith("  FAIL"))
     assert "exited with status 3" in lines[failure + 1]
     document = assert_reports_well_formed(report)
-    observed = document["run"]["observed"]["JSONRPC-5-every-request-answered"]  # type: ignore[index]
+    observed = document["run"]["observed"]["JSONRPC-5-every-request-answered"]
     assert observed["measured"] == {"exit_status": 3.0} and "octet-sdk" in observed["stderr_tail"]
 
 
@@ -436,7 +437,7 @@ def test_control_characters_in_the_manifest_name(tmp_path: Path) -> None:
     suite = ET.parse(report / "junit.xml").getroot()
     assert suite.get("name", "").startswith("octet-conformance extension evil\\x1b]0;pwned")
     document = assert_reports_well_formed(report)
-    assert document["target"]["name"] == name  # type: ignore[index]  # JSON carries controls escaped, exactly
+    assert document["target"]["name"] == name  # JSON carries controls escaped, exactly
 
 
 def test_hostile_frames_reach_no_terminal_and_break_no_report(tmp_path: Path) -> None:
@@ -449,5 +450,5 @@ def test_endless_line_fails_the_frame_bound(tmp_path: Path) -> None:
     ran, _, report = certify(tmp_path, ENDLESS_LINE)
     assert_clean(ran, 1, "FAIL  EXT-0-frame-bound", "longer than the 1,048,576-byte limit")
     document = assert_reports_well_formed(report)
-    verdicts = {r["id"]: r["verdict"] for r in document["results"]}  # type: ignore[index]
+    verdicts = {r["id"]: r["verdict"] for r in document["results"]}
     assert verdicts["EXT-0-frame-bound"] == "fail"
