@@ -6,6 +6,7 @@ terminal raw."""
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -14,6 +15,7 @@ from conformance.safe_text import terminal
 from conformance.verdicts import Verdict, summary
 
 STDERR_LINES_SHOWN = 8
+MAX_ERROR_LINES = 3  # more error verdicts than this are summarised, one line per distinct evidence
 
 
 def run_lines(run: RunResult, matrix_path: Path) -> Iterator[str]:
@@ -23,12 +25,21 @@ def run_lines(run: RunResult, matrix_path: Path) -> Iterator[str]:
         f"{m.name} {m.version} (API {m.api_version}), profile {run.profile.name}, seed {run.seed}: "
         + ", ".join(f"{n} {k}" for k, n in counts.items())
     )
+    errors = [v for v in run.verdicts if v.verdict == "error"]
     for v in run.verdicts:
-        if v.verdict in ("fail", "warn", "error"):
-            first = v.evidence.splitlines()[0] if v.evidence else ""
-            yield f"  {v.verdict.upper():5} {v.requirement.id}: {terminal(first)}"
+        if v.verdict in ("fail", "warn") or (v.verdict == "error" and len(errors) <= MAX_ERROR_LINES):
+            yield f"  {v.verdict.upper():5} {v.requirement.id}: {terminal(_first_line(v.evidence))}"
             yield from exit_lines(v)
+    if len(errors) > MAX_ERROR_LINES:
+        # One harness failure makes every unjudged requirement an error with
+        # the same evidence: say it once, not once per requirement.
+        for evidence, count in Counter(_first_line(v.evidence) for v in errors).items():
+            yield f"  ERROR {count} requirements: {terminal(evidence)}"
     yield f"matrix: {terminal(str(matrix_path))}"
+
+
+def _first_line(text: str) -> str:
+    return text.splitlines()[0] if text else ""
 
 
 def exit_lines(v: Verdict) -> Iterator[str]:
