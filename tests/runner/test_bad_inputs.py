@@ -452,3 +452,34 @@ def test_endless_line_fails_the_frame_bound(tmp_path: Path) -> None:
     document = assert_reports_well_formed(report)
     verdicts = {r["id"]: r["verdict"] for r in document["results"]}
     assert verdicts["EXT-0-frame-bound"] == "fail"
+
+
+# -- replay against a bad target -------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def failure_trace(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A real failure trace (an extension that exits at once) to replay."""
+    ran, _, report = certify(tmp_path_factory.mktemp("trace"), EXITS_AT_ONCE)
+    assert ran.code == 1, ran.err
+    return report / "traces" / "JSONRPC-5-every-request-answered.jsonl"
+
+
+@pytest.mark.parametrize(
+    ("target", "needles"),
+    [
+        (HEADER + 'command = ["octet-no-such-program"]\n', ("could not start: ", "not on the target's PATH")),
+        ("\ufeff" + GOOD, ("UTF-8 byte-order mark",)),
+        (GOOD + 'context = "yes"\n', ("unknown key context",)),
+    ],
+    ids=["unstartable", "bom", "stray-key"],
+)
+def test_replay_against_a_bad_target(
+    failure_trace: Path, target: str, needles: tuple[str, ...], tmp_path: Path
+) -> None:
+    folder = tmp_path / "ext"
+    folder.mkdir()
+    (folder / "extension.toml").write_text(target, encoding="utf-8")
+    ran = run_cli(["replay", str(failure_trace), "--target", str(folder / "extension.toml")], cwd=tmp_path)
+    assert not survivors(folder)
+    assert_clean(ran, 2, "cannot replay", *needles)
