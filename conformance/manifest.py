@@ -72,7 +72,7 @@ def load_manifest(path: str | Path) -> Manifest:
 
 def parse_manifest(data: dict[str, Any], path: Path) -> Manifest:
     def fail(field: str, expected: str) -> ManifestError:
-        got = repr(data.get(field, "absent")) if "." not in field else "invalid"
+        got = _shown(data[field]) if field in data else "nothing (the key is missing)"
         return ManifestError(f"{path}: {field} must be {expected}; got {got}")
 
     _unknown_keys(data, TOP_LEVEL_KEYS, "", path)

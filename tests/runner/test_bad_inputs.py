@@ -174,7 +174,7 @@ MANIFEST_CASES: dict[str, tuple[Build, tuple[str, ...]]] = {
     "utf16-bom": (text(b"\xff\xfe" + GOOD.encode("utf-16-le")), ("UTF-16", "byte-order mark")),
     "not-utf8": (text(GOOD.encode() + b"# caf\xe9\n"), ("not UTF-8", "0xE9", "line 6")),
     "not-toml": (text(GOOD + "command = [\n"), ("not valid TOML",)),
-    "empty": (text(""), ("name must be a non-empty string",)),
+    "empty": (text(""), ("name must be a non-empty string", "got nothing (the key is missing)")),
     # keys and tables the contract does not have
     "misspelt-key": (text(GOOD.replace("name =", "nmae =")), ("unknown key nmae", "did you mean name?")),
     "misspelt-table": (
@@ -220,15 +220,15 @@ MANIFEST_CASES: dict[str, tuple[Build, tuple[str, ...]]] = {
         ("capabilities.provider_credentials must be a boolean",),
     ),
     "contributes-not-a-table": (text(GOOD + 'contributes = "all"\n'), ("[contributes] must be a table", "(a string)")),
-    "name-number": (text(GOOD.replace('"bad-input"', "5")), ("name must be a non-empty string",)),
-    "unknown-api-version": (text(GOOD.replace('"0.2"', '"0.3"')), ("api_version must be",)),
+    "name-number": (text(GOOD.replace('"bad-input"', "5")), ("name must be a non-empty string", "got 5 (an integer)")),
+    "unknown-api-version": (text(GOOD.replace('"0.2"', '"0.3"')), ("api_version must be", "got '0.3' (a string)")),
     "command-empty": (
         text(HEADER + "command = []\n"),
         ("command must be a non-empty array of non-empty strings",),
     ),
     "command-string": (
         text(HEADER + 'command = "python3 main.py"\n'),
-        ("command must be a non-empty array",),
+        ("command must be a non-empty array", "(a string)"),
     ),
     # manifest text reaches the terminal escaped
     "escapes-in-a-value": (
