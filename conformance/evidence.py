@@ -24,6 +24,7 @@ from typing import Any
 from .protocol.violations import Exercise, Finding, Violation
 
 MAX_KEPT_VIOLATIONS = 5  # per requirement: enough to act on, bounded in size
+MAX_KEPT_STRAYS = 50  # stray processes noted per run
 
 
 @dataclass(frozen=True)
@@ -59,6 +60,7 @@ class Recorder:
     negotiated_features: set[str] = field(default_factory=set)
     api_versions: set[str] = field(default_factory=set)
     harness_errors: list[str] = field(default_factory=list)
+    strays: list[str] = field(default_factory=list)  # target descendants found outside their process group
     hung_initializations: int = 0
     started_at: float = field(default_factory=time.monotonic)
     started_utc: str = field(default_factory=utc_now)  # run metadata: when the run began

@@ -19,6 +19,14 @@ from .requirements import Requirement
 
 VERDICTS = ("pass", "fail", "warn", "skip", "untested", "error", "xfail")
 TARGET_SIDES = {"extension": ("extension", "both")}
+# The documents a role is certified against: side "both" exists in more than
+# one document, so the side alone must not pull host-rpc entries into an
+# extension matrix (or the reverse).
+ROLE_DOCUMENTS = {
+    "extension": ("extension-wire-protocol", "jsonrpc-2.0"),
+    "hostcore": ("host-rpc-protocol", "jsonrpc-2.0"),
+    "client": ("host-rpc-protocol", "jsonrpc-2.0"),
+}
 STDERR_TAIL_CHARS = 600
 
 
@@ -53,9 +61,10 @@ def decide(
 ) -> list[Verdict]:
     """Turn findings into one verdict per requirement that concerns ``role``."""
     sides = TARGET_SIDES[role]
+    documents = ROLE_DOCUMENTS[role]
     out = []
     for req in requirements:
-        if req.side not in sides:
+        if req.side not in sides or req.document not in documents:
             continue
         out.append(_one(req, recorder, api_version))
     return out

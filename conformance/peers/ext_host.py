@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from conformance import __version__
-from conformance.evidence import Recorder
+from conformance.evidence import MAX_KEPT_STRAYS, Recorder
 from conformance.manifest import OCTET_VERSION, Manifest
 from conformance.protocol import jsonrpc, limits
 from conformance.protocol.ext_session import HostRequest, HostSession, Intent, LifecycleInput, LocalProtocolError
@@ -142,7 +142,7 @@ class ExtensionHostPeer:
         try:
             if mode == "shutdown":
                 self._drain_generation()
-            self.process.kill_group()
+            self._end_process()
             offer = self.session.offer
             self.session = HostSession(self.manifest.info, offer)
             self._cancel_sent_at.clear()
@@ -164,8 +164,18 @@ class ExtensionHostPeer:
 
     def close(self) -> None:
         if self.process is not None:
-            self.process.kill_group()
+            self._end_process()
         self._save_traces()
+
+    def _end_process(self) -> None:
+        """Kill the generation's whole process tree; descendants that had left
+        its process group are noted as strays (a run detail, not a verdict:
+        the protocol documents say nothing about a target's descendants)."""
+        assert self.process is not None
+        self.process.kill_group()
+        for stray in getattr(self.process, "strays", ()):
+            if len(self.recorder.strays) < MAX_KEPT_STRAYS:  # bounded, whatever the target forks
+                self.recorder.strays.append(f"{self.recorder.context}: {stray}")
 
     def _save_traces(self) -> None:
         """Keep this generation's trace for every requirement it was the first

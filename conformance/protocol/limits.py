@@ -116,3 +116,20 @@ PROGRESS_EVENT_TYPES = ("status", "output", "decoration")  # EXT-2.6-event-shape
 PROGRESS_PARTIAL_RESULT = "partial_result"  # EXT-2.6-event-shape (API 0.4 addition, §2.25)
 PROGRESS_OUTPUT_STREAMS = ("stdout", "stderr")  # EXT-2.6-event-shape
 PROGRESS_OUTPUT_ENCODINGS = ("utf8", "base64")  # EXT-2.6-event-shape
+
+# Host side, judged from the probe (§1.6b, §1.8, §1.10, §1.11, §5). The
+# timings are the document's defaults; a clock owner judging a host uses
+# them (plus its own slack for a loaded machine) and never asserts them in
+# tests (benchmarks/ measures).
+MESSAGE_BATCH_DELTAS = 64  # EXT-1.11-host-message-batch-shape (a batch flushes at 64 deltas)
+MESSAGE_BATCH_BYTES = 4096  # EXT-1.11-host-message-batch-order
+MESSAGE_BATCH_WINDOW_S = 0.05  # EXT-1.11-host-message-batch-order
+MENU_COLLECT_TIMEOUT_S = 5.0  # EXT-1.6b-host-menu-timeout
+MENU_ACTION_DEADLINE_S = 30 * 60.0  # EXT-1.6b-host-menu-long-deadline
+AGGREGATE_SHUTDOWN_S = 3.0  # EXT-1.8-host-aggregate-deadline
+COORDINATED_EXIT_CAP_S = 1.4  # EXT-1.8-host-interactive-cap
+LIFECYCLE_DELIVERY_DEADLINE_S = 0.25  # EXT-1.10-host-best-effort-delivery
+RESTART_BACKOFF_BASE_S = 0.25  # EXT-5-host-backoff (full jitter, exponential)
+RESTART_BACKOFF_CAP_S = 30.0  # EXT-5-host-backoff
+FAILED_RESTARTS_BEFORE_PARK = 8  # EXT-5-host-parks-after-failures
+READY_RESETS_BUDGET_S = 30.0  # EXT-5-host-parks-after-failures

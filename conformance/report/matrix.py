@@ -1,4 +1,4 @@
-"""``matrix.json`` (format octet-conformance/matrix@2, docs/matrix-format.md).
+"""``matrix.json`` (format octet-conformance/matrix@3, docs/matrix-format.md).
 
 Everything outside ``run`` is the certification's *result* and is the same,
 byte for byte, for two runs with the same suite version, target, profile and
@@ -18,7 +18,7 @@ from conformance.runner.extension import RunResult
 from conformance.safe_text import scrub
 from conformance.verdicts import Observation, Verdict, summary
 
-FORMAT = "octet-conformance/matrix@2"
+FORMAT = "octet-conformance/matrix@3"
 RESULT_KEYS = ("format", "suite", "target", "results", "summary")  # compared; "run" is not
 
 
@@ -85,6 +85,7 @@ def matrix(run: RunResult, directory: Path | None = None) -> dict[str, Any]:
             "started": run.started,
             "duration_s": round(run.duration_s, 3),
             "harness_errors": list(run.harness_errors),
+            "strays": list(run.strays),
             "observed": {v.requirement.id: _observation(v.observed) for v in run.verdicts if v.observed is not None},
         },
     }

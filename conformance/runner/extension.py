@@ -44,6 +44,7 @@ class RunResult:
     detected_after: dict[str, float]  # requirement -> seconds into the run of its first violation
     started: str = ""  # run metadata (UTC, ISO 8601): not part of the results
     duration_s: float = 0.0  # run metadata
+    strays: tuple[str, ...] = ()  # run metadata: target descendants killed outside their process group
 
 
 def save_manifest_traces(manifest: Manifest, recorder: Recorder) -> None:
@@ -134,6 +135,7 @@ def certify_extension(
         recorder.first_violation_after,
         started=recorder.started_utc,
         duration_s=recorder.elapsed(),
+        strays=tuple(recorder.strays),
     )
 
 

@@ -11,14 +11,16 @@ from __future__ import annotations
 import random
 import shutil
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from conformance.manifest import Manifest
 from conformance.peers.ext_host import Launcher, Patience, spawn_process
+from conformance.verdicts import Verdict
 
 from .extension import certify_extension
 from .profiles import Profile
+from .reportdir import locked, staged
 
 # One round: the time box is checked between rounds, so rounds stay short.
 FUZZ_PROFILE = Profile("fuzz", examples=10, steps=40, shrink_s=60.0)
@@ -31,6 +33,24 @@ class FuzzFinding:
     case: Path
 
 
+@dataclass(frozen=True)
+class FuzzResult:
+    found: tuple[FuzzFinding, ...]
+    harness_errors: tuple[str, ...]  # of the round that ended the run early; empty otherwise
+    rounds: int  # rounds completed
+
+
+# What one example of a round costs at least (spawn, initialize, a few steps):
+# a short time box gets a round small enough to end near it.
+EXAMPLE_COST_S = 0.5
+
+
+def round_profile(profile: Profile, remaining_s: float) -> Profile:
+    """The budget of the next round: the profile's, cut down when less time is left."""
+    examples = max(1, min(profile.examples, int(remaining_s / EXAMPLE_COST_S)))
+    return replace(profile, examples=examples, shrink_s=min(profile.shrink_s, max(remaining_s, 1.0)))
+
+
 def fuzz(
     manifest: Manifest,
     *,
@@ -41,22 +61,43 @@ def fuzz(
     first_seed: int | None = None,
     profile: Profile = FUZZ_PROFILE,
     launcher: Launcher = spawn_process,
-) -> list[FuzzFinding]:
-    """Run certification rounds with fresh seeds until ``seconds`` pass."""
+) -> FuzzResult:
+    """Run certification rounds with fresh seeds until ``seconds`` pass, or
+    until a round hits a harness error (it judged nothing; more rounds would
+    only repeat it). Each round's traces go to ``work_dir/seed-N``, written
+    whole when the round ends; an interrupted round leaves nothing, and no
+    regression case."""
     rng = random.Random(first_seed)
     deadline = time.monotonic() + seconds
-    known = {p.name.split("@")[0] for p in regressions.glob("*.jsonl")}
     found: list[FuzzFinding] = []
-    while time.monotonic() < deadline:
-        seed = rng.randrange(2**32)
-        traces = work_dir / f"seed-{seed}"
-        run = certify_extension(manifest, profile, seed, patience, trace_dir=traces, launcher=launcher)
-        for v in run.verdicts:
-            if v.verdict not in ("fail", "warn") or v.trace is None or v.requirement.id in known:
-                continue
-            regressions.mkdir(parents=True, exist_ok=True)
-            case = regressions / f"{v.requirement.id}@{seed}.jsonl"
-            shutil.copyfile(v.trace, case)
-            known.add(v.requirement.id)
-            found.append(FuzzFinding(v.requirement.id, seed, case))
-    return found
+    rounds = 0
+    with locked(work_dir, what="fuzz work directory"), locked(regressions, what="regressions directory"):
+        known = {p.name.split("@")[0] for p in regressions.glob("*.jsonl")}
+        while time.monotonic() < deadline:
+            seed = rng.randrange(2**32)
+            budget = round_profile(profile, deadline - time.monotonic())
+            final = work_dir / f"seed-{seed}"
+            with staged(final, what="fuzz round directory") as stage:
+                run = certify_extension(manifest, budget, seed, patience, trace_dir=stage, launcher=launcher)
+            rounds += 1
+            if run.harness_errors:
+                return FuzzResult(tuple(found), run.harness_errors, rounds)
+            found.extend(_keep_cases(run.verdicts, stage, final, regressions, known, seed))
+    return FuzzResult(tuple(found), (), rounds)
+
+
+def _keep_cases(
+    verdicts: tuple[Verdict, ...], stage: Path, final: Path, regressions: Path, known: set[str], seed: int
+) -> list[FuzzFinding]:
+    """Copy the committed trace of each newly failing requirement into ``regressions``."""
+    kept: list[FuzzFinding] = []
+    for v in verdicts:
+        if v.verdict not in ("fail", "warn") or v.trace is None or v.requirement.id in known:
+            continue
+        trace = Path(v.trace)
+        committed = final / trace.relative_to(stage) if trace.is_relative_to(stage) else trace
+        case = regressions / f"{v.requirement.id}@{seed}.jsonl"
+        shutil.copyfile(committed, case)
+        known.add(v.requirement.id)
+        kept.append(FuzzFinding(v.requirement.id, seed, case))
+    return kept

@@ -23,7 +23,8 @@ from conformance.peers.ext_host import ExtensionHostPeer, Patience, TargetGone
 from conformance.protocol.ext_manifest import check_manifest
 from conformance.protocol.ext_types import Offer
 from conformance.protocol.violations import Violation
-from conformance.transport.trace import decode_bytes, load, write_trace
+from conformance.requirements import load_catalog
+from conformance.transport.trace import TraceError, decode_bytes, load, write_trace
 
 
 class NotReplayable(RuntimeError):
@@ -42,8 +43,59 @@ def load_target(header: dict[str, Any], override: Path | None) -> Manifest:
     return load_manifest(override if override is not None else Path(header["target"]["manifest"]))
 
 
+_ACTIONS = ("shutdown", "stdin_eof", "reload")
+_DIRECTIONS = ("host->target", "target->host")
+_OFFER_KEYS = ("api_version", "protocol_version", "required_features", "optional_features")
+
+
+def _whole(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+def check_header(header: dict[str, Any], target: Path | None) -> None:
+    """A header replay can act on honestly, or TraceError naming line 1: a
+    requirement this suite does not know could never be "reproduced"."""
+    requirement = header.get("requirement")
+    if not isinstance(requirement, str) or requirement not in {r.id for r in load_catalog()}:
+        raise TraceError(f"trace line 1: unknown requirement {requirement!r}; it is not in this suite's catalog")
+    where = header.get("target")
+    if target is None and not (isinstance(where, dict) and isinstance(where.get("manifest"), str)):
+        raise TraceError("trace line 1: target.manifest is missing or not a path; name the extension with --target")
+    if header.get("scenario") == "manifest":
+        return
+    offer = header.get("offer")
+    if not isinstance(offer, dict) or not all(k in offer for k in _OFFER_KEYS):
+        raise TraceError(f"trace line 1: offer must be an object with {', '.join(_OFFER_KEYS)}")
+    if not all(isinstance(offer[k], list) for k in _OFFER_KEYS[2:]):
+        raise TraceError("trace line 1: offer.required_features and offer.optional_features must be lists")
+
+
+def check_entries(entries: list[dict[str, Any]]) -> None:
+    """Entries replay can perform (lines 2 onwards), or TraceError naming the line."""
+    for number, entry in enumerate(entries, start=2):
+        direction = entry.get("dir")
+        if direction not in _DIRECTIONS:
+            raise TraceError(f"trace line {number}: dir must be one of {', '.join(_DIRECTIONS)}; got {direction!r}")
+        if direction != "host->target":
+            continue
+        if not _whole(entry.get("step")) or not _whole(entry.get("after", 0)):
+            raise TraceError(f"trace line {number}: step and after must be whole numbers >= 0")
+        action = entry.get("action")
+        if action is not None and action not in _ACTIONS:
+            raise TraceError(f"trace line {number}: unknown action {action!r} (known: {', '.join(_ACTIONS)})")
+        if action is None and not any(k in entry for k in ("text", "base64", "sha256")):
+            raise TraceError(f"trace line {number}: a write without its bytes (text, base64 or size + sha256)")
+        requests = entry.get("requests", [])
+        if not isinstance(requests, list) or not all(
+            isinstance(r, dict) and "id" in r and "method" in r for r in requests
+        ):
+            raise TraceError(f"trace line {number}: requests must be a list of objects with id and method")
+
+
 def replay_once(trace_path: Path, *, target: Path | None = None, patience: Patience | None = None) -> ReplayOutcome:
     header, entries = load(trace_path)
+    check_header(header, target)
+    check_entries(entries)
     return replay_entries(header, entries, target=target, patience=patience)
 
 

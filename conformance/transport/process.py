@@ -124,11 +124,165 @@ def group_exists(pgid: int) -> bool:
 
 def kill_spawned_groups() -> None:
     """Last line of defence (signal handler, atexit): SIGKILL every group not
-    yet ended by kill_group(). Only those: their leader is not reaped yet, so
-    the group id cannot have been reused by an unrelated process."""
+    yet ended by kill_group(), and every descendant of those leaders that left
+    its group. Only those groups: their leader is not reaped yet, so the group
+    id cannot have been reused by an unrelated process."""
+    table = proc_table()
     for pgid in list(LIVE_GROUPS):
+        for pid in descendants(pgid, table):
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGKILL)
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(pgid, signal.SIGKILL)
+
+
+class Stopping(KeyboardInterrupt):
+    """The harness was told to stop (a signal): no target may start any more.
+    A KeyboardInterrupt, because Hypothesis re-raises those instead of taking
+    them for a failing example and replaying it (which would spawn targets)."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+_STOP_SIGNAL: list[int] = []  # the signal that ended spawning, once one did
+
+
+def stop_spawning(signum: int) -> None:
+    """From now on every attempt to start a target raises :class:`Stopping`."""
+    if not _STOP_SIGNAL:
+        _STOP_SIGNAL.append(signum)
+
+
+def spawning_stopped() -> int | None:
+    """The signal that stopped spawning, or None."""
+    return _STOP_SIGNAL[0] if _STOP_SIGNAL else None
+
+
+def raise_if_stopping() -> None:
+    """Raise :class:`Stopping` when a stop signal came. For the points where a
+    run would make its results count (committing a report, printing a replay's
+    outcome): the signal handler's own raise can be swallowed (Python drops
+    exceptions raised in a gc callback or a ``__del__``), this check cannot."""
+    if _STOP_SIGNAL:
+        raise Stopping(_STOP_SIGNAL[0])
+
+
+# -- process trees ---------------------------------------------------------------
+# A descendant that calls setsid() or setpgid() leaves the target's group, so
+# killpg misses it. While its parent lives it is still found by walking parent
+# links from the leader; once the parent is gone it is re-parented, to us when
+# we are a child subreaper (enable_subreaper), otherwise to init and out of reach.
+
+PR_SET_CHILD_SUBREAPER = 36
+_SUBREAPER: list[bool] = []
+
+
+@dataclass(frozen=True)
+class ProcInfo:
+    ppid: int
+    pgid: int
+    state: str
+    comm: str
+
+
+def enable_subreaper() -> bool:
+    """Make orphaned descendants re-parent to this process (Linux only), so a
+    double-forked, setsid() grandchild can still be found and killed. Only the
+    command line turns this on: it owns every child it has."""
+    if _SUBREAPER:
+        return True
+    try:
+        import ctypes  # noqa: PLC0415 -- Linux-only; imported where it is used
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        if libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:
+            return False
+    except (OSError, AttributeError):
+        return False
+    _SUBREAPER.append(True)
+    return True
+
+
+def proc_table() -> dict[int, ProcInfo]:
+    """Every visible process (from /proc): parent, group, state, name."""
+    table: dict[int, ProcInfo] = {}
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return table
+    for entry in entries:
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as f:
+                stat = f.read()
+        except OSError:
+            continue
+        # The name is in parentheses and may hold spaces and ')'.
+        comm = stat[stat.find(b"(") + 1 : stat.rfind(b")")].decode("utf-8", "replace")
+        fields = stat[stat.rfind(b")") + 2 :].split()
+        with contextlib.suppress(IndexError, ValueError):
+            table[int(entry)] = ProcInfo(int(fields[1]), int(fields[2]), fields[0].decode("ascii", "replace"), comm)
+    return table
+
+
+def descendants(root: int, table: dict[int, ProcInfo]) -> set[int]:
+    """Every process below ``root`` by parent links (``root`` excluded)."""
+    children: dict[int, list[int]] = {}
+    for pid, info in table.items():
+        children.setdefault(info.ppid, []).append(pid)
+    found: set[int] = set()
+    todo = list(children.get(root, []))
+    while todo:
+        pid = todo.pop()
+        if pid not in found:
+            found.add(pid)
+            todo.extend(children.get(pid, []))
+    return found
+
+
+def _orphans(table: dict[int, ProcInfo]) -> set[int]:
+    """Processes re-parented to us (only when we are a subreaper): not one of
+    the leaders we spawned, so a target's descendant whose parent died."""
+    if not _SUBREAPER:
+        return set()
+    me = os.getpid()
+    orphans = {pid for pid, info in table.items() if info.ppid == me and pid not in LIVE_GROUPS}
+    return orphans | {d for pid in orphans for d in descendants(pid, table)}
+
+
+def _reap(pids: Iterable[int], timeout: float) -> None:
+    """Collect the exit status of killed orphans re-parented to us, so they do
+    not stay zombies (never waitpid(-1): Popen reaps its own children)."""
+    deadline = time.monotonic() + timeout
+    for pid in pids:
+        while time.monotonic() < deadline:
+            try:
+                done, _ = os.waitpid(pid, os.WNOHANG)
+            except ChildProcessError:
+                break  # not our child, or already reaped
+            if done:
+                break
+            time.sleep(0.005)
+
+
+def kill_orphans() -> None:
+    """The command line's final sweep: SIGKILL and reap whatever was re-parented
+    to us (descendants of targets that outlived their parent)."""
+    table = proc_table()
+    orphans = _orphans(table)
+    for pid in orphans:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, signal.SIGKILL)
+    me = os.getpid()
+    _reap([p for p in orphans if table[p].ppid == me], timeout=2.0)
+
+
+# Kill passes over a target's tree: a process may fork between one walk of
+# /proc and the kill, so walk again until a walk finds nothing alive.
+KILL_PASSES = 5
 
 
 def _event_bytes(item: Received | StdoutClosed) -> int:
@@ -161,8 +315,10 @@ class TargetProcess:
         env: dict[str, str] | None = None,
         max_frame_bytes: int,
     ) -> None:
+        raise_if_stopping()  # the harness is stopping: no target starts after the signal
         self.env = env if env is not None else sanitized_env()
         self.argv = resolve_argv(argv, cwd, self.env)
+        self.strays: tuple[str, ...] = ()  # set by kill_group(): descendants that had left the group
         try:
             self.proc = subprocess.Popen(
                 self.argv,
@@ -194,7 +350,8 @@ class TargetProcess:
         # the truth, so a harness busy elsewhere cannot make a target late.
         self._quiet_since = time.monotonic()
         self._drained = False  # the last read left stdout empty
-        self._decoder = FrameDecoder(max_frame_bytes=max_frame_bytes)
+        # Early: an endless line fails the bound as soon as it passes it.
+        self._decoder = FrameDecoder(max_frame_bytes=max_frame_bytes, report_early=True)
         self._stderr_tail: collections.deque[bytes] = collections.deque()
         self._stderr_kept = 0
         self.stderr_total = 0
@@ -394,8 +551,7 @@ class TargetProcess:
         reader sees end of file (every writer is dead) and ends; frames
         already read stay pending, nothing more is read."""
         self._closed = True
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(self.pgid, signal.SIGKILL)
+        self.strays = self._kill_tree()
         with contextlib.suppress(subprocess.TimeoutExpired):
             self.proc.wait(timeout=5)
             LIVE_GROUPS.discard(self.pgid)
@@ -404,6 +560,33 @@ class TargetProcess:
             if stream is not None:
                 with contextlib.suppress(OSError):
                     stream.close()
+
+    def _kill_tree(self) -> tuple[str, ...]:
+        """SIGKILL the group and every descendant, including those that left
+        the group (setsid, setpgid, a double fork when we are a subreaper).
+        Returns a line for each process found outside the group: a stray."""
+        strays: dict[int, str] = {}
+        me = os.getpid()
+        orphans: set[int] = set()
+        for _ in range(KILL_PASSES):
+            table = proc_table()
+            found = _orphans(table)
+            orphans |= {p for p in found if table[p].ppid == me}
+            tree = set(found)
+            if self.proc.returncode is None:  # not reaped: the pid is still the leader's
+                tree |= descendants(self.proc.pid, table) | {self.proc.pid}
+            live = {p for p in tree if p in table and table[p].state not in ("Z", "X")}
+            for pid in sorted(live):
+                if table[pid].pgid != self.pgid:
+                    strays.setdefault(pid, f"pid {pid} ({table[pid].comm}) had left the target's process group")
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.kill(pid, signal.SIGKILL)
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(self.pgid, signal.SIGKILL)
+            if not live:
+                break
+        _reap(sorted(orphans), timeout=2.0)
+        return tuple(strays[p] for p in sorted(strays))
 
     def group_alive(self) -> bool:
         return group_exists(self.pgid)

@@ -151,14 +151,54 @@ def write_trace(path: Path, header: dict[str, Any], entries: list[dict[str, Any]
             out.write(json.dumps(entry, ensure_ascii=False) + "\n")
 
 
+class TraceError(ValueError):
+    """The file is not a whole trace; the message starts with "trace line N: "."""
+
+
+def _json_line(line: str, number: int, what: str) -> dict[str, Any]:
+    try:
+        value = json.loads(line)
+    except json.JSONDecodeError as exc:
+        raise TraceError(f"trace line {number}: {what} is not JSON ({exc.msg} at column {exc.colno})") from None
+    except ValueError as exc:  # e.g. a number too long to convert
+        raise TraceError(f"trace line {number}: {what} is not usable JSON ({exc})") from None
+    if not isinstance(value, dict):
+        raise TraceError(f"trace line {number}: {what} must be a JSON object, not {type(value).__name__}")
+    return value
+
+
+def _text(raw: bytes, number: int) -> str:
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise TraceError(f"trace line {number}: not UTF-8 text ({exc.reason}); not a trace file") from None
+
+
 def load(path: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    # Line by line, split on LF only: str.splitlines() would also split at
+    """Header and entries of a trace; :class:`TraceError` names the first line
+    that is not part of a whole trace (not UTF-8, not JSON, not an object,
+    cut short)."""
+    header: dict[str, Any] | None = None
+    entries: list[dict[str, Any]] = []
+    number, raw = 0, b"\n"
+    # Binary lines split on LF only: str.splitlines() would also split at
     # U+2028/U+2029, which frames carry raw inside strings.
-    with path.open("r", encoding="utf-8", newline="\n") as source:
-        first = source.readline()
-        if not first.strip():
-            raise ValueError(f"{path}: empty trace")
-        header = json.loads(first)
-        if header.get("format") != TRACE_FORMAT:
-            raise ValueError(f"{path}: not a {TRACE_FORMAT} trace (format {header.get('format')!r})")
-        return header, [json.loads(line) for line in source if line.strip()]
+    with path.open("rb") as source:
+        for number, raw in enumerate(source, start=1):
+            line = _text(raw, number)
+            if header is None:
+                if not line.strip():
+                    raise TraceError("trace line 1: empty; a trace starts with its header")
+                header = _json_line(line, 1, "the header")
+                if header.get("format") != TRACE_FORMAT:
+                    raise TraceError(f"trace line 1: not a {TRACE_FORMAT} trace (format {header.get('format')!r})")
+            elif not line.strip():
+                raise TraceError(f"trace line {number}: empty; every line after the header is one entry")
+            else:
+                entries.append(_json_line(line, number, "an entry"))
+    if header is None:
+        raise TraceError("trace line 1: the file is empty; a trace starts with its header")
+    if not raw.endswith(b"\n"):
+        # Every line is written whole, newline included: a missing one means the file was cut.
+        raise TraceError(f"trace line {number}: no newline at its end; the trace is truncated")
+    return header, entries

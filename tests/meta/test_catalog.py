@@ -7,10 +7,32 @@ from pathlib import Path
 
 import pytest
 
+from conformance.evidence import Recorder
 from conformance.requirements import load_catalog
+from conformance.verdicts import decide
 
 ROOT = Path(__file__).resolve().parents[2]
-ID_LITERAL = re.compile(r"""["']((?:EXT|JSONRPC)-[0-9][0-9a-z.]*-[A-Za-z0-9.\-]+)["']""")
+PREFIXES = {"extension-wire-protocol": "EXT-", "jsonrpc-2.0": "JSONRPC-", "host-rpc-protocol": "RPC-"}
+
+
+def spec_text(document: str) -> str | None:
+    """The whitespace-normalized text of a document under test, found in a
+    ``shared/spec`` folder beside the checkout or beside any of its parents
+    (a git worktree sits one level deeper than the main checkout)."""
+    for folder in ROOT.parents:
+        spec = folder / "shared" / "spec" / f"{document}.txt"
+        if spec.exists():
+            return " ".join(spec.read_text(encoding="utf-8").split())
+    return None
+
+
+def copied_runs(text: str, spec: str) -> list[str]:
+    """Runs of 12 consecutive words of ``text`` found verbatim in ``spec``."""
+    words = text.split()
+    return [" ".join(words[i : i + 12]) for i in range(max(0, len(words) - 11)) if " ".join(words[i : i + 12]) in spec]
+
+
+ID_LITERAL = re.compile(r"""["']((?:EXT|JSONRPC|RPC)-[0-9][0-9a-z.]*-[A-Za-z0-9.\-]+)["']""")
 
 
 def ids_named_in(folder: Path) -> dict[str, list[str]]:
@@ -44,7 +66,7 @@ def test_ids_are_unique_and_well_formed() -> None:
     ids = [r.id for r in load_catalog()]
     assert len(ids) == len(set(ids))
     for r in load_catalog():
-        assert r.id.startswith({"extension-wire-protocol": "EXT-", "jsonrpc-2.0": "JSONRPC-"}[r.document]), r.id
+        assert r.id.startswith(PREFIXES[r.document]), r.id
         assert r.id.split("-")[1] == r.section or r.note, f"{r.id}: id section differs from {r.section} without a note"
 
 
@@ -56,14 +78,67 @@ def test_sections_of_the_foundation_issue_are_covered(section: str) -> None:
     assert any(r.section == section and r.document == "extension-wire-protocol" for r in load_catalog())
 
 
-def test_summaries_are_not_spec_copies() -> None:
-    spec = ROOT.parent / "shared" / "spec" / "extension-wire-protocol.txt"
-    if not spec.exists():
+@pytest.mark.parametrize("document", ["extension-wire-protocol", "host-rpc-protocol"])
+def test_summaries_are_not_spec_copies(document: str) -> None:
+    spec = spec_text(document)
+    if spec is None:
         pytest.skip("spec not beside the checkout")
-    text = " ".join(spec.read_text(encoding="utf-8").split())
     for r in load_catalog():
-        words = r.summary.split()
+        if r.document != document:
+            continue
         # no run of 12 consecutive words copied verbatim
-        for i in range(max(0, len(words) - 11)):
-            chunk = " ".join(words[i : i + 12])
-            assert chunk not in text, f"{r.id} copies the spec: {chunk!r}"
+        copied = copied_runs(r.summary, spec)
+        if document == "host-rpc-protocol":  # written after the rule: notes and reasons too
+            copied += copied_runs(r.note, spec) + copied_runs(r.reason, spec)
+        assert not copied, f"{r.id} copies the spec: {copied[0]!r}"
+
+
+HOST_RPC_SECTIONS = ["0", "2", "2.1", "3", "4", "5", "5.1", "5.2", "6", "7", "8", "9", "10"]
+
+
+@pytest.mark.parametrize("section", HOST_RPC_SECTIONS)
+def test_sections_of_the_host_rpc_issue_are_covered(section: str) -> None:
+    assert any(r.section == section and r.document == "host-rpc-protocol" for r in load_catalog())
+
+
+def test_every_host_rpc_acceptance_item_has_its_own_entry() -> None:
+    ids = {r.id for r in load_catalog() if r.document == "host-rpc-protocol"}
+    for item in range(1, 14):
+        assert any(i.startswith(f"RPC-10-{item:02d}-") for i in ids), f"acceptance item {item} has no entry"
+
+
+def test_host_rpc_header_cites_the_document_not_a_path() -> None:
+    text = (ROOT / "conformance" / "requirements" / "host-rpc-protocol.toml").read_text(encoding="utf-8")
+    header = text[: text.index("[[requirement]]")]
+    assert "revision v11" in header and "host-rpc-protocol" in header
+    assert "/work/" not in text and "/home/" not in text
+
+
+def test_an_extension_matrix_holds_no_host_rpc_entries() -> None:
+    # side "both" exists in the host-rpc catalog too; the role's documents keep it out
+    verdicts = decide(load_catalog(), Recorder(), role="extension", api_version="0.2")
+    assert verdicts and not [v for v in verdicts if v.requirement.document == "host-rpc-protocol"]
+
+
+RPC_ID_ANYWHERE = re.compile(r"(?<![A-Z])RPC-[0-9][0-9.]*-[A-Za-z0-9.\-]*[A-Za-z0-9]")
+CODE_NAMED = re.compile(r"\b(rpc_[a-z]+|id_peek)\.([A-Za-z_][A-Za-z0-9_]*)")
+
+
+def test_every_rpc_id_in_the_core_is_catalogued() -> None:
+    # Comments count too: rpc_limits names each bound's id in a comment.
+    known = {r.id for r in load_catalog()}
+    for path in (ROOT / "conformance" / "protocol").glob("*.py"):
+        cited = set(RPC_ID_ANYWHERE.findall(path.read_text(encoding="utf-8")))
+        assert cited <= known, f"{path.name} cites unknown ids: {sorted(cited - known)}"
+
+
+def test_host_rpc_reasons_and_notes_name_code_that_exists() -> None:
+    # A reason saying "a validator exists (rpc_x.f)" must not outlive f.
+    import importlib
+
+    for r in load_catalog():
+        for module, attribute in CODE_NAMED.findall(r.reason + " " + r.note):
+            if attribute == "py" or attribute.endswith("_"):
+                continue  # "rpc_limits.py", "rpc_limits.PLUGIN_*_PER_WINDOW"
+            loaded = importlib.import_module(f"conformance.protocol.{module}")
+            assert hasattr(loaded, attribute), f"{r.id} names {module}.{attribute}, which does not exist"

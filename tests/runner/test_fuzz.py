@@ -17,14 +17,16 @@ REFERENCE = ROOT / "conformance" / "reference" / "extension" / "manifests" / "ap
 def test_fuzz_saves_regression_cases_that_certify_replays(tmp_path: Path) -> None:
     regressions = tmp_path / "regressions"
     small = Profile("test-fuzz", examples=3, steps=12, shrink_s=10.0)
-    found = fuzz(
+    result = fuzz(
         load_manifest(FIXTURE),
-        seconds=0.1,
+        seconds=1.5,  # room for one round of three examples (fuzz.round_profile)
         regressions=regressions,
         work_dir=tmp_path / "w",
         first_seed=3,
         profile=small,
     )
+    assert not result.harness_errors and result.rounds >= 1
+    found = result.found
     assert [f.requirement for f in found] == ["JSONRPC-5-one-response"]
     assert found[0].case.exists()
 

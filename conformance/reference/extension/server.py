@@ -127,8 +127,7 @@ class Server:
     def _on_event(self, event: FrameEvent) -> bool:
         if isinstance(event, OversizedFrame):
             # The id is unreadable: the frame was never buffered (§0 bound).
-            # Reported as soon as it passed the bound: the size is a lower bound.
-            message = f"invalid request: frame exceeds the {event.limit}-byte limit"
+            message = f"invalid request: frame of {event.size} bytes exceeds the {event.limit}-byte limit"
             self._send_error(None, INVALID_REQUEST, message)
             return True
         match parse_frame(event.payload):

@@ -1,0 +1,189 @@
+"""Checks on a host's answers to requests the extension (the probe) made (§2, §2.2, §3).
+
+How to use: ``child_refusals(...)`` says, when the probe writes a child
+request, which §2 rules oblige the host to refuse it (empty: the host may
+admit it); ``check_child_answer(method, refusals, answer)`` judges the answer
+the host later writes. :mod:`.host_session` calls both; they are plain
+functions so tests can call them directly.
+
+A refusal is any JSON-RPC error response: §2 names the conditions but, apart
+from the Wave-1 owner rule (-32002), no code, so any error code passes.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from . import limits
+from .describe import kind, utf8_len
+from .jsonrpc import ErrorResponse, Response
+from .members import excerpt
+from .violations import Exercise, Finding, Violation, rule
+
+MISSING_PARENT = "EXT-2-host-refuses-missing-parent"
+INACTIVE_PARENT = "EXT-2-host-refuses-inactive-parent"
+NOT_A_PARENT = "EXT-1.2-host-owner-not-authority"
+BAD_ID = "EXT-2-host-refuses-bad-child-id"
+REUSED_ID = "EXT-2-host-refuses-reused-child-id"
+OVER_OUTSTANDING = "EXT-2-host-refuses-over-outstanding"
+OVER_ID_BUDGET = "EXT-2-host-refuses-over-id-budget"
+OWNER_PRECEDENCE = "EXT-2-host-wave1-owner-precedence"
+CONFIRMATION_ANSWER = "EXT-2.2-host-answer-shape"
+WAVE1_REFUSAL = "EXT-3-host-wave1-refusal-format"
+
+NOT_FOREGROUND_OWNER = -32002  # §2: the Wave-1 owner refusal
+# §2: requests that act inside one host operation and name it as parent.
+OPERATION_SCOPED = frozenset(
+    {"confirmation/request", "input/request", "artifact/publish", "policy/evaluate", "secret/get"}
+)
+# §2: the ten Wave-1 requests that accept an optional resource_owner.
+WAVE1_REQUESTS = frozenset(
+    {
+        "composer/get",
+        "composer/set",
+        "composer/insert",
+        "shortcut/register",
+        "session/append_entry",
+        "session/set_name",
+        "session/set_label",
+        "session/send_message",
+        "session/send_user_message",
+        "tools/set_active",
+    }
+)
+# §1.2: model-tool and declared-command requests are active parents; prompt
+# and context handlers are not. Other host requests are left undecided.
+PARENT_METHODS = frozenset({"tool/call", "command/execute"})
+NOT_PARENT_HOOKS = frozenset({"before_prompt", "after_response"})
+_TOKEN = re.compile(r"[A-Za-z_][A-Za-z0-9_./-]*")
+
+
+@dataclass(frozen=True)
+class ParentInfo:
+    """What the probe knows of the host request a child names as parent."""
+
+    method: str
+    hook: str | None
+    settled: bool  # the probe already answered it
+    cancelled: bool  # the host already cancelled it (undecided: not judged)
+
+
+def is_operation_scoped(method: str) -> bool:
+    return method in OPERATION_SCOPED or method.startswith("agent/")
+
+
+def child_id_legal(cid: Any) -> bool:
+    """§2: an unsigned 64-bit integer or a string of at most 256 UTF-8 bytes."""
+    if isinstance(cid, bool):
+        return False
+    if isinstance(cid, int):
+        return 0 <= cid <= limits.MAX_U64
+    if isinstance(cid, str):
+        return utf8_len(cid) <= limits.MAX_CHILD_ID_BYTES
+    return False
+
+
+def child_refusals(
+    method: str,
+    params: object,
+    cid: Any,
+    *,
+    api_version: str,
+    parent: ParentInfo | None,
+    reused: bool,
+    outstanding: int,
+    distinct: int,
+) -> tuple[str, ...]:
+    """The rules that oblige the host to refuse this child request.
+
+    ``outstanding`` counts this request with the ones already outstanding;
+    ``distinct`` counts this id with the ones already used. ``parent`` is
+    None when parent_request_id names no host request of this generation.
+    """
+    out: list[str] = []
+    if not child_id_legal(cid):
+        out.append(BAD_ID)
+    if reused:
+        out.append(REUSED_ID)
+    if outstanding > limits.MAX_OUTSTANDING_CHILDREN:
+        out.append(OVER_OUTSTANDING)
+    if distinct > limits.MAX_CHILD_IDS_PER_GENERATION:
+        out.append(OVER_ID_BUDGET)
+    args = params if isinstance(params, dict) else {}
+    if api_version != "0.1" and is_operation_scoped(method):
+        out.extend(_parent_refusals(args, parent))
+    if api_version != "0.1" and method in WAVE1_REQUESTS and parent is not None and parent.settled:
+        if "resource_owner" not in args:
+            out.append(OWNER_PRECEDENCE)
+    return tuple(out)
+
+
+def _parent_refusals(params: Mapping[str, Any], parent: ParentInfo | None) -> list[str]:
+    value = params.get("parent_request_id")
+    if isinstance(value, bool) or not isinstance(value, int):
+        return [MISSING_PARENT]
+    if parent is None or parent.settled:
+        return [INACTIVE_PARENT]
+    if parent.cancelled:
+        return []  # undecided: the host may still count a cancelled parent as live
+    if parent.method in PARENT_METHODS:
+        return []
+    if parent.method == "context/collect" or (parent.method == "hook/run" and parent.hook in NOT_PARENT_HOOKS):
+        return [NOT_A_PARENT]
+    return []
+
+
+_WHY = {
+    MISSING_PARENT: "it carries no numeric parent_request_id",
+    INACTIVE_PARENT: "its parent_request_id names no active host request",
+    NOT_A_PARENT: "its parent is a prompt/context handler, which is not an active parent",
+    BAD_ID: "its id is neither an unsigned 64-bit integer nor a string of at most 256 UTF-8 bytes",
+    REUSED_ID: "its id was already used in this generation",
+    OVER_OUTSTANDING: f"it is over the {limits.MAX_OUTSTANDING_CHILDREN} outstanding child requests",
+    OVER_ID_BUDGET: f"it is over the {limits.MAX_CHILD_IDS_PER_GENERATION:,} distinct child ids",
+    OWNER_PRECEDENCE: "its parent settled and it names no resource_owner",
+}
+
+
+def check_child_answer(method: str, refusals: tuple[str, ...], answer: Response | ErrorResponse) -> Iterator[Finding]:
+    """Judge the host's (first) answer to a child request."""
+    for requirement in refusals:
+        yield Exercise(requirement)
+        if isinstance(answer, Response):
+            message = f"the host admitted {method} {excerpt(answer.id)} although {_WHY[requirement]}"
+            yield Violation(requirement, message, ("result",))
+        elif requirement == OWNER_PRECEDENCE and answer.code != NOT_FOREGROUND_OWNER:
+            message = f"refusal of {method} has code {excerpt(answer.code)}; expected {NOT_FOREGROUND_OWNER}"
+            yield Violation(requirement, message, ("error", "code"))
+    if isinstance(answer, Response) and not refusals and method == "confirmation/request":
+        yield from confirmation_answer_shape(answer.result)
+    if isinstance(answer, ErrorResponse) and method in WAVE1_REQUESTS:
+        yield from wave1_refusal_format(answer)
+
+
+@rule(CONFIRMATION_ANSWER)
+def confirmation_answer_shape(result: object) -> Iterator[Violation]:
+    """The answer is an object with a boolean confirmed (§2.2)."""
+    if not isinstance(result, dict):
+        yield Violation(CONFIRMATION_ANSWER, f"result is {kind(result)}; expected an object", ("result",))
+    elif not isinstance(result.get("confirmed"), bool):
+        got = kind(result["confirmed"]) if "confirmed" in result else "absent"
+        yield Violation(CONFIRMATION_ANSWER, f"result.confirmed is {got}; expected a boolean", ("result", "confirmed"))
+
+
+@rule(WAVE1_REFUSAL)
+def wave1_refusal_format(answer: ErrorResponse) -> Iterator[Violation]:
+    """A Wave-1 refusal carries an integer code and a message whose first
+    token is a contract name (§3 also lets it be the wire method followed by
+    the name, so only the shape of the first token is judged)."""
+    message = answer.message
+    if not isinstance(message, str) or not message.split():
+        yield Violation(WAVE1_REFUSAL, "error.message is empty; expected a contract name first", ("error", "message"))
+        return
+    first = message.split()[0]
+    if not _TOKEN.fullmatch(first):
+        shown = excerpt(first)
+        yield Violation(WAVE1_REFUSAL, f"error.message starts {shown}; expected a contract name", ("error", "message"))

@@ -1,0 +1,100 @@
+"""Host RPC §3: the app.handshake request and result.
+
+Sans-IO and stateless: each check takes the ``params`` or ``result`` member of
+one message and yields findings; paths are relative to it. Unknown extra
+members are allowed (the types are not closed).
+
+Decisions where the text leaves room:
+* protocolVersion is judged by value (11 and 11.0 are one JSON number).
+* The literals ``client: "electron-main"`` and ``host: "rust-host-core"`` are
+  part of the types, so they are demanded.
+* ``locale`` has a default ("en"), so it may be absent; when present it is a
+  string.
+* A mismatched version answered as an error is §7's business
+  (:func:`.rpc_errors.refused_mismatch`); the client's reaction to it is
+  judged in :mod:`.rpc_client`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from . import rpc_limits
+from .describe import kind
+from .members import excerpt, expected_object, is_integer, name, string_member
+from .violations import Finding, Violation, rule
+
+PARAMS = "RPC-3-handshake-params"
+RESULT = "RPC-3-handshake-result"
+NO_A2A = "RPC-3-no-a2a-capability"
+
+
+def _version(obj: dict[str, object], requirement: str, root: str) -> Iterator[Violation]:
+    where = ("protocolVersion",)
+    if "protocolVersion" not in obj:
+        yield Violation(requirement, f"{root} has no protocolVersion; expected {rpc_limits.PROTOCOL_VERSION}")
+        return
+    value = obj["protocolVersion"]
+    if not is_integer(value) or value != rpc_limits.PROTOCOL_VERSION:
+        shown = excerpt(value) if is_integer(value) or isinstance(value, str) else kind(value)
+        message = f"{name(root, where)} is {shown}; expected {rpc_limits.PROTOCOL_VERSION}"
+        yield Violation(requirement, message, where)
+
+
+def _literal(obj: dict[str, object], key: str, wanted: str, requirement: str, root: str) -> Iterator[Violation]:
+    if obj.get(key) != wanted:
+        shown = "absent" if key not in obj else excerpt(obj[key])
+        yield Violation(requirement, f"{name(root, (key,))} is {shown}; expected {wanted!r}", (key,))
+
+
+def _string_array(obj: dict[str, object], key: str, requirement: str, root: str) -> Iterator[Violation]:
+    if key not in obj:
+        yield Violation(requirement, f"{root} has no {key}; expected an array of strings")
+        return
+    value = obj[key]
+    if not isinstance(value, list):
+        yield Violation(requirement, f"{name(root, (key,))} is {kind(value)}; expected an array of strings", (key,))
+        return
+    for index, item in enumerate(value):
+        if not isinstance(item, str):
+            where = (key, index)
+            yield Violation(requirement, f"{name(root, where)} is {kind(item)}; expected a string", where)
+
+
+@rule(PARAMS)
+def handshake_params(params: object) -> Iterator[Violation]:
+    """What the client sends (client side)."""
+    if not isinstance(params, dict):
+        yield expected_object(params, PARAMS, "params")
+        return
+    yield from _version(params, PARAMS, "params")
+    yield from _literal(params, "client", rpc_limits.HANDSHAKE_CLIENT, PARAMS, "params")
+    yield from string_member(params, "clientVersion", PARAMS, "params", required=True)
+    yield from string_member(params, "locale", PARAMS, "params", required=False)
+
+
+@rule(RESULT)
+def handshake_result_shape(result: object) -> Iterator[Violation]:
+    if not isinstance(result, dict):
+        yield expected_object(result, RESULT, "result")
+        return
+    yield from _version(result, RESULT, "result")
+    yield from _literal(result, "host", rpc_limits.HANDSHAKE_HOST, RESULT, "result")
+    yield from string_member(result, "hostVersion", RESULT, "result", required=True)
+    yield from _string_array(result, "features", RESULT, "result")
+    yield from _string_array(result, "capabilities", RESULT, "result")
+
+
+@rule(NO_A2A)
+def no_a2a_capability(result: object) -> Iterator[Violation]:
+    capabilities = result.get("capabilities") if isinstance(result, dict) else None
+    if isinstance(capabilities, list) and rpc_limits.WITHDRAWN_CAPABILITY in capabilities:
+        index = capabilities.index(rpc_limits.WITHDRAWN_CAPABILITY)
+        message = f"result.capabilities[{index}] is 'a2a'; version 11 withdrew that stack"
+        yield Violation(NO_A2A, message, ("capabilities", index))
+
+
+def handshake_result(result: object) -> Iterator[Finding]:
+    """Every §3 rule on what host-core answers (host-core side)."""
+    yield from handshake_result_shape(result)
+    yield from no_a2a_capability(result)

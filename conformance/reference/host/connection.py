@@ -1,0 +1,592 @@
+"""One process generation of one extension: its pipes, writer, calls and state.
+
+A :class:`Connection` owns three workers -- the stdout reader (all routing
+happens there), the stderr drain and the one serialized writer -- and the
+tables of calls and child requests. Every public method is safe from any
+thread; the lock (``self._cond``) is only held for bookkeeping, never across
+a pipe operation or a frontend call.
+
+Lifecycle (§5), as a table in :data:`LIFECYCLE`::
+
+    starting -> initializing -> ready -> draining -> stopped
+                     |            |         |
+                     +------------+---------+--> degraded / crashed
+"""
+
+from __future__ import annotations
+
+import collections
+from collections.abc import Callable
+from typing import Any, TypeGuard
+
+from conformance.protocol.framing import Frame, FrameDecoder, FrameEvent
+
+from . import calls as cs
+from . import jsonrpc as rpc
+from .calls import Call, CallOutcome, PendingCall
+from .channel import Channel
+from .children import ChildRequests
+from .config import HostConfig
+from .diagnostics import Diagnostic, DiagnosticRing, truncate_utf8
+from .frontend import Frontend, HostEvents
+from .initialize import InitializeRejected, Negotiated, Offer, accept, initialize_params
+from .lifecycle import lifecycle_params
+from .manifest import Manifest
+from .results import result_problem
+from .runtime import HostRuntime
+from .stderr import StderrLines, drain
+from .writer import SerialWriter
+
+STARTING, INITIALIZING, READY, DRAINING, STOPPED, DEGRADED, CRASHED = (
+    "starting",
+    "initializing",
+    "ready",
+    "draining",
+    "stopped",
+    "degraded",
+    "crashed",
+)
+LIFECYCLE: dict[str, frozenset[str]] = {
+    STARTING: frozenset({INITIALIZING, CRASHED, STOPPED}),
+    INITIALIZING: frozenset({READY, STOPPED, CRASHED}),
+    READY: frozenset({DRAINING, DEGRADED, CRASHED}),
+    DRAINING: frozenset({STOPPED, DEGRADED, CRASHED}),
+    DEGRADED: frozenset({STOPPED, CRASHED}),
+    STOPPED: frozenset(),
+    CRASHED: frozenset(),
+}
+ENDED = (STOPPED, DEGRADED, CRASHED)
+# Notifications are best effort (§1.10): past this many frames waiting in the
+# writer's queue, a lifecycle/Wave-1 notification is dropped with a
+# diagnostic instead of growing the queue (requests are bounded by admission).
+MAX_QUEUED_NOTIFICATIONS = 1024
+
+
+class Connection:
+    def __init__(
+        self,
+        manifest: Manifest,
+        generation: int,
+        channel: Channel,
+        *,
+        config: HostConfig,
+        runtime: HostRuntime,
+        events: HostEvents,
+        frontend: Frontend,
+        on_end: Callable[[Connection, str], None] | None = None,
+    ) -> None:
+        self.manifest = manifest
+        self.name = manifest.name
+        self.generation = generation
+        self.channel = channel
+        self.config = config
+        self.runtime = runtime
+        self.events = events
+        self.frontend = frontend
+        self._on_end = on_end
+        self._cond = runtime.condition()
+        self.state = STARTING
+        self.negotiated: Negotiated | None = None
+        self.offer: Offer | None = None
+        self.ready_since: float | None = None
+        self.diagnostics = DiagnosticRing(config.diagnostics_kept)
+        self.last_error: str | None = None
+        self.exit_code: int | None = None
+        self.end_reason: str | None = None
+        self._next_id = 1
+        self.initialize_id: int | None = None
+        self._calls: dict[int, Call] = {}
+        self._tombstones: collections.deque[int] = collections.deque()
+        self._admission: collections.deque[Call] = collections.deque()
+        self._active = 0
+        self.writer = SerialWriter(
+            channel, self._cond, on_written=self._written, on_failed=self._write_failed, now=runtime.now
+        )
+        self._progress: dict[int, int] = {}
+        self.children = ChildRequests(self)
+        self.stderr_lines = StderrLines(config.stderr_line_bytes)
+        self._ended = runtime.event()
+        self._state_events: collections.deque[str] = collections.deque()
+        self._state_pump_running = False
+        self._stdout_eof = runtime.event()
+
+    # -- lifecycle ---------------------------------------------------------------
+
+    def _move(self, state: str) -> None:
+        """Under the lock. Unknown transitions are ignored only towards an
+        ended state that was already reached (a crash racing a shutdown)."""
+        if state == self.state:
+            return
+        if state not in LIFECYCLE[self.state]:
+            if self.state in ENDED:
+                return
+            raise cs.LocalError(f"lifecycle: no transition {self.state} -> {state}")
+        self.state = state
+        # Delivered in order by one worker, never under our lock (the
+        # embedder's callback may call back into the host).
+        self._state_events.append(state)
+        if not self._state_pump_running:
+            self._state_pump_running = True
+            self.runtime.submit(self._pump_state_events, f"{self.name}-events")
+
+    def _pump_state_events(self) -> None:
+        while True:
+            with self._cond:
+                if not self._state_events:
+                    self._state_pump_running = False
+                    return
+                state = self._state_events.popleft()
+            self.events.state_changed(self.name, self.generation, state)
+
+    def start(self, *, source: str | None = None, timeout: float | None = 30.0) -> None:
+        """Start the workers and negotiate; raises InitializeRejected (child killed)."""
+        with self._cond:
+            self._move(INITIALIZING)
+        self.runtime.submit(self._read_stdout, f"{self.name}-stdout")
+        self.runtime.submit(self._drain_stderr, f"{self.name}-stderr")
+        self.runtime.submit(self._watch_exit, f"{self.name}-exit")
+        self.runtime.submit(self.writer.run, f"{self.name}-writer")
+        params, offer = initialize_params(self.manifest, self.config, source=source)
+        self.offer = offer
+        pending = self._issue("initialize", params, counts=False)
+        self.initialize_id = pending.id
+        outcome = pending.wait(timeout)
+        try:
+            if outcome.status == "error" and outcome.error is not None:
+                raise InitializeRejected(f"initialize failed: {outcome.error.get('message', '')!s:.200}")
+            if not outcome.ok:
+                raise InitializeRejected(f"initialize did not complete ({outcome.status}: {outcome.message})")
+            negotiated = accept(outcome.result, offer, self.manifest)
+        except InitializeRejected as exc:
+            # §1.1: a rejected child gets nothing routed to it; it is killed.
+            self.diagnose("initialize-rejected", str(exc))
+            self.terminate(STOPPED, f"initialize rejected: {exc}")
+            raise
+        with self._cond:
+            if self.state != INITIALIZING:
+                raise InitializeRejected(f"the child ended during initialize ({self.end_reason})")
+            self.negotiated = negotiated
+            self.children.settle_shortcuts(negotiated.has("shortcuts"))
+            self.ready_since = self.runtime.now()
+            self._move(READY)
+
+    # -- diagnostics ---------------------------------------------------------------
+
+    def diagnose(self, kind: str, message: str) -> None:
+        text = truncate_utf8(message, self.config.last_error_bytes)
+        diagnostic = Diagnostic(self.name, self.generation, kind, text)
+        with self._cond:
+            self.diagnostics.add(diagnostic)
+            if kind != "stderr":
+                self.last_error = text
+        self.events.diagnostic(diagnostic)
+
+    # -- calls -----------------------------------------------------------------------
+
+    def request(self, method: str, params: Any) -> PendingCall:
+        """Send a host request through admission (§0, §1.1 concurrency);
+        refused unless the generation is ready."""
+        return self._issue(method, params, counts=True)
+
+    def _new_call(self, method: str, params: Any, *, counts: bool) -> Call:
+        call_id = self._next_id
+        self._next_id += 1
+        frame = rpc.frame(rpc.request(call_id, method, params))
+        return Call(call_id, method, frame, self.runtime.event(), self.runtime.event(), counts, params)
+
+    def _issue(self, method: str, params: Any, *, counts: bool) -> PendingCall:
+        with self._cond:
+            call = self._new_call(method, params, counts=counts)
+            if self.state in ENDED:
+                call.finish(CallOutcome("lost", message=f"extension is {self.state}"))
+                return PendingCall(call, self.cancel)
+            if counts and self.state != READY:  # draining admits no new work (§1.8)
+                call.finish(CallOutcome("refused", message=f"extension is {self.state}, not ready"))
+                return PendingCall(call, self.cancel)
+            if self._oversized(call.frame):
+                call.finish(CallOutcome("refused", message=f"the {method} frame exceeds the frame bound"))
+                return PendingCall(call, self.cancel)
+            self._calls[call.id] = call
+            if counts:
+                self._admission.append(call)
+                self._admit()
+            else:
+                call.move("admit")
+                self._enqueue(call.frame, call)
+        self.writer.pump()
+        return PendingCall(call, self.cancel)
+
+    @property
+    def limit(self) -> int | None:
+        """The negotiated concurrency (§1.1); API 0.1 negotiates none, and the
+        host's own cap keeps its writer queue bounded there too."""
+        if self.negotiated is None:
+            return None
+        return self.negotiated.max_concurrent_requests or self.config.max_concurrent_requests
+
+    def _admit(self) -> None:
+        """Under the lock: move queued calls to the writer while slots are free."""
+        while self._admission and (self.limit is None or self._active < self.limit):
+            call = self._admission.popleft()
+            if call.state != cs.QUEUED:
+                continue
+            call.move("admit")
+            call.admitted = True
+            self._active += 1
+            self._enqueue(call.frame, call)
+
+    def _release(self, call: Call) -> None:
+        """Under the lock: the child no longer runs ``call``; free its slot."""
+        if call.admitted:
+            call.admitted = False
+            self._active -= 1
+            self._admit()
+
+    def pending_count(self) -> int:
+        with self._cond:
+            return sum(1 for c in self._calls.values() if c.state not in (cs.TOMBSTONED, cs.SKIPPED, cs.SETTLED))
+
+    # -- §1.9 cancellation -----------------------------------------------------------
+
+    def cancel(self, call: Call, reason: str = "user") -> None:
+        with self._cond:
+            if call.outcome is not None and call.state != cs.WRITING:
+                return
+            status = "timeout" if reason == "timeout" else "cancelled"
+            call.finish(CallOutcome(status, message=f"cancelled ({reason})"))  # the waiter is dropped
+            if call.state in (cs.QUEUED, cs.WRITE_PENDING):
+                call.move("cancel")  # never started: skipped, nothing is sent
+                self._calls.pop(call.id, None)
+                self._release(call)
+                call.settled.set()
+            elif call.state == cs.WRITING:
+                call.cancel_requested = True  # the frame completes; the writer follows up
+                call.cancel_reason = reason
+            elif call.state == cs.WRITTEN:
+                self._tombstone(call, reason)
+            self.children.cancel_owned_by(call)
+            self._progress.pop(call.id, None)
+
+    def _tombstone(self, call: Call, reason: str) -> None:
+        """Under the lock: the frame is on the wire; at most one $/cancelRequest."""
+        call.move("cancel")
+        call.cancel_requested = True
+        self._tombstones.append(call.id)
+        while len(self._tombstones) > self.config.tombstones_kept:
+            old = self._tombstones.popleft()
+            stale = self._calls.get(old)
+            if stale is not None and stale.state == cs.TOMBSTONED:
+                del self._calls[old]
+                self._release(stale)
+        if self.negotiated is not None and self.negotiated.cancellation:
+            self._enqueue(rpc.frame(rpc.notification("$/cancelRequest", {"id": call.id, "reason": reason})), None)
+            self.runtime.submit(lambda: self._grace(call), f"{self.name}-grace")
+
+    def _grace(self, call: Call) -> None:
+        if call.settled.wait(self.config.cancel_grace_s):
+            return
+        with self._cond:
+            alive = self.state not in ENDED
+        if alive:
+            grace = self.config.cancel_grace_s
+            self.diagnose(
+                "cancel-grace", f"request {call.id} ({call.method}) did not settle within {grace:g} s of cancellation"
+            )
+            self.terminate(DEGRADED, f"request {call.id} ignored cancellation")
+
+    # -- the writer (§0 "Transport defaults") ------------------------------------------
+
+    def _enqueue(self, data: bytes, call: Call | None) -> None:
+        """Under the lock."""
+        self.writer.enqueue(data, call)
+
+    @property
+    def _writer_closed(self) -> bool:
+        return self.writer.closed
+
+    def _send(self, message: rpc.JsonObject, *, best_effort: bool = False, within: float | None = None) -> bool:
+        """Queue one frame; ``within`` seconds bounds how long it may wait unstarted."""
+        with self._cond:
+            if self.writer.closed or self.state in ENDED:
+                return False
+            data = rpc.frame(message)
+            oversized = self._oversized(data)
+            dropped = oversized or (best_effort and len(self.writer.queue) >= MAX_QUEUED_NOTIFICATIONS)
+            if not dropped:
+                expires = None if within is None else self.runtime.now() + within
+                self.writer.enqueue(data, None, expires_at=expires)
+        if dropped:
+            why = "it exceeds the frame bound" if oversized else "the writer queue is full"
+            self.diagnose("notification-refused", f"{message.get('method', 'a response')} not sent: {why}")
+        else:
+            self.writer.pump()
+        return not dropped
+
+    def _oversized(self, frame: bytes) -> bool:
+        """§0: no frame the host writes exceeds the bound (the newline is not counted)."""
+        return len(frame) - 1 > self.config.max_frame_bytes
+
+    def _written(self, call: Call) -> None:
+        """Under the lock: the writer finished ``call``'s frame."""
+        if call.state == cs.WRITING:
+            call.move("written")
+            if call.cancel_requested:
+                self._tombstone(call, call.cancel_reason)
+
+    def _write_failed(self, exc: Exception) -> None:
+        self.diagnose("exit", f"stdin is no longer writable: {exc}")
+
+    # -- the reader: everything the child says -------------------------------------
+
+    def _read_stdout(self) -> None:
+        decoder = FrameDecoder(max_frame_bytes=self.config.max_frame_bytes)
+        while True:
+            chunk = self.channel.read_stdout()
+            for event in decoder.feed(chunk) if chunk else decoder.close():
+                self._on_frame(event)
+            if not chunk:
+                break
+        self._stdout_eof.set()
+        self._stdout_closed()
+
+    def _on_frame(self, event: FrameEvent) -> None:
+        if not isinstance(event, Frame):
+            self.diagnose(
+                "oversized-frame", f"frame {event.index} of {event.size} bytes exceeds {event.limit}; dropped"
+            )
+            return
+        message = rpc.parse(event.payload)
+        if isinstance(message, rpc.Junk):
+            self.diagnose("bad-frame", f"frame {event.index} ignored: {message.reason}")
+        elif isinstance(message, rpc.Reply):
+            self._on_reply(message)
+        elif message.has_id:
+            self.children.on_request(message)
+        else:
+            self._on_notification(message)
+
+    def _on_reply(self, reply: rpc.Reply) -> None:
+        key = reply.id if isinstance(reply.id, int) and not isinstance(reply.id, bool) else None
+        with self._cond:
+            call = self._calls.get(key) if key is not None else None
+            if call is not None and call.state in (cs.WRITING, cs.WRITTEN):
+                kind, why = self._settle(call, reply)
+            elif call is not None and call.state == cs.TOMBSTONED:
+                del self._calls[call.id]
+                self._release(call)
+                call.settled.set()
+                kind, why = "stale-response", f"late response to cancelled request {call.id} ({call.method}) ignored"
+            elif key is not None and 0 < key < self._next_id:
+                kind, why = "stale-response", f"response to request {key}, which is no longer pending, ignored"
+            else:
+                kind, why = "stale-response", f"response to never-issued id {str(reply.id)[:80]!r} ignored"
+        if kind:
+            self.diagnose(kind, why)
+
+    def _settle(self, call: Call, reply: rpc.Reply) -> tuple[str, str]:
+        """Under the lock: the answer to a live call; ("", "") unless it is refused."""
+        call.move("response")
+        del self._calls[call.id]
+        self._release(call)
+        self._progress.pop(call.id, None)
+        self.children.cancel_owned_by(call)
+        outcome = self._outcome(call, reply)
+        call.finish(outcome)
+        call.settled.set()
+        if outcome.status == "invalid" and call.outcome is outcome:
+            return "invalid-result", outcome.message
+        return "", ""
+
+    def _outcome(self, call: Call, reply: rpc.Reply) -> CallOutcome:
+        """A result is used only if it is valid for its method (§1.2-§1.7)."""
+        if reply.error is not None:
+            return CallOutcome("error", None, reply.error)
+        if self.negotiated is not None and call.counts:
+            problem = result_problem(call.method, call.params or {}, reply.result, self.negotiated)
+            if problem is not None:
+                return CallOutcome("invalid", reply.result, message=f"{call.method} result refused: {problem}")
+        return CallOutcome("ok", reply.result)
+
+    def _on_notification(self, message: rpc.Incoming) -> None:
+        if message.method == "$/progress":
+            self._on_progress(message.params)
+            return
+        if self.state not in (READY, DRAINING):
+            self.diagnose("bad-frame", f"{message.method} before initialize completed; ignored")
+            return
+        if message.method in ("notification", "context/contribution", "status/contribution") or (
+            message.method == "presentation/update" and self._presentation_allowed()
+        ):
+            if isinstance(message.params, dict):
+                self.events.contribution(self.name, self.generation, message.method, message.params)
+                return
+            self.diagnose("bad-frame", f"{message.method} params must be an object; ignored")
+            return
+        self.diagnose("bad-frame", f"notification {message.method[:80]!r} is not routed; ignored")
+
+    def _presentation_allowed(self) -> bool:
+        return self.manifest.api_version != "0.1" and bool(self.manifest.contributes.get("presentation"))
+
+    # -- §2.6 progress ------------------------------------------------------------------
+
+    def _on_progress(self, params: Any) -> None:
+        problem = self._accept_progress(params)
+        if problem is not None:
+            self.diagnose("progress-ignored", problem)
+            return
+        self.events.progress(self.name, self.generation, params["request_id"], params["sequence"], params.get("event"))
+
+    def _accept_progress(self, params: Any) -> str | None:
+        if self.negotiated is None or not self.negotiated.has("request_progress"):
+            return "$/progress without negotiated request_progress"
+        if not isinstance(params, dict) or not isinstance(params.get("event"), dict):
+            return "$/progress params must be an object with an event object"
+        request_id, sequence = params.get("request_id"), params.get("sequence")
+        if not _is_int(request_id) or not _is_int(sequence):
+            return "$/progress needs integer request_id and sequence"
+        with self._cond:
+            call = self._calls.get(request_id)
+            if call is None or not call.active or not call.counts:
+                return f"$/progress for inactive request {request_id}"
+            last = self._progress.get(request_id)
+            if last is not None and sequence <= last:
+                return f"$/progress sequence {sequence} for request {request_id} does not increase (last {last})"
+            self._progress[request_id] = sequence
+        return None
+
+    def active_parent(self, request_id: Any, methods: tuple[str, ...]) -> Call | None:
+        """Under the lock: the call named by ``request_id`` if it is an active parent."""
+        if not _is_int(request_id):
+            return None
+        call = self._calls.get(request_id)
+        return call if call is not None and call.active and call.method in methods else None
+
+    # -- notifications the host sends (§1.10, §1.11) ---------------------------------------
+
+    def notify_lifecycle(self, method: str, params: dict[str, Any]) -> bool:
+        """§1.10: only when lifecycle_events and this method are subscribed, and
+        only well-formed (a malformed event is the embedder's bug: refused and
+        diagnosed). Session/turn events give up after 250 ms unsent; tool
+        events wait in the bounded writer queue."""
+        negotiated = self.negotiated
+        if negotiated is None or not negotiated.has("lifecycle_events") or method not in negotiated.subscriptions:
+            return False
+        checked = lifecycle_params(method, params)
+        if isinstance(checked, str):
+            self.diagnose("notification-refused", f"{method} not sent: {checked}")
+            return False
+        within = None if method.startswith("tool/") else self.config.lifecycle_delivery_s
+        return self._send(rpc.notification(method, checked), best_effort=True, within=within)
+
+    def notify_wave1(self, method: str, params: Any) -> bool:
+        """§1.11: only after its gate feature was negotiated; object payloads, bounded."""
+        gate = self.config.wave1_gates.get(method)
+        negotiated = self.negotiated
+        problem = None
+        if gate is None or negotiated is None or not negotiated.has(gate):
+            problem = f"{method} is not negotiated for this extension"
+        elif not isinstance(params, dict):
+            problem = f"{method} payload must be an object"
+        elif len(rpc.frame(params)) > self.config.wave1_payload_bytes:
+            problem = f"{method} payload exceeds {self.config.wave1_payload_bytes} bytes"
+        elif method == "shortcut/trigger" and params.get("id") not in self.children.shortcuts:
+            problem = f"shortcut/trigger for unknown shortcut {str(params.get('id'))[:80]!r}"
+        if problem is not None:
+            self.diagnose("notification-refused", problem)
+            return False
+        return self._send(rpc.notification(method, params), best_effort=True)
+
+    def send_frame(self, message: rpc.JsonObject) -> bool:
+        return self._send(message)
+
+    # -- ending ---------------------------------------------------------------------
+
+    def _drain_stderr(self) -> None:
+        drain(self.channel.read_stderr, self.stderr_lines, lambda line: self.diagnose("stderr", line))
+
+    def _watch_exit(self) -> None:
+        """The leader exited. Its output normally ends with it; when a
+        descendant keeps stdout open, the exit alone ends the generation."""
+        code = self.channel.wait_exit(None)
+        if self._stdout_eof.wait(self.config.exit_eof_grace_s):
+            return  # the reader saw end of file and handled it
+        with self._cond:
+            expected = self.state in (DRAINING, *ENDED)
+        if not expected:
+            self.terminate(CRASHED, f"exited with status {code} while a descendant kept its output open")
+
+    def _stdout_closed(self) -> None:
+        with self._cond:
+            expected = self.state in (DRAINING, *ENDED)
+        if not expected:
+            self.terminate(CRASHED, "stdout closed unexpectedly (the child exited or closed its output)")
+        else:
+            self._fail_all("the generation ended")
+
+    def terminate(self, state: str, reason: str) -> None:
+        """Kill the process group now and fail whatever is pending."""
+        with self._cond:
+            first = self.end_reason is None
+            if first:
+                self.end_reason = reason
+                self.last_error = truncate_utf8(reason, self.config.last_error_bytes)
+            if state == STOPPED and self.state == READY:
+                self._move(DRAINING)  # ready -> draining -> stopped, even when cut short
+            self._move(state)
+        self.channel.kill_group()
+        self.channel.close_stdin()  # final teardown only: the process is gone
+        self._fail_all(reason)
+        if first:
+            self.exit_code = self.channel.wait_exit(0.0)
+            self._ended.set()
+            if self._on_end is not None:
+                self._on_end(self, state)
+
+    def _fail_all(self, reason: str) -> None:
+        with self._cond:
+            self.writer.close()
+            for call in list(self._calls.values()):
+                if call.state != cs.TOMBSTONED:
+                    call.move("lost")
+                call.finish(CallOutcome("lost", message=reason))
+                call.settled.set()
+            self._calls.clear()
+            self._admission.clear()
+            self.children.clear()
+
+    def shutdown(self, deadline: float, *, drain_s: float = 0.0) -> None:
+        """§1.8: drain (API 0.2+), shutdown request, ack wait, exit wait, kill."""
+        with self._cond:
+            if self.state in ENDED:
+                return
+            was_ready = self.state == READY
+            self._move(DRAINING)
+        if was_ready and drain_s > 0:
+            with self._cond:
+                self._cond.wait_for(lambda: self._active == 0, self._remaining(deadline, drain_s))
+        for call in self._open_calls():
+            self.cancel(call, "shutdown")
+        stage = self.config.shutdown_stage_s
+        ack = self._issue("shutdown", {}, counts=False)
+        # A shutdown that times out is not cancelled: the next stage follows.
+        outcome = ack.poll(self._remaining(deadline, stage))
+        if outcome is None or not (outcome.ok or outcome.status == "lost"):
+            self.diagnose("shutdown", f"no shutdown acknowledgement ({outcome.status if outcome else 'timeout'})")
+        code = self.channel.wait_exit(self._remaining(deadline, stage))
+        if code is None:
+            self.diagnose("shutdown", "the child did not exit after shutdown; killing its process group")
+        self.terminate(STOPPED, "shut down")
+
+    def _remaining(self, deadline: float, stage: float) -> float:
+        return max(0.0, min(stage, deadline - self.runtime.now()))
+
+    def _open_calls(self) -> list[Call]:
+        with self._cond:
+            return [c for c in self._calls.values() if c.counts and c.outcome is None]
+
+    def wait_ended(self, timeout: float | None = None) -> bool:
+        return self._ended.wait(timeout)
+
+
+def _is_int(value: object) -> TypeGuard[int]:
+    return isinstance(value, int) and not isinstance(value, bool)

@@ -1,0 +1,87 @@
+"""Command-line values, checked before anything runs.
+
+Each function is an argparse ``type``: it returns the value or raises
+``ArgumentTypeError`` with a message that says how to fix the call, and
+argparse turns that into a usage error (exit status 2).
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+from pathlib import Path
+
+SEED_LIMIT = 2**64  # seeds are 0 <= seed < 2**64 (README, --help)
+MAX_PATIENCE_S = 3600.0  # an hour for one response: beyond it a hang only looks like patience
+MAX_FUZZ_SECONDS = 30 * 24 * 3600.0
+MAX_RUNS = 10_000
+
+
+def _seconds(text: str, option: str, example: str, ceiling: float) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and 0 < value <= ceiling):
+        raise argparse.ArgumentTypeError(
+            f"{option} takes a number of seconds > 0 and <= {ceiling:g} (got {text!r}); for example {option} {example}"
+        )
+    return value
+
+
+def patience(text: str) -> float:
+    return _seconds(text, "--patience", "15", MAX_PATIENCE_S)
+
+
+def fuzz_seconds(text: str) -> float:
+    return _seconds(text, "--seconds", "300", MAX_FUZZ_SECONDS)
+
+
+def seed(text: str) -> int:
+    try:
+        value = int(text, 10)
+    except ValueError:
+        value = -1
+    if not 0 <= value < SEED_LIMIT:
+        raise argparse.ArgumentTypeError(
+            f"--seed takes a whole number from 0 to 2**64-1 = {SEED_LIMIT - 1} (got {text!r}); for example --seed 42"
+        )
+    return value
+
+
+def runs(text: str) -> int:
+    try:
+        value = int(text, 10)
+    except ValueError:
+        value = 0
+    if not 1 <= value <= MAX_RUNS:
+        raise argparse.ArgumentTypeError(f"--runs takes a whole number from 1 to {MAX_RUNS} (got {text!r})")
+    return value
+
+
+def output_dir(text: str) -> Path:
+    """A directory the run writes into (created if missing): never empty,
+    which would silently mean the current directory."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError(
+            "an empty directory name is refused (it would mean the current directory); give a path, e.g. reports/latest"
+        )
+    return Path(text)
+
+
+def existing_dir(text: str) -> Path:
+    path = Path(text)
+    if not text or not path.is_dir():
+        what = "does not exist" if not path.exists() else "is not a directory"
+        raise argparse.ArgumentTypeError(
+            f"{text!r} {what}; give the directory of saved fuzz cases (octet-conformance fuzz --regressions DIR)"
+        )
+    return path
+
+
+def existing_file(text: str) -> Path:
+    path = Path(text)
+    if not text or not path.is_file():
+        what = "does not exist" if not path.exists() else "is not a regular file"
+        raise argparse.ArgumentTypeError(f"{text!r} {what}; check the path")
+    return path

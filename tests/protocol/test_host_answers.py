@@ -1,0 +1,96 @@
+"""The host's answers to the probe's own requests (§2, §2.2, §3)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from conformance.protocol.host_answers import ParentInfo, check_child_answer, child_id_legal, child_refusals
+from conformance.protocol.jsonrpc import ErrorResponse, Response
+from conformance.protocol.limits import MAX_CHILD_IDS_PER_GENERATION, MAX_U64
+from conformance.protocol.violations import Violation
+
+LIVE_TOOL = ParentInfo("tool/call", None, settled=False, cancelled=False)
+
+
+def refusals(method: str = "confirmation/request", params: Any = None, cid: Any = 1, **kw: Any) -> tuple[str, ...]:
+    args: dict[str, Any] = {"api_version": "0.2", "parent": LIVE_TOOL, "reused": False, "outstanding": 1, "distinct": 1}
+    args.update(kw)
+    return child_refusals(method, {"parent_request_id": 2} if params is None else params, cid, **args)
+
+
+@pytest.mark.parametrize(
+    ("cid", "ok"),
+    [
+        (0, True),
+        (MAX_U64, True),
+        (MAX_U64 + 1, False),
+        (-1, False),
+        (True, False),
+        (1.5, False),
+        ("x" * 256, True),
+        ("é" * 128, True),
+        ("é" * 129, False),
+        (None, False),
+    ],
+)
+def test_child_id_legal(cid: Any, ok: bool) -> None:
+    assert child_id_legal(cid) is ok
+
+
+def test_a_valid_child_may_be_admitted() -> None:
+    assert refusals() == ()
+
+
+def test_parent_rules() -> None:
+    assert refusals(params={}) == ("EXT-2-host-refuses-missing-parent",)
+    assert refusals(params={"parent_request_id": "2"}) == ("EXT-2-host-refuses-missing-parent",)
+    assert refusals(parent=None) == ("EXT-2-host-refuses-inactive-parent",)
+    assert refusals(parent=ParentInfo("tool/call", None, True, False)) == ("EXT-2-host-refuses-inactive-parent",)
+    assert refusals(parent=ParentInfo("tool/call", None, False, True)) == ()  # undecided
+    assert refusals(parent=ParentInfo("hook/run", "before_prompt", False, False)) == (
+        "EXT-1.2-host-owner-not-authority",
+    )
+    assert refusals(parent=ParentInfo("hook/run", "before_tool_call", False, False)) == ()
+    assert refusals(params={}, api_version="0.1") == ()  # 0.1 confirmations carry no parent
+    assert refusals("notification/other", params={}) == ()  # not operation-scoped
+
+
+@pytest.mark.parametrize(
+    "distinct", [MAX_CHILD_IDS_PER_GENERATION - 1, MAX_CHILD_IDS_PER_GENERATION, MAX_CHILD_IDS_PER_GENERATION + 1]
+)
+def test_distinct_id_budget_n_minus_1_n_n_plus_1(distinct: int) -> None:
+    expected = ("EXT-2-host-refuses-over-id-budget",) if distinct > MAX_CHILD_IDS_PER_GENERATION else ()
+    assert refusals(distinct=distinct) == expected
+
+
+def test_wave1_settled_parent_without_owner() -> None:
+    settled = ParentInfo("tool/call", None, True, False)
+    assert refusals("composer/get", {"parent_request_id": 2}, parent=settled) == ("EXT-2-host-wave1-owner-precedence",)
+    owner = {"parent_request_id": 2, "resource_owner": {}}
+    assert refusals("composer/get", owner, parent=settled) == ()  # validity of the owner is host state: undecided
+
+
+def broken(method: str, refused: tuple[str, ...], answer: Response | ErrorResponse) -> list[str]:
+    return [f.requirement for f in check_child_answer(method, refused, answer) if isinstance(f, Violation)]
+
+
+def test_refused_children_need_an_error_of_any_code() -> None:
+    refused = ("EXT-2-host-refuses-missing-parent",)
+    assert broken("confirmation/request", refused, Response(1, {"confirmed": True})) == list(refused)
+    assert broken("confirmation/request", refused, ErrorResponse(1, -32602, "no parent")) == []
+
+
+def test_confirmation_answer_shape() -> None:
+    assert broken("confirmation/request", (), Response(1, {"confirmed": True})) == []
+    assert broken("confirmation/request", (), Response(1, {})) == ["EXT-2.2-host-answer-shape"]
+    assert broken("confirmation/request", (), Response(1, True)) == ["EXT-2.2-host-answer-shape"]
+
+
+@pytest.mark.parametrize(
+    ("message", "ok"),
+    [("not_foreground_owner", True), ("composer/set not_foreground_owner: x", True), ("", False), ("!! x", False)],
+)
+def test_wave1_refusal_format(message: str, ok: bool) -> None:
+    assert (broken("composer/set", (), ErrorResponse(1, -32002, message)) == []) is ok
