@@ -16,24 +16,30 @@ import tempfile
 from collections.abc import Sequence
 from importlib import resources
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+# Only light modules at the top: a refused input (bad manifest, a command
+# that cannot start, a bad argument) is answered in a fraction of a second.
+# The run's modules (Hypothesis, jsonschema: about a second to import) are
+# imported by the functions that run something.
 from .manifest import Manifest, ManifestError, load_manifest
-from .peers.ext_host import Launcher, Patience, preflight, spawn_process
-from .peers.simulated import is_reference, simulated_reference
-from .report.console import run_lines
-from .report.junit import write_junit
-from .report.matrix import write_matrix
 from .requirements import load_catalog
 from .runner import arguments, stopping
-from .runner.extension import certify_extension
-from .runner.fuzz import fuzz
 from .runner.profiles import PROFILES
-from .runner.replay import NotReplayable, replay
 from .runner.reportdir import ReportDirError, staged
 from .safe_text import terminal
-from .transport.process import Stopping, enable_subreaper, kill_orphans, kill_spawned_groups, raise_if_stopping
-from .transport.startup import StartFailure
-from .verdicts import summary
+from .transport.process import (
+    Stopping,
+    enable_subreaper,
+    kill_orphans,
+    kill_spawned_groups,
+    raise_if_stopping,
+    sanitized_env,
+)
+from .transport.startup import StartFailure, check_startable
+
+if TYPE_CHECKING:
+    from .peers.ext_host import Launcher
 
 EXIT_OK, EXIT_FAIL, EXIT_HARNESS = 0, 1, 2
 
@@ -164,8 +170,14 @@ def _main(argv: Sequence[str] | None) -> int:
 def launcher_for(manifest: Manifest, simulate: bool) -> Launcher:
     """How targets start; raises StartFailure when the command cannot."""
     if not simulate:
-        preflight(manifest)
+        # Before anything is spawned, with the PATH every target gets (the
+        # brokered variables of §1.1 never change PATH).
+        check_startable(manifest.command, manifest.folder, sanitized_env())
+        from .peers.ext_host import spawn_process
+
         return spawn_process
+    from .peers.simulated import is_reference, simulated_reference
+
     if not is_reference(manifest):
         raise ManifestError(f"--simulate runs only the reference extension in-process; {manifest.path} is another")
     return simulated_reference
@@ -181,6 +193,9 @@ def refused(exc: Exception) -> int:
 
 def fuzz_target(args: argparse.Namespace) -> int:
     """Exit 1 when exploration found a new failing requirement, else 0."""
+    from .peers.ext_host import Patience
+    from .runner.fuzz import fuzz
+
     try:
         manifest = load_manifest(args.manifest)
         launcher = launcher_for(manifest, args.simulate)
@@ -209,6 +224,9 @@ def fuzz_target(args: argparse.Namespace) -> int:
 
 def replay_trace(args: argparse.Namespace) -> int:
     """Exit 1 when the failure reproduces (in any run), 0 when it does not."""
+    from .peers.ext_host import Patience
+    from .runner.replay import NotReplayable, replay
+
     try:
         outcomes = replay(args.trace, target=args.target, runs=args.runs, patience=Patience.of(args.patience))
     except (OSError, ValueError, KeyError, TypeError, ManifestError, NotReplayable) as exc:
@@ -267,6 +285,13 @@ def certify(args: argparse.Namespace) -> int:
         launcher = launcher_for(manifest, args.simulate)
     except (ManifestError, StartFailure) as exc:
         return refused(exc)
+    from .peers.ext_host import Patience
+    from .report.console import run_lines
+    from .report.junit import write_junit
+    from .report.matrix import write_matrix
+    from .runner.extension import certify_extension
+    from .verdicts import summary
+
     profile = PROFILES[args.profile]
     run_seed = profile.default_seed if args.seed is None else args.seed
     try:

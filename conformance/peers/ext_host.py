@@ -25,7 +25,6 @@ from conformance.protocol.strict_json import dumps
 from conformance.protocol.violations import Violation
 from conformance.transport.process import Received, StdoutClosed, TargetProcess, WriteTimeout, sanitized_env
 from conformance.transport.schedule import Outgoing, Schedule
-from conformance.transport.startup import check_startable
 from conformance.transport.target import Target
 from conformance.transport.trace import TRACE_FORMAT, Trace
 
@@ -74,12 +73,6 @@ def spawn_process(manifest: Manifest) -> Target:
         env=sanitized_env(brokered_environment(manifest)),
         max_frame_bytes=limits.MAX_FRAME_BYTES,
     )
-
-
-def preflight(manifest: Manifest) -> None:
-    """Raise StartFailure when the manifest's command cannot start, before
-    anything is spawned (the same argv, folder and PATH spawn_process uses)."""
-    check_startable(manifest.command, manifest.folder, sanitized_env(brokered_environment(manifest)))
 
 
 class TargetGone(RuntimeError):
