@@ -6,12 +6,12 @@ import functools
 import json
 from typing import Any
 
-import jsonschema
 from hypothesis import strategies as st
 from hypothesis.errors import InvalidArgument
 
 from conformance.protocol import limits
 from conformance.protocol.ext_types import API_VERSIONS, Offer
+from conformance.protocol.schema_dialects import schema_problem, validators
 
 # Optional features the harness can honestly host, per API version (§1.1):
 # it answers policy/evaluate (deny), sends lifecycle notifications, accepts
@@ -53,7 +53,9 @@ def _from_schema(schema_json: str) -> st.SearchStrategy[Any]:
     try:
         # An invalid schema is the target's fault (EXT-1.1-tool-parameters-schema
         # reports it); it must not crash the generator, so such tools get {}.
-        jsonschema.validators.validator_for(schema).check_schema(schema)
+        # Judged as the harness judges it: the declared draft, else any (§1.1).
+        if schema_problem(schema) is not None:
+            return st.just({})
         strategy = from_schema(schema)
     except Exception:  # noqa: BLE001 -- invalid or unsupported schema: fall back to an empty object
         return st.just({})
@@ -96,10 +98,15 @@ def invalid_arguments(schema: Any) -> st.SearchStrategy[tuple[Any, str]]:
 
 
 def _is_valid(value: Any, schema: dict[str, Any]) -> bool:
-    try:
-        return jsonschema.validators.validator_for(schema)(schema).is_valid(value)
-    except Exception:  # noqa: BLE001 -- an invalid schema validates nothing
-        return False
+    """Valid under some draft that accepts the schema (an extension reading
+    it in that draft may accept the value, so it is no near miss)."""
+    for validator in validators(schema):
+        try:
+            if validator.is_valid(value):
+                return True
+        except Exception:  # noqa: BLE001 -- unevaluable under this draft: it vouches for nothing
+            continue
+    return False
 
 
 def malformed_frames() -> st.SearchStrategy[bytes]:

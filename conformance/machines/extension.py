@@ -218,22 +218,33 @@ class ExtensionMachine(RuleBasedStateMachine):
         self._run(self._cancel_scenario, name, arguments, mode)
 
     def _cancel_scenario(self, name: str, arguments: Any, mode: str) -> None:
+        """Cancel a call at ``mode``. A probe request follows the cancellation
+        in the same write: once the probe is answered, the extension has read
+        the cancellation, so a reply to the call written after that must
+        carry -32800 or a result (§1.9); one written earlier is any reply."""
         peer = self.peer
         rid, frame = peer.request_frame("tool/call", self._tool_call(name, arguments))
-        if mode == "same-write":
-            peer.write_raw(frame + peer.cancel_frame(rid))
-        elif mode == "after-read":
-            self._behind_barrier(frame)
-            peer.cancel(rid)
-        elif mode == "after-first-frame":
-            peer.write_raw(frame)
-            self._first_frame_of(rid)
-            peer.cancel(rid)
-        else:  # after-reply: the extension must ignore a cancel for a settled id
+        if mode == "after-reply":  # the extension must ignore a cancel for a settled id
             peer.write_raw(frame)
             peer.settle([rid])
             peer.cancel(rid)
-        peer.settle([rid])
+            peer.settle([rid])
+            return
+        if mode == "same-write":
+            head = frame
+        elif mode == "after-read":
+            self._behind_barrier(frame)
+            head = b""
+        else:  # after-first-frame
+            peer.write_raw(frame)
+            self._first_frame_of(rid)
+            head = b""
+        cancel = peer.cancel_frame(rid)  # registered before the probe: the probe is written after it
+        probe, probe_frame = peer.request_frame(
+            UNKNOWN_METHODS[0], {"probe": "after a cancel"}, intent="unknown-method"
+        )
+        peer.write_raw(head + cancel + probe_frame)
+        peer.settle([rid, probe])
 
     @rule(data=st.data())
     def scheduled_calls(self, data: st.DataObject) -> None:

@@ -18,6 +18,11 @@ judges only what the spec asks of the extension:
   ``oversize``) and as an unreadable frame (so an id-null refusal is legal).
   A probe request follows it; only an extension that stays alive and keeps
   reading is held to answering the probe, as it is to any request.
+* a frame of exactly 1 MiB (the newline not counted) is one byte over the
+  bound if the newline counts, which the text leaves open: at must level it
+  is treated like 1 MiB + 1, and refusing it is a ``should`` warning
+  (EXT-0-frame-bound-exact, :func:`judge_exact_bound`). So the must is
+  judged at 1 MiB - 1.
 * a settled notification with a 4,095- or 4,096-byte reason is a legal
   notification: nothing may answer it and the probe after it is answered.
   The harness never sends 4,097 bytes: that would break the host's own rule
@@ -40,6 +45,7 @@ from conformance.peers.ext_host import ExtensionHostPeer, TargetGone
 from conformance.protocol import jsonrpc
 from conformance.protocol.framing import encode_frame
 from conformance.protocol.strict_json import dumps
+from conformance.protocol.violations import Violation
 from conformance.strategies.oversized import BY_NAME, OFFSETS, Bound, Oversized, oversized
 from conformance.transport.trace import pad_frame, padded_recipe
 
@@ -88,13 +94,16 @@ def _write_padded(peer: ExtensionHostPeer, frame: bytes, size: int, *, member: s
 def _frame_at(peer: ExtensionHostPeer, recipe: Oversized, method: str) -> None:
     assert peer.session is not None
     size, filler = recipe.size, recipe.filler
-    if recipe.over:
+    # At the bound itself the newline may count (§0 is silent): a must only below it.
+    refusable = recipe.size >= recipe.bound.limit
+    if refusable:
         peer.mark_unreadable()  # an id-null refusal is one legal answer
+    allowance = peer.session.unreadable_sent
     if recipe.shape == "request":
-        intent = "oversize" if recipe.over else "unknown-method"
+        intent = "oversize" if refusable else "unknown-method"
         rid, frame = peer.request_frame(method, {"pad": ""}, intent=intent)
         _write_padded(peer, frame, size, member="pad", filler=filler)
-        if not recipe.over:
+        if not refusable:
             peer.settle([rid])
             return
     else:
@@ -102,14 +111,35 @@ def _frame_at(peer: ExtensionHostPeer, recipe: Oversized, method: str) -> None:
         peer.recorder.exercise("JSONRPC-4.1-no-reply-to-notification")  # any reply to it would be seen
         frame = encode_frame(dumps(jsonrpc.notification(UNKNOWN_NOTIFICATION, {"pad": ""})))
         _write_padded(peer, frame, size, member="pad", filler=filler)
-    if not recipe.over:
+    if not refusable:
         _probe(peer, method)
         return
-    _probe_after_oversize(peer, method)
-    refused = peer.session.request(rid) if rid is not None else None
-    if refused is not None and refused.response is not None and peer.session.unreadable_sent > 0:
-        # Refused with its own id: the id-null allowance made for it is spent.
-        peer.session.unreadable_sent -= 1
+    try:
+        _probe_after_oversize(peer, method)
+    finally:
+        refused = peer.session.request(rid) if rid is not None else None
+        answered = refused is not None and isinstance(refused.response, jsonrpc.Response | jsonrpc.ErrorResponse)
+        if answered and peer.session.unreadable_sent > 0:
+            # Refused with its own id: the id-null allowance made for it is spent.
+            peer.session.unreadable_sent -= 1
+        if not recipe.over:
+            null_reply = peer.session.unreadable_sent < allowance
+            judge_exact_bound(peer, handled=(answered if rid is not None else not null_reply) and peer.alive)
+
+
+def judge_exact_bound(peer: ExtensionHostPeer, *, handled: bool) -> None:
+    """EXT-0-frame-bound-exact: a frame of exactly 1 MiB of JSON was handled
+    as an ordinary frame (a request answered with its own id, a notification
+    left unanswered, the generation still going), or it was not."""
+    peer.recorder.exercise("EXT-0-frame-bound-exact")
+    if not handled:
+        peer.recorder.violate(
+            Violation(
+                "EXT-0-frame-bound-exact",
+                "a host frame of exactly 1,048,576 bytes of JSON (newline not counted) was refused, "
+                "left unanswered, or ended the generation; it should be handled as an ordinary frame",
+            )
+        )
 
 
 def _settled_reason_at(peer: ExtensionHostPeer, recipe: Oversized, event: str, tool: str) -> None:

@@ -469,8 +469,10 @@ class ExtensionHostPeer:
         return ok
 
     def shutdown(self) -> None:
-        """§1.8: request shutdown, expect an acknowledgement, then an exit
-        within the stage timeout."""
+        """§1.8: request shutdown, expect an acknowledgement within the stage
+        timeout, then an exit within the next one. The exit is judged however
+        the request went (acknowledged, refused or timed out): the host waits
+        for it in every case."""
         assert self.session is not None and self.process is not None
         if self.trace is not None and self._recording:
             self.trace.action("shutdown", step=self.step)
@@ -481,10 +483,38 @@ class ExtensionHostPeer:
             return
         finally:
             self._recording = recording
-        self.settle([rid], timeout=self.patience.shutdown_s)
+        self._await_shutdown_ack(rid)
+        self._judge_exit()
+
+    def _await_shutdown_ack(self, rid: Any) -> None:
+        """Pump until the shutdown answer or the stage timeout. A missing or
+        late answer breaks the shutdown rule, not the generic "every request
+        answered" one: §1.8 gives this request its own deadline."""
+        assert self.session is not None
         req = self.session.request(rid)
-        if req is None or not isinstance(req.response, jsonrpc.Response):
-            return  # no acknowledgement: already judged; exit is not the question then
+        assert req is not None
+        deadline = self.now() + self.patience.shutdown_s
+        while req.response is None and not self.stdout_closed:
+            remaining = deadline - self.now()
+            if remaining <= 0:
+                break
+            self.pump(min(remaining, 0.5))
+        if req.response is not None:
+            return  # judged by the session (result shape, or an error refusal)
+        self.recorder.exercise("EXT-1.8-shutdown-ack")
+        why = (
+            "the extension's stdout closed first"
+            if self.stdout_closed
+            else f"none within the {self.patience.shutdown_s:.1f} s stage timeout"
+        )
+        self.recorder.violate(
+            Violation("EXT-1.8-shutdown-ack", f"shutdown request {rid!r} was not acknowledged ({why})"),
+            stderr=self.process.stderr_excerpt() if self.process else "",
+        )
+        req.response = jsonrpc.ErrorResponse(rid, None, "harness: unacknowledged")  # judged once
+
+    def _judge_exit(self) -> None:
+        assert self.session is not None and self.process is not None
         self.recorder.exercise("EXT-1.8-exit-after-shutdown")
         if self.recorder.violation_counts.get("EXT-1.8-exit-after-shutdown"):
             return  # already judged in an earlier generation: do not wait out the stage timeout again
@@ -493,7 +523,7 @@ class ExtensionHostPeer:
             self.recorder.violate(
                 Violation(
                     "EXT-1.8-exit-after-shutdown",
-                    f"process still running {self.patience.shutdown_s:.1f}s after acknowledging shutdown",
+                    f"process still running {self.patience.shutdown_s:.1f}s after the shutdown request's stage",
                 )
             )
         else:

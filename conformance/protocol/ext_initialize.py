@@ -32,9 +32,6 @@ import unicodedata
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from jsonschema.exceptions import SchemaError
-from jsonschema.validators import Draft202012Validator, validator_for
-
 from .describe import Path, dotted, duplicates, kind, utf8_len
 from .ext_types import ManifestInfo, Negotiated, Offer, ToolInfo
 from .limits import (
@@ -49,6 +46,7 @@ from .limits import (
     REQUIRED_FEATURES,
 )
 from .members import clip, excerpt, is_integer
+from .schema_dialects import schema_problem
 from .violations import Finding, Violation, rule
 
 RESULT_SHAPE = "EXT-1.1-result-shape"
@@ -70,6 +68,7 @@ LIFECYCLE_SUBSCRIPTION = "EXT-1.1-lifecycle-subscription"
 LIFECYCLE_NEEDS_FEATURE = "EXT-1.1-lifecycle-needs-feature"
 DEPENDENCIES = "EXT-1.1-feature-dependencies"
 PROVIDER_CREDENTIALS = "EXT-1.1-provider-credentials-manifest"
+RESOURCE_DESCRIPTORS = "EXT-2.26-resource-descriptor-features"
 OUTPUT_SCHEMA_SUBSET = "EXT-1.1-output-schema-subset"
 PROMPT_METADATA = "EXT-1.1-prompt-metadata"
 PROMPT_NEEDS_FEATURE = "EXT-1.1-prompt-metadata-needs-feature"
@@ -86,6 +85,8 @@ _F_RUNTIME_COMMANDS = "runtime_commands"
 _F_LIFECYCLE = "lifecycle_events"
 _F_PROMPT_METADATA = "tool_prompt_metadata_v1"
 _F_PROVIDER_CREDENTIALS = "provider_credentials"
+# §2.26: a descriptor with resource inputs or outputs needs both.
+_F_RESOURCE_DESCRIPTORS = ("resource_refs_v1", "operation_descriptors_v1")
 
 _PROMPT_FIELDS = ("prompt_snippet", "prompt_guidelines")
 # §1.1 lets prompt strings carry line breaks and tabs, no other control.
@@ -95,9 +96,6 @@ _PROMPT_CONTROLS_ALLOWED = frozenset("\n\t")
 # Everything else among the accepted keywords holds data or annotations: the
 # values of default/examples/enum/const are instances, not schemas.
 _SUBSCHEMA_LISTS = ("allOf", "anyOf", "oneOf")
-
-# When a schema names no $schema dialect, it is checked as the newest draft.
-_DEFAULT_DIALECT = Draft202012Validator
 
 _MISSING = object()
 
@@ -121,6 +119,7 @@ def check_initialize_result(result: object, *, offer: Offer, manifest: ManifestI
         tools = result.get("tools")
         if isinstance(tools, list):
             yield from output_schema_subset(tools)
+            yield from resource_descriptor_features(tools, negotiated=negotiated)
     yield from _check_prompt_metadata(result, negotiated=negotiated)
 
 
@@ -364,8 +363,9 @@ def tool_description(tools: list[Any]) -> Iterator[Violation]:
 @rule(TOOL_PARAMETERS)
 def tool_parameters_schema(tools: list[Any]) -> Iterator[Violation]:
     """Every tool's parameters is a JSON object that is a valid JSON Schema
-    under the dialect its ``$schema`` names (draft 2020-12 when it names none
-    or one jsonschema does not know). A boolean schema is refused: §1.1 asks
+    under the draft its ``$schema`` names, or -- naming none, or one
+    jsonschema does not know -- under some supported draft (§1.1 names no
+    draft; :mod:`.schema_dialects`). A boolean schema is refused: §1.1 asks
     for a schema *object*. ``"type": "object"`` is not demanded, because §1.1
     does not say the schema must describe an object."""
     for index, tool in _objects(tools):
@@ -559,6 +559,30 @@ def feature_dependencies(features: list[Any]) -> Iterator[Violation]:
             yield Violation(DEPENDENCIES, message, path)
 
 
+@rule(RESOURCE_DESCRIPTORS)
+def resource_descriptor_features(tools: list[Any], *, negotiated: Negotiated) -> Iterator[Violation]:
+    """§2.26: a tool whose ``operation`` descriptor names resource inputs or
+    outputs is declared only with both resource_refs_v1 and
+    operation_descriptors_v1 negotiated. A descriptor without resources, or
+    of the wrong shape, is not judged here (its shape rules are separate)."""
+    missing = [f for f in _F_RESOURCE_DESCRIPTORS if not negotiated.has(f)]
+    if not missing:
+        return
+    for index, tool in _objects(tools):
+        operation = tool.get("operation")
+        if not isinstance(operation, dict):
+            continue
+        bearing = [k for k in ("resource_inputs", "resource_outputs") if operation.get(k) not in (None, [])]
+        if bearing:
+            path: Path = ("tools", index, "operation", bearing[0])
+            yield Violation(
+                RESOURCE_DESCRIPTORS,
+                f"{dotted(path)} makes a resource-bearing descriptor, but {', '.join(missing)} "
+                "is not negotiated (it needs resource_refs_v1 and operation_descriptors_v1)",
+                path,
+            )
+
+
 @rule(PROVIDER_CREDENTIALS)
 def provider_credentials_manifest(features: list[Any], *, manifest: ManifestInfo) -> Iterator[Violation]:
     """provider_credentials only when the manifest declares it with ``true``
@@ -603,7 +627,7 @@ def output_schema_subset(tools: list[Any]) -> Iterator[Violation]:
     * every key of a ``properties`` object is at most 256 UTF-8 bytes.
 
     A schema that passes all of that must also be a valid JSON Schema (its
-    own ``$schema`` dialect, else draft 2020-12), since §1.1 calls it a
+    own ``$schema`` draft, else some supported draft), since §1.1 calls it a
     subset of JSON Schema and §1.2 validates results against it. That check
     runs only on a clean walk so one defect is not reported twice.
     """
@@ -780,16 +804,11 @@ def _prompt_metadata_in_force(negotiated: Negotiated) -> bool:
 
 
 def _schema_validity(requirement: str, schema: dict[str, Any], path: Path) -> Iterator[Violation]:
-    """Check ``schema`` against its dialect's metaschema; one violation at the
-    first error found."""
-    dialect = _dialect(schema)
+    """Check ``schema`` against the draft it declares, or, declaring none,
+    against every supported draft (:mod:`.schema_dialects`); one violation,
+    at the first error of the newest candidate, when none accepts it."""
     try:
-        dialect.check_schema(schema)
-    except SchemaError as error:
-        where = (*path, *error.absolute_path)
-        name = dialect.__name__.removesuffix("Validator")
-        message = f"{dotted(where)} is not a valid JSON Schema ({name}): {clip(error.message)}"
-        yield Violation(requirement, message, where)
+        problem = schema_problem(schema)
     except (RecursionError, ValueError):
         # jsonschema itself gave up: the schema is nested deeper than the
         # interpreter can walk, or holds an integer too long for Python to
@@ -797,20 +816,11 @@ def _schema_validity(requirement: str, schema: dict[str, Any], path: Path) -> It
         # sets no depth bound on parameters, so the schema is left unjudged
         # rather than called invalid.
         return
-
-
-def _dialect(schema: Mapping[str, Any]) -> Any:
-    """The validator class for the schema's ``$schema``, or draft 2020-12."""
-    declared = schema.get("$schema")
-    if not isinstance(declared, str):
-        # A non-string $schema is itself a defect the 2020-12 metaschema names.
-        return _DEFAULT_DIALECT
-    try:
-        return validator_for(schema, default=_DEFAULT_DIALECT)
-    except (ValueError, TypeError):
-        # jsonschema normalises the URI before looking it up; a string that is
-        # not a parseable URI cannot name a known dialect.
-        return _DEFAULT_DIALECT
+    if problem is not None:
+        where = (*path, *problem.error.absolute_path)
+        drafts = problem.dialect if "$schema" in schema else "any supported draft"
+        message = f"{dotted(where)} is not a valid JSON Schema ({drafts}): {clip(problem.error.message)}"
+        yield Violation(requirement, message, where)
 
 
 def _wrong(requirement: str, container: Mapping[str, Any], key: str, base: Path, expected: str) -> Violation:

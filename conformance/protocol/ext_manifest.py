@@ -3,8 +3,9 @@
 The manifest (``extension.toml``) is packaging data, but §1.1 puts three
 rules on what it may declare for the wire version it selects: the secret
 broker allowlist, the ambient environment allowlist, and semantic
-presentation. They are checked here, apart from the initialize response,
-because they hold whether or not the extension ever answers.
+presentation; §0 adds the bundle's exact ``requires_octet``. They are
+checked here, apart from the initialize response, because they hold whether
+or not the extension ever answers.
 
 Each rule is one small function decorated with :func:`.violations.rule`; the
 entry point :func:`check_manifest` chains the ones that apply to the
@@ -28,6 +29,7 @@ from .violations import Finding, Violation, rule
 SECRET_NAMES = "EXT-1.1-secret-names"
 ENVIRONMENT = "EXT-1.1-environment-allowlist"
 PRESENTATION = "EXT-1.1-presentation-0.2"
+REQUIRES_OCTET = "EXT-0-bundle-requires-octet"
 
 # The frozen API; every other listed version negotiates features (§1.1).
 _LEGACY_API = "0.1"
@@ -37,6 +39,11 @@ _NEGOTIATED_APIS = ("0.2", "0.4")
 # ASCII bytes, so a non-ASCII letter is not a letter for this rule.
 _SECRET_FIRST = re.compile(r"[A-Za-z_]")
 _SECRET_REST = re.compile(r"[A-Za-z0-9_.\-]")
+
+# §0 "exact" requirement: one full version, bare or with an equality
+# operator (Cargo's "=", PEP 440's "=="), never a range, wildcard or partial
+# version (which every common requirement syntax reads as a range).
+_EXACT_VERSION = re.compile(r"\s*(?:==?\s*)?\d+\.\d+\.\d+(?:-[0-9A-Za-z.-]+)?(?:\+[0-9A-Za-z.-]+)?\s*")
 
 
 def check_manifest(manifest: ManifestInfo) -> Iterator[Finding]:
@@ -52,6 +59,28 @@ def check_manifest(manifest: ManifestInfo) -> Iterator[Finding]:
     yield from environment_allowlist(capabilities.get("environment"), api_version=manifest.api_version)
     if manifest.api_version == _LEGACY_API:
         yield from presentation_0_2(contributes)
+    # §0 asks it only of installable bundles; whether the manifest under test
+    # is one cannot be told, so an absent requirement is not judged at all.
+    if manifest.requires_octet is not None:
+        yield from bundle_requires_octet(manifest.requires_octet)
+
+
+@rule(REQUIRES_OCTET)
+def bundle_requires_octet(requires: object) -> Iterator[Violation]:
+    """A present requires_octet names exactly one octet version (§0).
+
+    Which version it pins is the host's business (it validates the pin
+    before starting the process); the extension-side rule is exactness."""
+    path = ("requires_octet",)
+    if not isinstance(requires, str):
+        yield Violation(REQUIRES_OCTET, f"requires_octet is {kind(requires)}; expected an exact version string", path)
+    elif not _EXACT_VERSION.fullmatch(requires):
+        yield Violation(
+            REQUIRES_OCTET,
+            f"requires_octet {excerpt(requires)} is not an exact requirement; expected one full version "
+            "such as 0.8.0 or =0.8.0",
+            path,
+        )
 
 
 @rule(SECRET_NAMES)

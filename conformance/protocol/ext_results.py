@@ -49,8 +49,9 @@ prose are all there is)
 * command/execute: every member (text, notifications, context) is optional;
   ``{}`` is a valid result.
 * hook/run: ``disposition`` is optional (absent means continue); when present
-  it needs an ``action`` of continue or deny. ``reason`` is shown with deny but
-  never called required, so it is only required to be a string when present.
+  it needs an ``action`` of continue or deny. §1.4 spells the deny
+  disposition with its ``reason`` string (continue has none), so a deny needs
+  one; any other disposition only needs it to be a string when present.
   Hook-specific rules (e.g. §1.4b model-turn hooks refusing deny) need the
   hook name and are not judged here.
 * context/collect: the result is an array; ``null`` is not allowed (only
@@ -67,9 +68,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-import jsonschema
 import jsonschema.protocols
-import jsonschema.validators
 
 from . import limits
 from .describe import Path, kind
@@ -88,6 +87,7 @@ from .members import (
     present,
     string_member,
 )
+from .schema_dialects import validators
 from .violations import Finding, Violation, rule
 
 RESULT_0_1 = "EXT-1.2-result-0.1"
@@ -243,24 +243,17 @@ def structured_forbidden(result: dict[str, Any], *, tool: ToolInfo) -> Iterator[
         )
 
 
-def schema_validator(schema: object) -> jsonschema.protocols.Validator | None:
-    """A validator for ``schema``, or None when jsonschema rejects the schema."""
-    if not isinstance(schema, dict | bool):
-        return None
-    try:
-        cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
-        cls.check_schema(schema)
-        return cls(schema)
-    except Exception:  # any failure means "not a schema we can use"; never raise
-        return None
-
-
 @rule(STRUCTURED_VALID)
 def structured_valid(
-    result: dict[str, Any], *, tool: ToolInfo, validator: jsonschema.protocols.Validator
+    result: dict[str, Any], *, tool: ToolInfo, drafts: tuple[jsonschema.protocols.Validator, ...]
 ) -> Iterator[Violation]:
+    """structured_content matches the tool's output_schema under some draft
+    that accepts the schema (the declared one, or any: §1.1 names none).
+    When none is satisfied, the newest draft's errors are reported."""
     instance = result.get("structured_content")
-    errors = validator.iter_errors(instance)
+    if any(_conforms(validator, instance) for validator in drafts[1:]):
+        return
+    errors = drafts[0].iter_errors(instance)
     while True:
         try:
             error = next(errors)
@@ -279,6 +272,13 @@ def structured_valid(
             f"at {keyword or 'the root'}: {clip(error.message)}",
             path,
         )
+
+
+def _conforms(validator: jsonschema.protocols.Validator, instance: object) -> bool:
+    try:
+        return bool(validator.is_valid(instance))
+    except Exception:  # noqa: BLE001 -- unevaluable under this draft: it does not vouch for the instance
+        return False
 
 
 def _json_bounds(value: object, field: str, max_bytes: int, requirement: str) -> Iterator[Violation]:
@@ -337,9 +337,9 @@ def check_tool_result(result: object, *, negotiated: Negotiated, tool: ToolInfo 
             yield from structured_forbidden(result, tool=tool)
         else:
             yield from structured_required(result, tool=tool)
-            validator = schema_validator(tool.output_schema)
-            if validator is not None and present(result, "structured_content") and not _is_error_result(result):
-                yield from structured_valid(result, tool=tool, validator=validator)
+            drafts = validators(tool.output_schema)
+            if drafts and present(result, "structured_content") and not _is_error_result(result):
+                yield from structured_valid(result, tool=tool, drafts=drafts)
     if present(result, "structured_content"):
         yield from structured_content_bounds(result["structured_content"])
     if present(result, "metadata"):
@@ -379,7 +379,9 @@ def hook_result(result: object) -> Iterator[Violation]:
             yield expected_object(disposition, HOOK_RESULT, ROOT, path)
         else:
             yield from enum_member(disposition, "action", limits.HOOK_ACTIONS, HOOK_RESULT, ROOT, path, required=True)
-            yield from string_member(disposition, "reason", HOOK_RESULT, ROOT, path, required=False)
+            # §1.4 writes a denial with its reason; a continue carries none.
+            denies = disposition.get("action") == "deny"
+            yield from string_member(disposition, "reason", HOOK_RESULT, ROOT, path, required=denies)
     yield from array_items_problems(result, "context", HOOK_RESULT, ROOT, contribution_problems)
     yield from array_items_problems(result, "notifications", HOOK_RESULT, ROOT, notification_problems)
 

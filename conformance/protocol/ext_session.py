@@ -51,6 +51,7 @@ from .jsonrpc import (
     Request,
     Response,
 )
+from .members import is_integer
 from .violations import Exercise, Finding, Violation
 
 
@@ -143,8 +144,13 @@ class LocalProtocolError(RuntimeError):
 OPERATION_SCOPED = frozenset(
     {"confirmation/request", "input/request", "artifact/publish", "policy/evaluate", "secret/get"}
 )
+# §1.2: only these host requests are active parents of the extension's
+# operation-scoped requests; prompt and context handlers (hook/run,
+# context/collect) and process-scoped ones (status, render) are not.
+ACTIVE_PARENT_METHODS = frozenset({"tool/call", "command/execute"})
 # §2.20: the one documented exception to "nothing before initialize completes".
-ALLOWED_BEFORE_READY = frozenset({"shortcut/register"})
+SHORTCUT_REGISTER = "shortcut/register"
+ALLOWED_BEFORE_READY = frozenset({SHORTCUT_REGISTER})
 
 Intent = str | None  # "unknown-method" | "invalid-params" | "oversize" | None (a valid call)
 # A request carried by a frame over the 1 MiB bound (§0): the extension may
@@ -162,6 +168,11 @@ class HostRequest:
     state: RequestState = RequestState.WRITTEN
     last_sequence: int | None = None
     response: Response | ErrorResponse | None = None
+    # Position among the frames the host wrote (requests and cancellations
+    # count), and that of this request's first cancellation: §1.9 is judged
+    # by what the extension provably read before it answered.
+    order: int = 0
+    cancel_order: int | None = None
 
 
 @dataclass
@@ -184,6 +195,11 @@ class HostSession:
     child_ids_used: set[Any] = field(default_factory=set)
     unreadable_sent: int = 0
     exercised_before_ready: bool = False
+    written: int = 0  # host frames registered so far (see HostRequest.order)
+    # The highest ``order`` of a host request the extension has shown it read
+    # (answered it, reported progress on it, or named it as a parent). Input
+    # is read in order, so every frame written up to there was read too.
+    read_through: int = 0
 
     # -- what the host did -------------------------------------------------
     def advance(self, event: LifecycleInput) -> None:
@@ -195,7 +211,8 @@ class HostSession:
     def sent_request(self, rid: JsonRpcId, method: str, params: Any, *, intent: Intent = None) -> HostRequest:
         if _key(rid) in self.requests:
             raise LocalProtocolError(f"request id {rid!r} reused by the harness")
-        req = HostRequest(rid, method, params, intent)
+        self.written += 1
+        req = HostRequest(rid, method, params, intent, order=self.written)
         self.requests[_key(rid)] = req
         if method == "initialize":
             self.advance(LifecycleInput.INITIALIZE_SENT)
@@ -204,9 +221,20 @@ class HostSession:
         return req
 
     def sent_cancel(self, rid: JsonRpcId) -> None:
+        self.written += 1
         req = self.requests.get(_key(rid))
         if req is not None:
+            if req.cancel_order is None:
+                req.cancel_order = self.written
             self._step(req, RequestInput.CANCEL, None)
+
+    def cancel_read(self, req: HostRequest) -> bool:
+        """True once the extension provably read ``req``'s cancellation: it
+        has shown it read a request written after it (§1.9)."""
+        return req.cancel_order is not None and self.read_through > req.cancel_order
+
+    def _read(self, req: HostRequest) -> None:
+        self.read_through = max(self.read_through, req.order)
 
     def sent_unreadable(self) -> None:
         """A frame with no readable id was written: one id-null reply is fine."""
@@ -233,9 +261,13 @@ class HostSession:
         elif isinstance(msg, Request):
             findings.extend(self._before_ready(msg.method))
             findings.extend(self._on_child_request(msg))
+            if msg.method == SHORTCUT_REGISTER:
+                findings.extend(self._shortcut_register(msg.params, as_request=True))
         elif isinstance(msg, Notification):
             findings.extend(self._before_ready(msg.method))
             findings.extend(self._on_notification(msg))
+            if msg.method == SHORTCUT_REGISTER:
+                findings.extend(self._shortcut_register(msg.params, as_request=False))
         return [f.in_frame(decoded.frame_index) if isinstance(f, Violation) else f for f in findings]
 
     def _step(self, req: HostRequest, event: RequestInput, requirement_text: str | None) -> list[Violation]:
@@ -264,7 +296,10 @@ class HostSession:
             return self._unmatched(msg)
         findings: list[Finding] = [Exercise("JSONRPC-5-id-echo"), Exercise("JSONRPC-5-one-response")]
         first = req.state in ACTIVE
-        was_cancelled = req.state is RequestState.CANCEL_SENT
+        # Judged before this answer counts as proof of reading: it answers a
+        # request written before its own cancellation.
+        was_cancelled = req.state is RequestState.CANCEL_SENT and self.cancel_read(req)
+        self._read(req)
         findings.extend(
             self._step(req, RequestInput.RESPONSE, f"request {msg.id!r} ({req.method}) answered a second time")
         )
@@ -305,6 +340,10 @@ class HostSession:
         ]
 
     def _error_code_rules(self, req: HostRequest, msg: ErrorResponse, was_cancelled: bool) -> list[Finding]:
+        """``was_cancelled``: the extension had provably read the call's
+        cancellation before answering. An error written before it could
+        have read it wins the race like a result does (§1.9), whatever its
+        code, so only the provable case is held to -32800."""
         out: list[Finding] = []
         if was_cancelled and req.intent is None:
             out.append(Exercise("EXT-1.9-cancel-reply-code"))
@@ -337,6 +376,16 @@ class HostSession:
                         ("error", "code"),
                     )
                 )
+        if req.method == "shutdown":
+            # §1.8: the extension acknowledges shutdown; a refusal is not one.
+            out.append(Exercise("EXT-1.8-shutdown-ack"))
+            out.append(
+                Violation(
+                    "EXT-1.8-shutdown-ack",
+                    f"shutdown was answered with error {msg.code!r} instead of an acknowledgement",
+                    ("error",),
+                )
+            )
         if req.method == "initialize":
             out.append(Exercise("EXT-1.1-result-shape"))
             out.append(
@@ -387,6 +436,9 @@ class HostSession:
         self.negotiated = negotiated_from(result, offer=self.offer)
         self.tools = tools_from(result)
         out.append(Exercise("EXT-0-messages-after-initialize"))
+        # Every shortcut/register of the initialize scope has been judged by
+        # now; any later one is judged as it comes (and breaks the rule).
+        out.append(Exercise(SHORTCUT_RULE))
         self.advance(LifecycleInput.INITIALIZED)
         return out
 
@@ -459,6 +511,8 @@ class HostSession:
             )
             return out
         req = self.requests.get(_key(parent))
+        if req is not None:
+            self._read(req)  # naming it as a parent shows it was read
         if req is None or req.state not in ACTIVE:
             state = "never sent" if req is None else f"already {req.state.value}"
             out.append(
@@ -468,7 +522,44 @@ class HostSession:
                     where,
                 )
             )
+        elif req.method not in ACTIVE_PARENT_METHODS:
+            out.append(
+                Violation(
+                    "EXT-2-parent-request-id",
+                    f"{method} names parent_request_id {parent}, a {req.method} request; only tool/call and "
+                    "command/execute requests are active parents (§1.2)",
+                    where,
+                )
+            )
         return out
+
+    # §2.20 ---------------------------------------------------------------------
+    def _shortcut_register(self, params: Any, *, as_request: bool) -> list[Finding]:
+        """A request, only while initialize is unanswered, parented on the
+        initialize request, and only when the host offered ``shortcuts``."""
+        out: list[Finding] = [Exercise(SHORTCUT_RULE)]
+        problems: list[tuple[str, tuple[str | int, ...]]] = []
+        if not as_request:
+            problems.append(("shortcut/register was sent as a notification; §2.20 makes it a request", ()))
+        if "shortcuts" not in self.offer.offered:
+            problems.append(("shortcut/register was sent, but the host did not offer the shortcuts feature", ()))
+        init = self._open_initialize()
+        if init is None:
+            problems.append(("shortcut/register was sent outside the initialize request's scope", ()))
+        parent = params.get("parent_request_id") if isinstance(params, dict) else None
+        if as_request and init is not None and (not is_integer(parent) or _key(parent) != _key(init.id)):
+            got = "absent" if parent is None else repr(parent)
+            where: tuple[str | int, ...] = ("params", "parent_request_id")
+            expected = f"expected the initialize id {init.id!r}"
+            problems.append((f"shortcut/register parent_request_id is {got}; {expected}", where))
+        out.extend(Violation(SHORTCUT_RULE, message, path) for message, path in problems)
+        return out
+
+    def _open_initialize(self) -> HostRequest | None:
+        """The initialize request while it is still unanswered, else None."""
+        if self.lifecycle is not Lifecycle.INITIALIZING:
+            return None
+        return next((r for r in self.requests.values() if r.method == "initialize" and r.state in ACTIVE), None)
 
     # notifications from the extension ----------------------------------------
     def _on_notification(self, msg: Notification) -> list[Finding]:
@@ -489,6 +580,8 @@ class HostSession:
         rid, seq = params.get("request_id"), params.get("sequence")
         req = self.requests.get(_key(rid)) if isinstance(rid, int | str) and not isinstance(rid, bool) else None
         out.append(Exercise("EXT-2.6-progress-active-request"))
+        if req is not None:
+            self._read(req)
         if req is None:
             out.append(
                 Violation(
@@ -519,6 +612,8 @@ class HostSession:
             req.last_sequence = seq if req.last_sequence is None else max(seq, req.last_sequence)
         return out
 
+
+SHORTCUT_RULE = "EXT-2.20-shortcut-register"
 
 _CHILD_ID_RULES = (
     "EXT-2-child-id-type",

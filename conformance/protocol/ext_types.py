@@ -22,6 +22,7 @@ class ManifestInfo:
     api_version: ApiVersion
     contributes: dict[str, Any] = field(default_factory=dict)
     capabilities: dict[str, Any] = field(default_factory=dict)
+    requires_octet: object = None  # the manifest's value as written; None when absent
 
     def declared_names(self, kind: str) -> list[str]:
         """contributes.tools / contributes.commands as a list (empty if absent)."""

@@ -23,6 +23,7 @@ FRAME_RULES = (
     "EXT-0-frame-bound",
     "EXT-0-json-text",
     "EXT-0-diagnostics-stderr",
+    "EXT-0-no-blank-lines",
     "EXT-0-one-object-per-line",
     "EXT-0-unique-member-names",
     "JSONRPC-4-jsonrpc-member",
@@ -135,6 +136,10 @@ def _unreadable(payload: bytes, reason: str) -> Violation:
     # that rule. A broken object or array is a malformed frame.
     head = payload.lstrip()[:1]
     excerpt = payload[:80].decode("utf-8", "replace")
+    if not head:
+        # Nothing but the terminator (or whitespace): no message and no
+        # diagnostic either, so it is neither of those rules' business.
+        return Violation("EXT-0-no-blank-lines", f"stdout line is blank ({len(payload)} whitespace byte(s))")
     if head not in (b"{", b"["):
         return Violation("EXT-0-diagnostics-stderr", f"stdout line is not a protocol frame: {excerpt!r}")
     return Violation("EXT-0-json-text", f"{reason}; line starts {excerpt!r}")

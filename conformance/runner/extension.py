@@ -19,6 +19,7 @@ from hypothesis.stateful import run_state_machine_as_test
 
 from conformance.evidence import Recorder
 from conformance.machines.extension import UNKNOWN_METHODS, machine_for, step_of
+from conformance.machines.oversized import judge_exact_bound
 from conformance.manifest import Manifest
 from conformance.peers.ext_host import ExtensionHostPeer, Launcher, Patience, TargetGone, spawn_process, trace_header
 from conformance.protocol import limits
@@ -191,31 +192,57 @@ def _started(
 def frame_size_scenario(
     manifest: Manifest, recorder: Recorder, patience: Patience, launcher: Launcher = spawn_process
 ) -> None:
-    """Frames of 1 MiB - 1 and 1 MiB must be accepted and answered; one of
-    1 MiB + 1 may be refused any way the extension likes, so nothing is
-    judged for it beyond the frames the extension writes."""
+    """A frame of 1 MiB - 1 bytes of JSON must be accepted and answered. One
+    of exactly 1 MiB is one byte over the bound if the newline counts (§0 is
+    silent), so refusing it any way is legal and only a should warning
+    (EXT-0-frame-bound-exact). One of 1 MiB + 1 may be refused any way the
+    extension likes, so nothing is judged for it beyond the frames it writes."""
     recorder.context = "scenario=frame-size"
     peer = _started(manifest, recorder, patience, launcher)
     if peer is None:
         return
     try:
-        for size in (limits.MAX_FRAME_BYTES - 1, limits.MAX_FRAME_BYTES):
-            rid, frame = peer.request_frame(UNKNOWN_METHODS[0], {"pad": ""}, intent="unknown-method")
-            peer.write_raw(pad_frame(frame, size), recipe=padded_recipe(frame, size))
-            peer.settle([rid], timeout=patience.response_s)
-        if peer.alive:
-            peer.mark_unreadable()  # an id-null refusal is one legal answer
-            # Registered so a reply with its id is matched, but never awaited.
-            _, frame = peer.request_frame(UNKNOWN_METHODS[0], {"pad": ""}, intent="oversize")
-            size = limits.MAX_FRAME_BYTES + 1
-            peer.write_raw(pad_frame(frame, size), recipe=padded_recipe(frame, size))
-            peer.drain(0.2)
+        rid, frame = peer.request_frame(UNKNOWN_METHODS[0], {"pad": ""}, intent="unknown-method")
+        size = limits.MAX_FRAME_BYTES - 1
+        peer.write_raw(pad_frame(frame, size), recipe=padded_recipe(frame, size))
+        peer.settle([rid], timeout=patience.response_s)
+        for size in (limits.MAX_FRAME_BYTES, limits.MAX_FRAME_BYTES + 1):
+            if not peer.alive:
+                break
+            _refusable_frame(peer, size)
         peer.drain()
         peer.shutdown()
     except TargetGone:
         pass
     finally:
         peer.close()
+
+
+def _refusable_frame(peer: ExtensionHostPeer, size: int) -> None:
+    """Write a request frame of ``size`` bytes of JSON that the extension
+    may refuse (an id-null refusal included); at exactly the bound, judge
+    whether it was handled like any other frame."""
+    assert peer.session is not None
+    peer.mark_unreadable()  # an id-null refusal is one legal answer
+    allowance = peer.session.unreadable_sent
+    # Registered so a reply with its id is matched, but never awaited as a must.
+    rid, frame = peer.request_frame(UNKNOWN_METHODS[0], {"pad": ""}, intent="oversize")
+    peer.write_raw(pad_frame(frame, size), recipe=padded_recipe(frame, size))
+    if size > limits.MAX_FRAME_BYTES:
+        peer.drain(0.2)
+        return
+    request = peer.session.request(rid)
+    assert request is not None
+    deadline = peer.now() + peer.patience.response_s
+    while request.response is None and peer.alive and peer.session.unreadable_sent >= allowance:
+        remaining = deadline - peer.now()
+        if remaining <= 0:
+            break
+        peer.pump(min(remaining, 0.5))
+    answered = request.response is not None
+    if answered and peer.session.unreadable_sent > 0:
+        peer.session.unreadable_sent -= 1  # answered with its own id: the id-null allowance is spent
+    judge_exact_bound(peer, handled=answered)
 
 
 def stdin_eof_scenario(

@@ -41,6 +41,7 @@ LIFECYCLE_NEEDS_FEATURE = "EXT-1.1-lifecycle-needs-feature"
 DEPENDENCIES = "EXT-1.1-feature-dependencies"
 PROVIDER_CREDENTIALS = "EXT-1.1-provider-credentials-manifest"
 OUTPUT_SCHEMA = "EXT-1.1-output-schema-subset"
+RESOURCE_DESCRIPTORS = "EXT-2.26-resource-descriptor-features"
 PROMPT_METADATA = "EXT-1.1-prompt-metadata"
 PROMPT_NEEDS_FEATURE = "EXT-1.1-prompt-metadata-needs-feature"
 
@@ -66,6 +67,7 @@ NEGOTIATED_ONLY = {
     DEPENDENCIES,
     PROVIDER_CREDENTIALS,
     OUTPUT_SCHEMA,
+    RESOURCE_DESCRIPTORS,
 }
 FEATURE_GATED = {LIFECYCLE_SUBSCRIPTION, PROMPT_METADATA}
 ALL_IDS = COMMON | LEGACY_ONLY | NEGOTIATED_ONLY | FEATURE_GATED
@@ -471,6 +473,9 @@ def test_tool_description_missing() -> None:
         {"$schema": "https://example.com/unknown-dialect", "type": "object"},
         {"$schema": "http://[", "type": "object"},  # not a parseable URI: checked as 2020-12, no crash
         {"type": "object", "x-vendor": {"anything": [1, 2]}},
+        # §1.1 names no draft: without $schema, what any supported draft accepts passes.
+        {"type": "array", "items": [{"type": "string"}], "additionalItems": False},  # draft 7 tuple items
+        {"type": "number", "minimum": 0, "exclusiveMinimum": True},  # draft 4 boolean form
     ],
 )
 def test_tool_parameters_valid(parameters: dict[str, Any]) -> None:
@@ -484,7 +489,7 @@ def test_tool_parameters_valid(parameters: dict[str, Any]) -> None:
         (None, "tools[0].parameters is null"),
         ([{"type": "object"}], "tools[0].parameters is an array"),
         ('{"type": "object"}', "tools[0].parameters is a string"),
-        ({"type": 5}, "tools[0].parameters.type is not a valid JSON Schema (Draft202012)"),
+        ({"type": 5}, "tools[0].parameters.type is not a valid JSON Schema (any supported draft)"),
         ({"type": "objekt"}, "is not a valid JSON Schema"),
         ({"required": "who"}, "tools[0].parameters.required is not a valid JSON Schema"),
         ({"properties": {"who": 3}}, "tools[0].parameters.properties.who is not a valid JSON Schema"),
@@ -807,6 +812,9 @@ def test_provider_credentials_invalid(capabilities: dict[str, Any]) -> None:
         {"type": "object", "default": {"pattern": 1}, "examples": [{"not": {}}, 3], "enum": [1, "x", None]},
         {"const": {"$ref": "#/x", "properties": 5}},
         {"$schema": "https://json-schema.org/draft/2020-12/schema", "type": "string"},
+        # No $schema: valid under some supported draft is valid (§1.1 names none).
+        {"type": "array", "items": [{"type": "string"}, {"type": "integer"}]},  # draft 7 tuple items
+        {"type": "number", "minimum": 0, "exclusiveMinimum": True},  # draft 4 boolean form
     ],
 )
 @pytest.mark.parametrize("api", ["0.2", "0.4"])
@@ -834,7 +842,14 @@ def test_output_schema_absent_is_valid() -> None:
         ({"type": "strin"}, "tools[0].output_schema.type is not a valid JSON Schema"),
         ({"required": "a"}, "tools[0].output_schema.required is not a valid JSON Schema"),
         ({"allOf": {}}, "tools[0].output_schema.allOf is not a valid JSON Schema"),
-        ({"items": [{"type": "string"}]}, "tools[0].output_schema.items is not a valid JSON Schema (Draft202012)"),
+        (
+            {"$schema": "https://json-schema.org/draft/2020-12/schema", "items": [{"type": "string"}]},
+            "tools[0].output_schema.items is not a valid JSON Schema (Draft202012)",
+        ),
+        (
+            {"$schema": "http://json-schema.org/draft-07/schema#", "minimum": 0, "exclusiveMinimum": True},
+            "tools[0].output_schema.exclusiveMinimum is not a valid JSON Schema (Draft7)",
+        ),
         ({"minLength": -1}, "is not a valid JSON Schema"),
     ],
 )
@@ -1162,3 +1177,41 @@ def test_near_miss_results_never_raise(result: dict[str, Any], api: str) -> None
     negotiated = negotiated_from(result, offer=make_offer(api))
     assert all(isinstance(name, str) for name in negotiated.features)
     assert all(isinstance(name, str) for name in tools_from(result))
+
+
+# -- EXT-2.26-resource-descriptor-features ---------------------------------------------------------
+
+RESOURCE_FEATURES = ("resource_refs_v1", "operation_descriptors_v1")
+CIRCUIT_INPUT = {"path": "/circuit", "type": "Circuit", "access": "exclusive"}
+
+
+def operation(**resources: Any) -> dict[str, Any]:
+    return {"id": "simulate", **resources}
+
+
+def offer_04(*extra: str) -> Offer:
+    return make_offer("0.4", optional=("request_progress", *extra))
+
+
+@pytest.mark.parametrize(
+    ("features", "op"),
+    [
+        (RESOURCE_FEATURES, operation(resource_inputs=[CIRCUIT_INPUT])),
+        (RESOURCE_FEATURES, operation(resource_outputs=[{"path": "/out", "type": "Circuit"}])),
+        ((), operation()),  # no resources: not resource-bearing
+        ((), operation(resource_inputs=[], resource_outputs=[])),
+        (("operation_descriptors_v1",), operation(resource_inputs=[])),
+    ],
+)
+def test_resource_descriptor_with_its_features(features: tuple[str, ...], op: dict[str, Any]) -> None:
+    result = make_result("0.4", tools=[tool(operation=op)], features=features)
+    assert_clean(run(result, "0.4", offer=offer_04(*RESOURCE_FEATURES)), RESOURCE_DESCRIPTORS)
+
+
+@pytest.mark.parametrize("features", [(), ("resource_refs_v1",), ("operation_descriptors_v1",)])
+def test_resource_bearing_descriptor_needs_both_features(features: tuple[str, ...]) -> None:
+    op = operation(resource_inputs=[CIRCUIT_INPUT])
+    result = make_result("0.4", tools=[tool(operation=op)], features=features)
+    broken = assert_only(run(result, "0.4", offer=offer_04(*RESOURCE_FEATURES)), RESOURCE_DESCRIPTORS)
+    assert broken[0].path == ("tools", 0, "operation", "resource_inputs")
+    assert "needs resource_refs_v1 and operation_descriptors_v1" in broken[0].message

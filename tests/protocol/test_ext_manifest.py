@@ -17,7 +17,7 @@ from conformance.protocol.violations import Exercise, Finding, Violation
 SECRETS = "EXT-1.1-secret-names"
 ENVIRONMENT = "EXT-1.1-environment-allowlist"
 PRESENTATION = "EXT-1.1-presentation-0.2"
-ALL_IDS = {SECRETS, ENVIRONMENT, PRESENTATION}
+ALL_IDS = {SECRETS, ENVIRONMENT, PRESENTATION, "EXT-0-bundle-requires-octet"}
 
 
 def manifest(api: str = "0.2", *, capabilities: Any = None, contributes: Any = None) -> ManifestInfo:
@@ -209,3 +209,44 @@ def test_check_manifest_never_raises(api: str, capabilities: Any, contributes: A
     assert all(isinstance(f, Exercise | Violation) for f in found)
     assert {f.requirement for f in found} <= ALL_IDS
     assert all(v.message for v in violations(found))
+
+
+# -- EXT-0-bundle-requires-octet (§0) ---------------------------------------------
+
+REQUIRES = "EXT-0-bundle-requires-octet"
+
+
+def with_requirement(requires: object) -> ManifestInfo:
+    return ManifestInfo("demo", "1.0.0", "0.2", {"tools": ["greet"]}, {}, requires_octet=requires)
+
+
+def test_absent_requires_octet_is_not_judged() -> None:
+    # §0 asks it of installable bundles only; a manifest without it runs.
+    assert REQUIRES not in exercised(findings(with_requirement(None)))
+
+
+@pytest.mark.parametrize("requires", ["0.8.0", "=0.8.0", "==0.8.0", "= 0.8.0", "0.8.0-rc.1", "1.2.3+build.5", "0.9.0"])
+def test_exact_requirements_pass(requires: str) -> None:
+    found = findings(with_requirement(requires))
+    assert REQUIRES in exercised(found)
+    assert violations(found) == []
+
+
+@pytest.mark.parametrize(
+    ("requires", "fragment"),
+    [
+        (">=0.8.0", "requires_octet '>=0.8.0' is not an exact requirement"),
+        ("^0.8", "is not an exact requirement"),
+        ("~0.8.0", "is not an exact requirement"),
+        ("0.8", "is not an exact requirement"),  # partial: a range in every common syntax
+        ("0.8.*", "is not an exact requirement"),
+        ("*", "is not an exact requirement"),
+        ("", "is not an exact requirement"),
+        ("=0.8.0, <0.9", "is not an exact requirement"),
+        (8, "requires_octet is an integer; expected an exact version string"),
+    ],
+)
+def test_inexact_requirements_fail(requires: object, fragment: str) -> None:
+    broken = violations(findings(with_requirement(requires)))
+    assert [v.requirement for v in broken] == [REQUIRES]
+    assert fragment in broken[0].message

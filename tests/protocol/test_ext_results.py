@@ -291,6 +291,24 @@ def test_schema_jsonschema_cannot_evaluate_does_not_raise() -> None:
     assert violated(findings) <= {"EXT-1.2-structured-valid"}
 
 
+@pytest.mark.parametrize(
+    ("schema", "good", "bad"),
+    [
+        # Tuple-form items (draft 7 and earlier): checked position by position.
+        ({"type": "array", "items": [{"type": "string"}, {"type": "integer"}]}, ["a", 1], ["a", "b"]),
+        # Boolean exclusiveMinimum (draft 4): the minimum itself is excluded.
+        ({"type": "number", "minimum": 5, "exclusiveMinimum": True}, 6, 5),
+    ],
+)
+def test_schema_without_dollar_schema_is_judged_by_a_draft_that_accepts_it(schema: Any, good: Any, bad: Any) -> None:
+    # §1.1 names no draft: a schema valid in some supported draft is read in it.
+    tool = ToolInfo("older", {"type": "object"}, schema)
+    assert violated(tool_findings({"content": [TEXT], "structured_content": good}, NEG_02, tool)) == set()
+    assert violated(tool_findings({"content": [TEXT], "structured_content": bad}, NEG_02, tool)) == {
+        "EXT-1.2-structured-valid"
+    }
+
+
 def test_schema_draft_follows_dollar_schema() -> None:
     # draft-04 spells exclusiveMinimum as a boolean next to minimum
     schema = {"$schema": "http://json-schema.org/draft-04/schema#", "minimum": 5, "exclusiveMinimum": True}
@@ -499,7 +517,6 @@ VALID: list[tuple[str, Any]] = [
     ("EXT-1.4-hook-result", HOOK_OK),
     ("EXT-1.4-hook-result", {}),
     ("EXT-1.4-hook-result", {"disposition": {"action": "deny", "reason": "blocked"}}),
-    ("EXT-1.4-hook-result", {"disposition": {"action": "deny"}}),
     ("EXT-1.4-hook-result", {"disposition": None, "notifications": [{"level": "error", "message": "m"}]}),
     (
         "EXT-1.4-hook-result",
@@ -555,6 +572,7 @@ INVALID: list[tuple[str, Any, str]] = [
         {"disposition": {"action": "cancel"}},
         "result.disposition.action is 'cancel'; expected one of continue, deny",
     ),
+    ("EXT-1.4-hook-result", {"disposition": {"action": "deny"}}, "result.disposition has no reason; expected a string"),
     (
         "EXT-1.4-hook-result",
         {"disposition": {"action": "deny", "reason": ["r"]}},

@@ -93,20 +93,64 @@ def test_a_whole_number_written_with_a_fraction_echoes_the_same_id() -> None:
     assert violations(s, {"id": 5.0, "error": {"code": -32601, "message": "m"}}) == []
 
 
-@pytest.mark.parametrize(
-    ("reply", "expected"),
-    [
-        ({"error": {"code": -32800, "message": "cancelled"}}, []),
-        ({"result": {"content": [{"type": "text", "text": "won the race"}]}}, []),
-        ({"error": {"code": -32603, "message": "cancelled"}}, ["EXT-1.9-cancel-reply-code"]),
-    ],
-)
-def test_cancelled_request_outcomes(reply: dict[str, Any], expected: list[str]) -> None:
+CANCELLED_REPLIES = [
+    {"error": {"code": -32800, "message": "cancelled"}},
+    {"result": {"content": [{"type": "text", "text": "won the race"}]}},
+    {"error": {"code": -32603, "message": "failed before the cancel was read"}},
+    {"error": {"code": -32602, "message": "bad arguments"}},
+]
+
+
+@pytest.mark.parametrize("reply", CANCELLED_REPLIES)
+def test_any_reply_written_before_the_cancel_could_be_read_wins_the_race(reply: dict[str, Any]) -> None:
+    # §1.9: nothing shows the extension read the cancellation before it
+    # answered, so an error of any code wins the race exactly as a result does.
     s = ready_session()
     s.sent_request(2, "tool/call", {"name": "echo", "arguments": {}})
     s.sent_cancel(2)
-    assert violations(s, {"id": 2, **reply}) == expected
+    s.sent_request(3, "probe/unknown", {}, intent="unknown-method")
+    assert violations(s, {"id": 2, **reply}) == []  # answered before the probe: maybe before reading the cancel
+    assert violations(s, {"id": 3, "error": {"code": -32601, "message": "m"}}) == []
     assert s.request(2) is not None and s.request(2).state is RequestState.TOMBSTONED  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize(
+    ("reply", "expected"),
+    [
+        (CANCELLED_REPLIES[0], []),
+        (CANCELLED_REPLIES[1], []),
+        (CANCELLED_REPLIES[2], ["EXT-1.9-cancel-reply-code"]),
+        (CANCELLED_REPLIES[3], ["EXT-1.9-cancel-reply-code"]),
+    ],
+)
+def test_a_reply_after_the_cancel_was_provably_read(reply: dict[str, Any], expected: list[str]) -> None:
+    # The probe was written after the cancellation and answered first: input
+    # is read in order, so the extension had read the cancellation.
+    s = ready_session()
+    s.sent_request(2, "tool/call", {"name": "echo", "arguments": {}})
+    s.sent_cancel(2)
+    s.sent_request(3, "probe/unknown", {}, intent="unknown-method")
+    assert violations(s, {"id": 3, "error": {"code": -32601, "message": "m"}}) == []
+    assert violations(s, {"id": 2, **reply}) == expected
+
+
+def test_a_probe_written_before_the_cancel_proves_nothing() -> None:
+    s = ready_session()
+    s.sent_request(2, "tool/call", {"name": "echo", "arguments": {}})
+    s.sent_request(3, "probe/unknown", {}, intent="unknown-method")
+    s.sent_cancel(2)
+    assert violations(s, {"id": 3, "error": {"code": -32601, "message": "m"}}) == []
+    assert violations(s, {"id": 2, **CANCELLED_REPLIES[2]}) == []
+
+
+def test_progress_on_a_later_request_also_proves_the_cancel_was_read() -> None:
+    s = ready_session()
+    s.sent_request(2, "tool/call", {"name": "echo", "arguments": {}})
+    s.sent_cancel(2)
+    s.sent_request(3, "tool/call", {"name": "echo", "arguments": {}})
+    event = {"type": "status", "message": "working"}
+    assert violations(s, {"method": "$/progress", "params": {"request_id": 3, "sequence": 1, "event": event}}) == []
+    assert violations(s, {"id": 2, **CANCELLED_REPLIES[2]}) == ["EXT-1.9-cancel-reply-code"]
 
 
 def test_cancel_after_reply_is_ignored_and_a_reply_to_it_is_a_second_response() -> None:
@@ -205,6 +249,75 @@ def test_parent_request_id(parent: Any, expected: list[str]) -> None:
     assert violations(s, confirm("c", parent)) == expected
 
 
+@pytest.mark.parametrize(
+    ("method", "expected"),
+    [
+        ("tool/call", []),
+        ("command/execute", []),
+        ("hook/run", ["EXT-2-parent-request-id"]),  # a prompt handler (§1.2)
+        ("context/collect", ["EXT-2-parent-request-id"]),  # a context handler (§1.2)
+        ("status/collect", ["EXT-2-parent-request-id"]),  # process-scoped
+        ("tool/render", ["EXT-2-parent-request-id"]),
+    ],
+)
+def test_only_model_tool_and_command_requests_are_active_parents(method: str, expected: list[str]) -> None:
+    s = ready_session()
+    s.sent_request(2, method, {})
+    assert violations(s, confirm("c", 2)) == expected
+
+
+SHORTCUT = {"id": "pi:0:ctrl+shift+p", "key": "ctrl+shift+p", "description": "palette"}
+SHORTCUTS_OFFER = Offer("0.2", "0.2", limits.REQUIRED_FEATURES, ("request_progress", "shortcuts"), 8)
+
+
+def register(rid: Any = "pi:0", parent: Any = 1) -> dict[str, Any]:
+    params: dict[str, Any] = dict(SHORTCUT)
+    if parent is not None:
+        params["parent_request_id"] = parent
+    return {"id": rid, "method": "shortcut/register", "params": params}
+
+
+def initializing(offer: Offer = SHORTCUTS_OFFER) -> HostSession:
+    s = HostSession(MANIFEST, offer)
+    s.sent_request(1, "initialize", {})
+    return s
+
+
+def test_shortcut_register_inside_initialize_when_offered_passes() -> None:
+    s = initializing()
+    found = s.received(frame(register()))
+    assert [f.requirement for f in found if isinstance(f, Violation)] == []
+    assert "EXT-2.20-shortcut-register" in {f.requirement for f in found}
+
+
+@pytest.mark.parametrize(
+    ("message", "fragment"),
+    [
+        (register(parent=None), "parent_request_id is absent; expected the initialize id 1"),
+        (register(parent=7), "parent_request_id is 7; expected the initialize id 1"),
+        (register(parent="1"), "parent_request_id is '1'"),
+        ({"method": "shortcut/register", "params": {"parent_request_id": 1, **SHORTCUT}}, "as a notification"),
+    ],
+)
+def test_shortcut_register_shape_and_parent(message: dict[str, Any], fragment: str) -> None:
+    found = [f for f in initializing().received(frame(message)) if isinstance(f, Violation)]
+    assert [v.requirement for v in found] == ["EXT-2.20-shortcut-register"]
+    assert fragment in found[0].message
+
+
+def test_shortcut_register_needs_the_offer() -> None:
+    found = [f for f in initializing(OFFER).received(frame(register())) if isinstance(f, Violation)]
+    assert [v.requirement for v in found] == ["EXT-2.20-shortcut-register"]
+    assert "did not offer the shortcuts feature" in found[0].message
+
+
+def test_shortcut_register_after_initialize_settled() -> None:
+    s = HostSession(MANIFEST, SHORTCUTS_OFFER)
+    s.sent_request(1, "initialize", {})
+    assert violations(s, {"id": 1, "result": INIT_RESULT}) == []
+    assert violations(s, register()) == ["EXT-2.20-shortcut-register"]
+
+
 def test_parent_cancelled_but_unanswered_is_a_legal_race() -> None:
     s = ready_session()
     s.sent_request(2, "tool/call", {"name": "echo", "arguments": {}})
@@ -227,7 +340,11 @@ def test_messages_before_initialize_answer() -> None:
     s.sent_request(1, "initialize", {})
     note = {"method": "notification", "params": {"message": "hi"}}
     assert violations(s, note) == ["EXT-0-messages-after-initialize"]
-    assert violations(s, {"method": "shortcut/register", "params": {}}) == []  # §2.20 exception
+    # §2.20: the one exception, a request parented on initialize (when offered).
+    s2 = HostSession(MANIFEST, SHORTCUTS_OFFER)
+    s2.sent_request(1, "initialize", {})
+    register = {"id": "pi:0", "method": "shortcut/register", "params": {"parent_request_id": 1, **SHORTCUT}}
+    assert violations(s2, register) == []
 
 
 def test_null_id_replies() -> None:

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from conformance.protocol.framing import Frame, OversizedFrame
+from conformance.protocol.framing import Frame, FrameDecoder, OversizedFrame
 from conformance.protocol.jsonrpc import (
     Decoded,
     ErrorResponse,
@@ -121,3 +121,17 @@ def test_any_json_value_decodes_without_raising(value: Any) -> None:
 @given(st.binary(max_size=200))
 def test_any_bytes_decode_without_raising(data: bytes) -> None:
     decode(data)
+
+
+@pytest.mark.parametrize("payload", [b"", b" ", b"\t", b"  \t "])
+def test_a_blank_stdout_line_has_its_own_should_rule(payload: bytes) -> None:
+    # Neither a malformed frame nor a diagnostic: its own entry (a should).
+    assert ids(decode(payload)) == ["EXT-0-no-blank-lines"]
+    assert "EXT-0-no-blank-lines" in decode(b'{"jsonrpc":"2.0","id":1,"result":1}').rules
+
+
+def test_a_blank_line_between_frames_is_one_finding_in_a_stream() -> None:
+    frames = FrameDecoder(max_frame_bytes=64).feed(
+        b'{"jsonrpc":"2.0","id":1,"result":1}\n\n{"jsonrpc":"2.0","id":2,"result":2}\n'
+    )
+    assert [ids(decode_event(f)) for f in frames] == [[], ["EXT-0-no-blank-lines"], []]

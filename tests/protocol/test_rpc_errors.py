@@ -5,6 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from conformance.strategies import json_values
+from hypothesis import given, settings
 
 from conformance.protocol import rpc_errors as e
 from conformance.protocol.rpc_limits import ID_PEEK_EXPECTED_BYTES
@@ -140,3 +142,21 @@ def test_peek_expectation_bound_at_n_minus_one_n_n_plus_one(where: int) -> None:
     assert len(line_head) == where
     got = broken(e.check_limit_exceeded_id(err(1002, "LIMIT_EXCEEDED", rid=None), line_head=line_head, sent_id=7))
     assert got == (["RPC-7-limit-id-peeked"] if where <= ID_PEEK_EXPECTED_BYTES else [])
+
+
+CHECKS: list[Any] = [
+    e.check_error_response,
+    e.refused_before_handshake,
+    e.refused_mismatch,
+    e.refused_invalid_params,
+    e.refused_unknown_method,
+    e.limit_exceeded,
+]
+
+
+@settings(max_examples=50)  # cheap in CI; the shapes here are shallow
+@given(value=json_values(keys=["error", "data", "errorCode", "code", "result"]))
+def test_never_raises_only_yields_findings(value: Any) -> None:
+    # One example feeds every check of the module: generating it is the cost.
+    for check in CHECKS:
+        assert all(isinstance(f, Exercise | Violation) for f in check(value))

@@ -5,6 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from conformance.strategies import json_values
+from hypothesis import given, settings
 
 from conformance.protocol.rpc_handshake import handshake_params, handshake_result
 from conformance.protocol.violations import Exercise, Violation
@@ -77,3 +79,14 @@ def test_a2a_capability_is_flagged_on_its_own() -> None:
 def test_non_objects(value: object) -> None:
     assert broken(handshake_params(value)) == ["RPC-3-handshake-params"]
     assert broken(handshake_result(value)) == ["RPC-3-handshake-result"]
+
+
+CHECKS: list[Any] = [handshake_params, handshake_result]
+
+
+@settings(max_examples=50)  # cheap in CI; the shapes here are shallow
+@given(value=json_values(keys=["protocolVersion", "client", "host", "capabilities", "features"]))
+def test_never_raises_only_yields_findings(value: Any) -> None:
+    # One example feeds every check of the module: generating it is the cost.
+    for check in CHECKS:
+        assert all(isinstance(f, Exercise | Violation) for f in check(value))

@@ -12,7 +12,7 @@ from conformance.strategies import (
     oversized_sizes,
     tool_arguments,
 )
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.errors import InvalidArgument
 
@@ -57,6 +57,28 @@ def test_invalid_arguments_are_invalid_and_say_why(pair: tuple[Any, str]) -> Non
     value, why = pair
     assert why
     assert not jsonschema.Draft202012Validator(SCHEMA).is_valid(value)
+
+
+# No $schema and draft-7 tuple items: §1.1 names no draft, so the generators
+# read it in a draft that accepts it (not as an invalid 2020-12 schema).
+TUPLE_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {"pair": {"type": "array", "items": [{"type": "integer"}, {"type": "string"}], "minItems": 2}},
+    "required": ["pair"],
+    "additionalProperties": False,
+}
+
+
+@settings(max_examples=20, suppress_health_check=[HealthCheck.too_slow])  # tuples draw slowly
+@given(tool_arguments(TUPLE_SCHEMA))
+def test_arguments_for_a_draft_seven_schema_are_valid_in_draft_seven(value: Any) -> None:
+    jsonschema.Draft7Validator(TUPLE_SCHEMA).validate(value)
+
+
+@settings(max_examples=20, suppress_health_check=[HealthCheck.too_slow])  # tuples draw slowly
+@given(invalid_arguments(TUPLE_SCHEMA))
+def test_near_misses_for_a_draft_seven_schema_are_invalid_in_draft_seven(pair: tuple[Any, str]) -> None:
+    assert not jsonschema.Draft7Validator(TUPLE_SCHEMA).is_valid(pair[0])
 
 
 @given(malformed_frames())

@@ -7,6 +7,7 @@ time matters, only the order of timestamps is checked.
 
 from __future__ import annotations
 
+import select
 import sys
 import time
 from collections.abc import Iterator
@@ -123,7 +124,13 @@ def test_a_busy_harness_does_not_make_the_target_late(tmp_path: Path) -> None:
         assert proc.next_event(0) is None  # stdout seen empty
         sent = proc.now()
         proc.write(b"{}\n", timeout=WAIT_S)
-        time.sleep(0.2)  # busy elsewhere while the answer arrives
+        # Busy elsewhere while the answer arrives: wait, without reading,
+        # until the answer is on the pipe (a fixed sleep is too short for a
+        # loaded machine's child and would make the test flaky).
+        poller = select.poll()
+        poller.register(proc._stdout_fd, select.POLLIN)
+        assert poller.poll(int(WAIT_S * 1000)), "the echo child never answered"
+        time.sleep(0.05)
         item = proc.next_event(WAIT_S)
         assert isinstance(item, Received)
         # Stamped no later than the truth: at most when we last saw stdout empty.

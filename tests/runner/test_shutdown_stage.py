@@ -1,0 +1,83 @@
+"""§1.8 through the peer, on the simulated transport (virtual clock: a 3 s
+wait costs nothing): a refused, late or missing shutdown acknowledgement is
+reported under EXT-1.8-shutdown-ack, and the exit is judged in every case."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from conformance.evidence import Recorder
+from conformance.manifest import load_manifest
+from conformance.peers.ext_host import ExtensionHostPeer
+from conformance.peers.simulated import REFERENCE_MODULE
+from conformance.protocol.limits import MAX_FRAME_BYTES
+from conformance.reference.extension import ReferenceExtension
+from conformance.reference.extension.calls import Call
+from conformance.reference.extension.jsonrpc import INTERNAL_ERROR, Request
+from conformance.reference.extension.server import Server
+from conformance.reference.extension.writer import FrameWriter
+from conformance.runner.extension import full_offer
+from conformance.transport.simulated import Scheduler, SimStdin, SimulatedTarget, Sink
+
+MANIFEST = Path(__file__).resolve().parents[2] / "conformance/reference/extension/manifests/api-0.2/extension.toml"
+ACK, EXIT, ANSWERED = "EXT-1.8-shutdown-ack", "EXT-1.8-exit-after-shutdown", "JSONRPC-5-every-request-answered"
+
+
+class Shutdown(Server):
+    """Answers shutdown with ``reply`` ("ack", "error" or "none") after
+    ``delay_s``, then lingers ``linger_s`` before exiting."""
+
+    reply = "ack"
+    delay_s = 0.0
+    linger_s = 0.0
+
+    def _shutdown(self, request: Request) -> None:
+        self._drain()
+        if self.delay_s:
+            self._runtime.event().wait(self.delay_s)
+        call = Call(request.id, request.method, self._writer)
+        if self.reply == "ack":
+            call.answer({})
+        elif self.reply == "error":
+            call.fail(INTERNAL_ERROR, "refused")
+        if self.linger_s:
+            self._runtime.event().wait(self.linger_s)
+
+
+def shut_down(reply: str, delay_s: float, linger_s: float) -> Recorder:
+    server = type("S", (Shutdown,), {"reply": reply, "delay_s": delay_s, "linger_s": linger_s})
+
+    def launch(_: object) -> SimulatedTarget:
+        def program(stdin: SimStdin, stdout: Sink, scheduler: Scheduler) -> int:
+            return server(ReferenceExtension("0.2"), FrameWriter(stdout), scheduler).serve(stdin)
+
+        return SimulatedTarget(program, MAX_FRAME_BYTES, log_names=(REFERENCE_MODULE,))
+
+    peer = ExtensionHostPeer(load_manifest(MANIFEST), Recorder(), launcher=launch)
+    offer = full_offer("0.2")
+    peer.start(offer)
+    assert peer.initialize(offer)
+    peer.shutdown()
+    peer.close()
+    return peer.recorder
+
+
+@pytest.mark.parametrize(
+    ("reply", "delay_s", "linger_s", "violated"),
+    [
+        ("ack", 0.0, 0.0, set()),
+        ("ack", 1.5, 0.0, set()),  # within the 2 s stage
+        ("error", 0.0, 0.0, {ACK}),  # a refusal is no acknowledgement; the exit passes
+        ("error", 0.0, 5.0, {ACK, EXIT}),  # ... and the exit is still judged
+        ("ack", 3.0, 0.0, {ACK}),  # late: under the shutdown entry, not "every request answered"
+        ("none", 0.0, 0.0, {ACK}),  # exits without a word
+        ("none", 0.0, 10.0, {ACK, EXIT}),
+    ],
+)
+def test_shutdown_stage(reply: str, delay_s: float, linger_s: float, violated: set[str]) -> None:
+    recorder = shut_down(reply, delay_s, linger_s)
+    assert set(recorder.violations) == violated, recorder.violations
+    assert recorder.exercised.get(EXIT), "the exit is judged whatever the acknowledgement"
+    assert ANSWERED not in recorder.violations
