@@ -17,23 +17,31 @@ import tempfile
 from collections.abc import Callable, Sequence
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+# Only light modules at the top: a refused input (bad manifest, a command
+# that cannot start, a bad argument) is answered in a fraction of a second.
+# The run's modules (Hypothesis, jsonschema: about a second to import) are
+# imported by the functions that run something.
 from .manifest import Manifest, ManifestError, load_manifest
-from .peers.ext_host import Launcher, Patience, spawn_process
-from .peers.simulated import is_reference, simulated_reference
-from .report.junit import write_junit
-from .report.matrix import write_matrix
 from .requirements import load_catalog
 from .runner import arguments, stopping
-from .runner.extension import RunResult, certify_extension
-from .runner.fuzz import fuzz
-from .runner.host import REFERENCE_DRIVER, certify_host, is_host_trace, replay_host
 from .runner.profiles import PROFILES
-from .runner.replay import NotReplayable, replay
 from .runner.reportdir import ReportDirError, staged
-from .transport.process import Stopping, enable_subreaper, kill_orphans, kill_spawned_groups, raise_if_stopping
-from .verdicts import summary
+from .safe_text import terminal
+from .transport.process import (
+    Stopping,
+    enable_subreaper,
+    kill_orphans,
+    kill_spawned_groups,
+    raise_if_stopping,
+    sanitized_env,
+)
+from .transport.startup import StartFailure, check_startable
+
+if TYPE_CHECKING:
+    from .peers.ext_host import Launcher
+    from .runner.extension import RunResult
 
 EXIT_OK, EXIT_FAIL, EXIT_HARNESS = 0, 1, 2
 
@@ -165,22 +173,37 @@ def _main(argv: Sequence[str] | None) -> int:
 
 
 def launcher_for(manifest: Manifest, simulate: bool) -> Launcher:
+    """How targets start; raises StartFailure when the command cannot."""
     if not simulate:
+        # Before anything is spawned, with the PATH every target gets (the
+        # brokered variables of §1.1 never change PATH).
+        check_startable(manifest.command, manifest.folder, sanitized_env())
+        from .peers.ext_host import spawn_process
+
         return spawn_process
+    from .peers.simulated import is_reference, simulated_reference
+
     if not is_reference(manifest):
         raise ManifestError(f"--simulate runs only the reference extension in-process; {manifest.path} is another")
     return simulated_reference
 
 
+def refused(exc: Exception) -> int:
+    """One line (two, with a hint) on stderr for a run that cannot happen.
+    Target and manifest text in it is escaped (conformance/safe_text.py)."""
+    what = "manifest rejected before spawn: " if isinstance(exc, ManifestError) else ""
+    print(f"octet-conformance: {what}{terminal(str(exc), keep_newlines=True)}", file=sys.stderr)
+    return EXIT_HARNESS
+
+
 def fuzz_target(args: argparse.Namespace) -> int:
     """Exit 1 when exploration found a new failing requirement, else 0."""
+    from .peers.ext_host import Patience
+    from .runner.fuzz import fuzz
+
     try:
         manifest = load_manifest(args.manifest)
-        launcher_for(manifest, args.simulate)
-    except ManifestError as exc:
-        print(f"octet-conformance: manifest rejected before spawn: {exc}", file=sys.stderr)
-        return EXIT_HARNESS
-    try:
+        launcher = launcher_for(manifest, args.simulate)
         result = fuzz(
             manifest,
             seconds=args.seconds,
@@ -188,36 +211,40 @@ def fuzz_target(args: argparse.Namespace) -> int:
             work_dir=args.work_dir,
             patience=Patience.of(args.patience),
             first_seed=args.seed,
-            launcher=launcher_for(manifest, args.simulate),
+            launcher=launcher,
         )
-    except ReportDirError as exc:
-        print(f"octet-conformance: {exc}", file=sys.stderr)
-        return EXIT_HARNESS
+    except (ManifestError, StartFailure, ReportDirError) as exc:
+        return refused(exc)
     for f in result.found:
-        print(f"new failure {f.requirement} (seed {f.seed}): regression case {f.case}")
+        print(terminal(f"new failure {f.requirement} (seed {f.seed}): regression case {f.case}"))
     if result.harness_errors:
         # The round that failed judged nothing: never report it as "no failures".
         for e in result.harness_errors:
-            print(f"harness error: {e}", file=sys.stderr)
+            print(f"harness error: {terminal(e, keep_newlines=True)}", file=sys.stderr)
         return EXIT_HARNESS
-    print(f"{len(result.found)} new failing requirement(s) in {result.rounds} round(s); cases in {args.regressions}")
+    rounds = f"{len(result.found)} new failing requirement(s) in {result.rounds} round(s)"
+    print(terminal(f"{rounds}; cases in {args.regressions}"))
     return EXIT_FAIL if result.found else EXIT_OK
 
 
 def replay_trace(args: argparse.Namespace) -> int:
     """Exit 1 when the failure reproduces (in any run), 0 when it does not."""
+    from .peers.ext_host import Patience
+    from .runner.host import is_host_trace, replay_host
+    from .runner.replay import NotReplayable, replay
+
     try:
         if is_host_trace(args.trace):  # a host certification's trace: re-run its scenario
             outcomes = replay_host(args.trace, runs=args.runs, patience_s=args.patience)
         else:
             outcomes = replay(args.trace, target=args.target, runs=args.runs, patience=Patience.of(args.patience))
     except (OSError, ValueError, KeyError, TypeError, ManifestError, NotReplayable) as exc:
-        print(f"octet-conformance: cannot replay {args.trace}: {exc}", file=sys.stderr)
+        print(terminal(f"octet-conformance: cannot replay {args.trace}: {exc}", keep_newlines=True), file=sys.stderr)
         return EXIT_HARNESS
     raise_if_stopping()  # a replay cut short by a signal proves nothing either way
     hits = sum(o.reproduced for o in outcomes)
     first = next((o for o in outcomes if o.reproduced), outcomes[0])
-    print(f"{first.requirement}: reproduced {hits}/{len(outcomes)}: {first.evidence}")
+    print(terminal(f"{first.requirement}: reproduced {hits}/{len(outcomes)}: {first.evidence}"))
     return EXIT_FAIL if hits else EXIT_OK
 
 
@@ -264,10 +291,12 @@ def _section_key(section: str) -> tuple[tuple[int, str], ...]:
 def certify(args: argparse.Namespace) -> int:
     try:
         manifest = load_manifest(args.manifest or default_manifest())
-        launcher_for(manifest, args.simulate)
-    except ManifestError as exc:
-        print(f"octet-conformance: manifest rejected before spawn: {exc}", file=sys.stderr)
-        return EXIT_HARNESS
+        launcher = launcher_for(manifest, args.simulate)
+    except (ManifestError, StartFailure) as exc:
+        return refused(exc)
+    from .peers.ext_host import Patience
+    from .runner.extension import certify_extension
+
     profile = PROFILES[args.profile]
     run_seed = profile.default_seed if args.seed is None else args.seed
 
@@ -279,43 +308,41 @@ def certify(args: argparse.Namespace) -> int:
             Patience.of(args.patience),
             trace_dir=trace_dir,
             regressions=args.regressions,
-            launcher=launcher_for(manifest, args.simulate),
+            launcher=launcher,
         )
 
-    title = f"{manifest.name} {manifest.version} (API {manifest.api_version}), profile {profile.name}, seed {run_seed}"
-    return run_and_report(args.report_dir, produce, title)
+    return run_and_report(args.report_dir, produce)
 
 
-def run_and_report(report_dir: Path, produce: Callable[[Path], RunResult], title: str) -> int:
-    """Run a certification into ``report_dir`` and print its outcome.
+def run_and_report(report_dir: Path, produce: Callable[[Path], RunResult], title: str | None = None) -> int:
+    """Run a certification into ``report_dir`` and print its outcome (exit
+    0/1/2). The run is written whole into a staging directory and moved into
+    place at the end: an interrupted run leaves the directory as it was."""
+    from .report.console import run_lines
+    from .report.junit import write_junit
+    from .report.matrix import write_matrix
+    from .verdicts import summary
 
-    The run is written whole into a staging directory and moved into place at
-    the end: an interrupted run leaves the directory as it was."""
     try:
         with staged(report_dir) as stage:
             run = produce(stage / "traces")
             write_matrix(run, stage)
             write_junit(run, stage)
-    except ReportDirError as exc:
-        print(f"octet-conformance: {exc}", file=sys.stderr)
-        return EXIT_HARNESS
-    counts = summary(run.verdicts)
-    print(f"{title}: " + ", ".join(f"{n} {k}" for k, n in counts.items()))
-    for v in run.verdicts:
-        if v.verdict in ("fail", "warn", "error"):
-            print(f"  {v.verdict.upper():5} {v.requirement.id}: {v.evidence.splitlines()[0]}")
-    print(f"matrix: {report_dir / 'matrix.json'}")
+    except (StartFailure, ReportDirError) as exc:  # StartFailure: a later generation could not start
+        return refused(exc)
+    for line in run_lines(run, report_dir / "matrix.json", title):
+        print(line)
     if run.strays:
         print(
             f"{len(run.strays)} stray process(es) killed: descendants that had left their target's process group "
-            f"(first: {run.strays[0]}; all in run.strays of matrix.json)",
+            f"(first: {terminal(run.strays[0])}; all in run.strays of matrix.json)",
             file=sys.stderr,
         )
     if run.harness_errors:
         for e in run.harness_errors:
-            print(f"harness error: {e}", file=sys.stderr)
+            print(f"harness error: {terminal(e, keep_newlines=True)}", file=sys.stderr)
         return EXIT_HARNESS
-    return EXIT_FAIL if counts["fail"] else EXIT_OK
+    return EXIT_FAIL if summary(run.verdicts)["fail"] else EXIT_OK
 
 
 # -- octet-conformance host ------------------------------------------------------------------
@@ -344,10 +371,12 @@ def add_host_parser(sub: Any) -> None:
 
 def certify_host_command(args: argparse.Namespace) -> int:
     """Exit 0: no must failed; 1: one did; 2: the driver or the harness failed."""
+    from .runner.host import REFERENCE_DRIVER, certify_host
+
     try:
         argv = shlex.split(args.driver) if args.driver is not None else list(REFERENCE_DRIVER)
     except ValueError as exc:
-        print(f"octet-conformance: cannot split --driver: {exc}", file=sys.stderr)
+        print(f"octet-conformance: cannot split --driver: {terminal(str(exc))}", file=sys.stderr)
         return EXIT_HARNESS
     if not argv:
         print("octet-conformance: --driver is empty", file=sys.stderr)

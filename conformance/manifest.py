@@ -8,11 +8,12 @@ naming the field, what was expected and what was found; that is a harness
 
 from __future__ import annotations
 
-import tomllib
+import difflib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .manifest_file import ManifestError, read_manifest
 from .protocol.ext_types import API_VERSIONS, ManifestInfo
 
 OCTET_VERSION = "0.8.0"  # the host version the harness plays (§0: requires_octet is exact)
@@ -29,10 +30,18 @@ CONTRIBUTION_NAMES = (
     "menu",
 )
 CAPABILITY_NAMES = ("filesystem", "process", "network", "secrets", "environment", "provider_credentials")
+TOP_LEVEL_KEYS = ("name", "version", "api_version", "requires_octet", "command", "contributes", "capabilities")
+TABLES = ("contributes", "capabilities")
+# The type every declaration must have (docs/extension-manifest.md). A value
+# of the wrong type is the suite's input error (refused, exit 2): the harness
+# could not send the declaration as written. capabilities.secrets and
+# capabilities.environment are absent on purpose: §1.1 judges them, so a
+# wrong shape there is a verdict (conformance/protocol/ext_manifest.py).
+STRING_LISTS = ("tools", "commands", "hooks", "ui", "tool_renderers")
+BOOLEAN_CONTRIBUTIONS = ("context", "notifications", "confirmations", "presentation", "menu")
+CAPABILITY_TYPES: dict[str, type] = {"filesystem": str, "process": bool, "network": bool, "provider_credentials": bool}
 
-
-class ManifestError(ValueError):
-    """The manifest breaks the documented contract; nothing was spawned."""
+__all__ = ["Manifest", "ManifestError", "load_manifest", "parse_manifest"]
 
 
 @dataclass(frozen=True)
@@ -63,21 +72,17 @@ class Manifest:
 
 
 def load_manifest(path: str | Path) -> Manifest:
-    p = Path(path).resolve()
-    try:
-        data = tomllib.loads(p.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise ManifestError(f"{p}: no such manifest") from None
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-        raise ManifestError(f"{p}: cannot read manifest: {exc}") from None
-    return parse_manifest(data, p)
+    """Read (bounded, never blocking: conformance/manifest_file.py) and check."""
+    resolved, data = read_manifest(path)
+    return parse_manifest(data, resolved)
 
 
 def parse_manifest(data: dict[str, Any], path: Path) -> Manifest:
     def fail(field: str, expected: str) -> ManifestError:
-        got = repr(data.get(field, "absent")) if "." not in field else "invalid"
+        got = _shown(data[field]) if field in data else "nothing (the key is missing)"
         return ManifestError(f"{path}: {field} must be {expected}; got {got}")
 
+    _unknown_keys(data, TOP_LEVEL_KEYS, "", path)
     for key in ("name", "version"):
         if not isinstance(data.get(key), str) or not data[key]:
             raise fail(key, "a non-empty string")
@@ -93,23 +98,80 @@ def parse_manifest(data: dict[str, Any], path: Path) -> Manifest:
         raise fail("command", "a non-empty array of non-empty strings (argv)")
     contributes = _table(data, "contributes", path)
     capabilities = _table(data, "capabilities", path)
-    for key in contributes:
-        if key not in CONTRIBUTION_NAMES:
-            raise ManifestError(
-                f"{path}: contributes.{key} is not a known contribution ({', '.join(CONTRIBUTION_NAMES)})"
-            )
-    for key in ("tools", "commands", "hooks", "ui", "tool_renderers"):
-        value = contributes.get(key, [])
-        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-            raise ManifestError(f"{path}: contributes.{key} must be an array of strings; got {value!r}")
-    for key in capabilities:
-        if key not in CAPABILITY_NAMES:
-            raise ManifestError(f"{path}: capabilities.{key} is not a known capability ({', '.join(CAPABILITY_NAMES)})")
+    _check_contributes(contributes, path)
+    _check_capabilities(capabilities, path)
     return Manifest(path, data["name"], data["version"], api, requires, tuple(command), contributes, capabilities)
 
 
 def _table(data: dict[str, Any], key: str, path: Path) -> dict[str, Any]:
     value = data.get(key, {})
     if not isinstance(value, dict):
-        raise ManifestError(f"{path}: [{key}] must be a table; got {value!r}")
+        raise ManifestError(f"{path}: [{key}] must be a table; got {_shown(value)}")
     return value
+
+
+def _check_contributes(contributes: dict[str, Any], path: Path) -> None:
+    _unknown_keys(contributes, CONTRIBUTION_NAMES, "contributes.", path)
+    for key in STRING_LISTS:
+        value = contributes.get(key, [])
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise ManifestError(f"{path}: contributes.{key} must be an array of strings; got {_shown(value)}")
+    for key in BOOLEAN_CONTRIBUTIONS:
+        if key in contributes and not isinstance(contributes[key], bool):
+            raise ManifestError(
+                f"{path}: contributes.{key} must be a boolean (true or false); got {_shown(contributes[key])}"
+            )
+
+
+def _check_capabilities(capabilities: dict[str, Any], path: Path) -> None:
+    _unknown_keys(capabilities, CAPABILITY_NAMES, "capabilities.", path)
+    for key, expected in CAPABILITY_TYPES.items():
+        if key in capabilities and not isinstance(capabilities[key], expected):
+            wanted = "a boolean (true or false)" if expected is bool else "a string"
+            raise ManifestError(f"{path}: capabilities.{key} must be {wanted}; got {_shown(capabilities[key])}")
+
+
+def _unknown_keys(table: dict[str, Any], known: tuple[str, ...], prefix: str, path: Path) -> None:
+    """Refuse keys the contract does not have. The spec does not make an
+    unknown key the extension's fault (no requirement names it), but running
+    it anyway would be worse: a misspelt ``[contribute]`` would be ignored and
+    every declaration in it would turn into failures blamed on the extension.
+    So it is the suite's input error, with the nearest known name."""
+    for key, value in table.items():
+        if key in known:
+            continue
+        shown = f"[{prefix}{key}]" if isinstance(value, dict) and not prefix else f"{prefix}{key}"
+        close = difflib.get_close_matches(key, known, n=1, cutoff=0.6)
+        hint = f"did you mean {_name(prefix, close[0])}? " if close else ""
+        raise ManifestError(
+            f"{path}: unknown key {shown}; {hint}known {'keys' if not prefix else prefix.rstrip('.') + ' keys'}: "
+            f"{', '.join(known)}"
+        )
+
+
+def _name(prefix: str, key: str) -> str:
+    return f"[{key}]" if not prefix and key in TABLES else f"{prefix}{key}"
+
+
+def _toml_kind(value: object) -> str:
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int):
+        return "an integer"
+    if isinstance(value, float):
+        return "a float"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "an array"
+    if isinstance(value, dict):
+        return "a table"
+    return "a date/time"  # the only other TOML type
+
+
+def _shown(value: object) -> str:
+    """A manifest value as a message shows it: short, typed."""
+    text = repr(value)
+    if len(text) > 80:
+        text = text[:79] + "…"
+    return f"{text} ({_toml_kind(value)})"

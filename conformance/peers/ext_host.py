@@ -29,6 +29,9 @@ from conformance.transport.target import Target
 from conformance.transport.trace import TRACE_FORMAT, Trace
 
 WRITE_TIMEOUT_S = 5.0
+# Once its stdout closed, how long an extension may take to exit before the
+# harness stops waiting to learn its exit status (it is killed either way).
+EXIT_STATUS_WAIT_S = 0.5
 # How long replay waits for target frames that a legal race may never have
 # produced, once the target owes no answer (see ExtensionHostPeer.hold).
 HOLD_GRACE_S = 0.5
@@ -98,6 +101,7 @@ class ExtensionHostPeer:
     _violated_before: frozenset[str] = frozenset()
     _recording: bool = True
     frames_observed: int = 0
+    _exit: tuple[int | None] | None = None  # this generation's exit status, once looked for
 
     # -- life -------------------------------------------------------------------
     def start(self, offer: Offer) -> None:
@@ -113,6 +117,7 @@ class ExtensionHostPeer:
     def _spawn(self) -> None:
         self.stdout_closed = False
         self.unresponsive = False
+        self._exit = None
         self._held_answers.clear()  # the previous generation's requests die with it
         self.process = self.launcher(self.manifest)
 
@@ -411,17 +416,35 @@ class ExtensionHostPeer:
         missing = [r for r in wanted if r.response is None]
         self.unresponsive = self.unresponsive or bool(missing)
         self.recorder.exercise("JSONRPC-5-every-request-answered")
+        why, measured = self._why_unanswered() if missing else ("", {})
         for r in missing:
-            why = "the extension's stdout closed" if self.stdout_closed else "no response within the deadline"
             self.recorder.violate(
                 Violation(
                     "JSONRPC-5-every-request-answered",
                     f"{r.method} request {r.id!r} was never answered ({why})",
                 ),
                 stderr=self.process.stderr_excerpt() if self.process else "",
+                measured=measured,
             )
             r.response = jsonrpc.ErrorResponse(r.id, None, "harness: unanswered")  # judged once
         return missing
+
+    def _why_unanswered(self) -> tuple[str, dict[str, float]]:
+        """Why requests went unanswered; when the extension is gone, with its
+        exit status (measured too, so the console can show it with stderr)."""
+        if not self.stdout_closed:
+            return "no response within the deadline", {}
+        code = self.exit_status()
+        if code is None:
+            return "the extension's stdout closed", {}
+        how = f"was killed by signal {-code}" if code < 0 else f"exited with status {code}"
+        return f"the extension's stdout closed: it {how}", {"exit_status": float(code)}
+
+    def exit_status(self) -> int | None:
+        """The exit status of this generation, waiting briefly for it once."""
+        if self._exit is None and self.process is not None:
+            self._exit = (self.process.wait_exit(EXIT_STATUS_WAIT_S),)
+        return None if self._exit is None else self._exit[0]
 
     def drain(self, quiet_s: float = 0.0, *, limit_s: float = 1.0) -> None:
         """Handle what is queued (and what arrives within ``quiet_s`` of the

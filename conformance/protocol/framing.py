@@ -11,7 +11,10 @@ What this module is responsible for:
 * enforcing the frame bound the moment it is crossed: the decoder never
   buffers more than ``max_frame_bytes`` + 1 bytes of one frame; the rest of an
   oversized frame is skipped up to its terminator and reported once with the
-  number of bytes seen;
+  number of bytes seen -- or, with ``report_early``, at the end of the
+  ``feed`` that passed the bound (with the bytes seen so far) unless its
+  terminator came in that same ``feed``, so a line that never ends is
+  reported as soon as it passes the bound instead of never;
 * accepting a final unterminated frame when the stream ends;
 * keeping, on request, the first ``prefix_bytes`` of an oversized frame, so a
   peer can still read the request id from it (host RPC §2/§7 answers an
@@ -47,7 +50,8 @@ class Frame:
 @dataclass(frozen=True)
 class OversizedFrame:
     """A frame that crossed the bound. ``size`` is the payload length seen
-    (exact when ``complete``; a lower bound when the stream ended first).
+    (exact when ``complete``; a lower bound when the stream ended first, or
+    when it was reported early, before its terminator).
     ``prefix`` holds its first bytes when the decoder was asked to keep them
     (``prefix_bytes``), else it is empty."""
 
@@ -109,7 +113,19 @@ class MemoryBuffer:
 class FrameDecoder:
     """Incremental NDJSON decoder: ``feed(bytes)`` / ``close()`` -> events."""
 
-    def __init__(self, *, max_frame_bytes: int, prefix_bytes: int = 0, buffer: FrameBuffer | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        max_frame_bytes: int,
+        prefix_bytes: int = 0,
+        buffer: FrameBuffer | None = None,
+        report_early: bool = False,
+    ) -> None:
+        """``report_early``: report an oversized frame as soon as it passes the
+        bound (a peer that *judges* the stream wants this: an endless line
+        must fail the bound without a terminator). Off, the report waits for
+        the terminator and its size is exact (a peer that answers an
+        oversized line with its size wants this)."""
         if max_frame_bytes < 1:
             raise ValueError(f"max_frame_bytes must be >= 1, got {max_frame_bytes}")
         if not 0 <= prefix_bytes <= max_frame_bytes:
@@ -120,6 +136,8 @@ class FrameDecoder:
         self._prefix = b""  # start of the oversized frame being skipped
         self._skipping = False  # inside an oversized frame, dropping bytes
         self._skipped = 0
+        self.report_early = report_early
+        self._reported = False  # the frame being skipped was reported early
         self._next_index = 0
         self._closed = False
 
@@ -141,6 +159,10 @@ class FrameDecoder:
                 break
             self._finish("lf", events)
             start = newline + 1
+        if self.report_early and self._skipping and not self._reported:
+            # The bound was passed and the line goes on past this chunk.
+            self._reported = True
+            events.append(self._oversized(self._skipped, complete=False))
         return events
 
     def close(self) -> list[FrameEvent]:
@@ -170,15 +192,20 @@ class FrameDecoder:
         self._prefix = head + chunk[: self.prefix_bytes - len(head)]
         self._buffer.clear()
 
-    def _finish(self, terminator: Terminator, events: list[FrameEvent]) -> None:
+    def _oversized(self, size: int, *, complete: bool) -> OversizedFrame:
         index = self._next_index
         self._next_index += 1
+        return OversizedFrame(index, size, self.max_frame_bytes, complete, self._prefix)
+
+    def _finish(self, terminator: Terminator, events: list[FrameEvent]) -> None:
         complete = terminator != "eof"
         if self._skipping:
-            size, prefix = self._skipped, self._prefix
-            self._skipping, self._skipped, self._prefix = False, 0, b""
-            events.append(OversizedFrame(index, size, self.max_frame_bytes, complete, prefix))
+            if not self._reported:  # already reported early: its index is taken, nothing more to say
+                events.append(self._oversized(self._skipped, complete=complete))
+            self._skipping, self._skipped, self._prefix, self._reported = False, 0, b"", False
             return
+        index = self._next_index
+        self._next_index += 1
         payload = self._buffer.take()
         if terminator == "lf" and payload.endswith(b"\r"):
             payload, terminator = payload[:-1], "crlf"

@@ -103,8 +103,13 @@ class Decoded:
 
 def decode_event(event: FrameEvent) -> Decoded:
     if isinstance(event, OversizedFrame):
-        amount = f"{event.size:,} bytes" if event.complete else f"at least {event.size:,} bytes (stream ended)"
-        v = Violation("EXT-0-frame-bound", f"frame is {amount}; limit {event.limit:,}", frame_index=event.index)
+        # No size in the message: whether the decoder saw the whole frame or
+        # reported it as soon as it passed the bound depends on how the bytes
+        # were chunked, and the same frame must give the same evidence. The
+        # size seen travels as Decoded.size (traces record it).
+        v = Violation(
+            "EXT-0-frame-bound", f"frame is longer than the {event.limit:,}-byte limit", frame_index=event.index
+        )
         return Decoded(event.index, event.size, None, (v,))
     return decode_frame(event)
 

@@ -8,6 +8,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 from conformance.runner.extension import RunResult
+from conformance.safe_text import xml_text
 from conformance.verdicts import describe, summary
 
 
@@ -33,7 +34,17 @@ def junit(run: RunResult) -> ET.ElementTree:
             ET.SubElement(case, "skipped", message=f"{v.verdict}: {v.evidence}")
         elif v.verdict == "warn":
             ET.SubElement(case, "system-out").text = f"warning (should): {describe(v)}"
+    _xml_safe(suite)
     return ET.ElementTree(suite)
+
+
+def _xml_safe(root: ET.Element) -> None:
+    """Names, evidence and stderr come from the target: whatever it sent, the
+    document must stay well-formed XML 1.0 (conformance/safe_text.py)."""
+    for element in root.iter():
+        element.attrib = {k: xml_text(v) for k, v in element.attrib.items()}
+        if element.text is not None:
+            element.text = xml_text(element.text)
 
 
 def write_junit(run: RunResult, directory: Path) -> Path:

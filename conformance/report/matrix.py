@@ -15,6 +15,7 @@ from typing import Any
 
 from conformance import __version__
 from conformance.runner.extension import RunResult
+from conformance.safe_text import scrub
 from conformance.verdicts import Observation, Verdict, summary
 
 FORMAT = "octet-conformance/matrix@3"
@@ -98,5 +99,8 @@ def results(document: dict[str, Any]) -> dict[str, Any]:
 def write_matrix(run: RunResult, directory: Path) -> Path:
     directory.mkdir(parents=True, exist_ok=True)
     path = directory / "matrix.json"
-    path.write_text(json.dumps(matrix(run, directory), indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    # scrub: a lone surrogate from the target's frames would make the file
+    # unencodable, or its \ud800 escape unreadable to strict parsers.
+    document = scrub(matrix(run, directory))
+    path.write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     return path

@@ -27,6 +27,7 @@ from conformance.protocol.ext_manifest import check_manifest
 from conformance.protocol.ext_types import Offer
 from conformance.requirements import load_catalog
 from conformance.strategies.extension import HOSTED_OPTIONAL_FEATURES, OFFERED_CONCURRENCY, PROTOCOL_VERSION
+from conformance.transport.startup import StartFailure
 from conformance.transport.trace import pad_frame, padded_recipe, write_trace
 from conformance.verdicts import Verdict, decide
 
@@ -143,6 +144,8 @@ def certify_extension(
 def _guarded(recorder: Recorder, what: str, fn: Any) -> None:
     try:
         fn()
+    except StartFailure:
+        raise  # the run cannot happen at all: one message and exit 2, not an error per requirement
     except Flaky as exc:
         # Timing must never flip a verdict; if Hypothesis saw nondeterminism
         # we say so plainly instead of surfacing a bare Flaky.

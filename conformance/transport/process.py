@@ -36,8 +36,11 @@ from pathlib import Path
 
 from conformance.protocol.framing import Frame, FrameDecoder, FrameEvent
 
+from .startup import start_failure
+
 READ_CHUNK = 64 * 1024
 STDERR_TAIL_BYTES = 64 * 1024
+STDERR_SETTLE_S = 0.2  # after an exit, how long the last stderr bytes may take to be read
 # Bytes of frames read ahead of the harness (while it waits on a write or an
 # exit). Past it, stdout is left unread and the pipe pushes back on a
 # flooding target, so the harness's memory stays bounded whatever the target
@@ -316,16 +319,19 @@ class TargetProcess:
         self.env = env if env is not None else sanitized_env()
         self.argv = resolve_argv(argv, cwd, self.env)
         self.strays: tuple[str, ...] = ()  # set by kill_group(): descendants that had left the group
-        self.proc = subprocess.Popen(
-            self.argv,
-            cwd=cwd,
-            env=self.env,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            start_new_session=True,  # own process group: killpg reaches grandchildren
-            bufsize=0,
-        )
+        try:
+            self.proc = subprocess.Popen(
+                self.argv,
+                cwd=cwd,
+                env=self.env,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                start_new_session=True,  # own process group: killpg reaches grandchildren
+                bufsize=0,
+            )
+        except OSError as exc:  # exec failed: nothing runs, so there is nothing to kill
+            raise start_failure(argv, cwd, self.env, exc) from None
         self.pgid = self.proc.pid
         SPAWNED_GROUPS.append(self.pgid)
         LIVE_GROUPS.add(self.pgid)
@@ -344,7 +350,8 @@ class TargetProcess:
         # the truth, so a harness busy elsewhere cannot make a target late.
         self._quiet_since = time.monotonic()
         self._drained = False  # the last read left stdout empty
-        self._decoder = FrameDecoder(max_frame_bytes=max_frame_bytes)
+        # Early: an endless line fails the bound as soon as it passes it.
+        self._decoder = FrameDecoder(max_frame_bytes=max_frame_bytes, report_early=True)
         self._stderr_tail: collections.deque[bytes] = collections.deque()
         self._stderr_kept = 0
         self.stderr_total = 0
@@ -354,7 +361,10 @@ class TargetProcess:
         # itself: descriptor numbers are reused, so it must never be left
         # reading a number that kill_group() closed and a later target got.
         stderr_fd = os.dup(self.proc.stderr.fileno())
-        threading.Thread(target=self._pump_stderr, args=(stderr_fd,), name="target-stderr", daemon=True).start()
+        self._stderr_reader = threading.Thread(
+            target=self._pump_stderr, args=(stderr_fd,), name="target-stderr", daemon=True
+        )
+        self._stderr_reader.start()
 
     # -- reading ---------------------------------------------------------------
     def next_event(self, timeout: float) -> Received | StdoutClosed | None:
@@ -518,6 +528,11 @@ class TargetProcess:
                 else:  # no pidfd: poll the leader with a growing interval, as Popen.wait does
                     self._wait(min(remaining, delay), None, 0)
                     delay = min(delay * 2, 0.05)
+            if self._stdout_ended:
+                # It exited and its stdout is closed: let the stderr reader
+                # take in the last words (why it exited) before anyone quotes
+                # them. Bounded: a grandchild may hold stderr open forever.
+                self._stderr_reader.join(STDERR_SETTLE_S)
             return code
         finally:
             if pidfd is not None:

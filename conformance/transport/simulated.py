@@ -276,7 +276,7 @@ class SimulatedTarget:
 
     def __post_init__(self) -> None:
         self.scheduler = Scheduler(self.clock, self._crashed)
-        self._decoder = FrameDecoder(max_frame_bytes=self.max_frame_bytes)
+        self._decoder = FrameDecoder(max_frame_bytes=self.max_frame_bytes, report_early=True)  # as TargetProcess
         self._events: collections.deque[Received | StdoutClosed] = collections.deque()
         self._stderr = ""
         self._closed_reported = False

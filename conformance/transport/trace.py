@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from conformance.safe_text import scrub
+
 TRACE_FORMAT = "octet-conformance/trace@1"
 INLINE_BYTES = 4096  # larger frames are stored as size + sha256 (+ a recipe when one exists)
 MAX_ENTRIES = 20_000  # a trace stays bounded whatever the target floods us with
@@ -142,7 +144,9 @@ class Trace:
 def write_trace(path: Path, header: dict[str, Any], entries: list[dict[str, Any]]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("w", encoding="utf-8") as out:
-        out.write(json.dumps(header, ensure_ascii=False) + "\n")
+        # The header quotes the violation and the manifest (target text): no
+        # lone surrogate may make it unwritable. Entries are strict UTF-8 already.
+        out.write(json.dumps(scrub(header), ensure_ascii=False) + "\n")
         for entry in entries:
             out.write(json.dumps(entry, ensure_ascii=False) + "\n")
 

@@ -121,6 +121,82 @@ def test_any_chunking_gives_the_same_frames(frames: list[bytes], cuts: list[int]
     assert len(out) == len(frames)
 
 
+# -- report_early: an endless line is reported once it passes the bound -----------------
+
+
+def early() -> FrameDecoder:
+    return FrameDecoder(max_frame_bytes=LIMIT, prefix_bytes=4, report_early=True)
+
+
+@pytest.mark.parametrize("extra", [1, 2, 3, 1000])
+def test_endless_line_is_reported_as_soon_as_it_passes_the_bound(extra: int) -> None:
+    """A line that never ends (no LF, no EOF) is reported by the feed that
+    takes it past the bound: LIMIT + 1 bytes may still be a CRLF frame of
+    LIMIT bytes, LIMIT + 2 cannot."""
+    d = early()
+    assert d.feed(b"x" * LIMIT) == []
+    events = d.feed(b"y" * extra)
+    if extra == 1:
+        assert events == []  # the last byte might be the CR of a CRLF
+        assert d.feed(b"z") == [OversizedFrame(0, LIMIT + 2, LIMIT, False, b"xxxx")]
+    else:
+        assert events == [OversizedFrame(0, LIMIT + extra, LIMIT, False, b"xxxx")]
+    assert d.feed(b"x" * 10_000) == [] and d.close() == []  # reported once, whatever follows
+
+
+def test_endless_line_byte_by_byte() -> None:
+    d = early()
+    seen = [e for _ in range(LIMIT * 3) for e in d.feed(b"x")]
+    assert seen == [OversizedFrame(0, LIMIT + 2, LIMIT, False, b"xxxx")]
+    assert d.feed(b"\n{}\n") == [Frame(1, b"{}", "lf")]  # its terminator says nothing; indexes go on
+
+
+def test_early_report_waits_for_a_terminator_in_the_same_feed() -> None:
+    d = early()
+    assert d.feed(b"x" * (LIMIT + 5) + b"\n{}\n") == [
+        OversizedFrame(0, LIMIT + 5, LIMIT, True, b"xxxx"),
+        Frame(1, b"{}", "lf"),
+    ]
+    assert d.feed(b"x" * (LIMIT + 5)) == [OversizedFrame(2, LIMIT + 5, LIMIT, False, b"xxxx")]
+    assert d.feed(b"xx\r\n") == [] and d.feed(b"{}") == []
+    assert d.close() == [Frame(3, b"{}", "eof")]
+
+
+@pytest.mark.parametrize("size", [LIMIT - 1, LIMIT, LIMIT + 1])
+def test_early_changes_nothing_up_to_the_bound_plus_one(size: int) -> None:
+    """Up to LIMIT + 1 bytes nothing is known yet (a CR may follow), so the
+    report waits for the terminator as without report_early, byte by byte too."""
+    d = early()
+    events = [e for _ in range(size) for e in d.feed(b"x")] + d.feed(b"\n")
+    expected = Frame(0, b"x" * size, "lf") if size <= LIMIT else OversizedFrame(0, size, LIMIT, True, b"xxxx")
+    assert events == [expected]
+
+
+@given(
+    frames=st.lists(st.binary(max_size=40).map(lambda b: b.replace(b"\n", b"")), max_size=8),
+    cuts=st.lists(st.integers(0, 400), max_size=10),
+)
+def test_early_reports_keep_index_and_bound_whatever_the_chunking(frames: list[bytes], cuts: list[int]) -> None:
+    """Frames come out the same whatever the chunking; an oversized frame is
+    reported at the same index, but when (and so with how many bytes seen)
+    depends on the chunks: only its index, bound and prefix are compared."""
+    data = b"".join(f + b"\n" for f in frames)
+    d, whole = early(), early()
+    out: list[FrameEvent] = []
+    prev = 0
+    for c in sorted(set(min(c, len(data)) for c in cuts)):
+        out += d.feed(data[prev:c])
+        prev = c
+    out += d.feed(data[prev:]) + d.close()
+    assert [_chunking_free(e) for e in out] == [_chunking_free(e) for e in whole.feed(data) + whole.close()]
+    assert len(out) == len(frames)
+    assert all(e.size > LIMIT for e in out if isinstance(e, OversizedFrame))
+
+
+def _chunking_free(event: FrameEvent) -> object:
+    return ("oversized", event.index, event.limit, event.prefix) if isinstance(event, OversizedFrame) else event
+
+
 # -- the prefix of an oversized frame (host RPC §2/§7 peeks the id from it) ------------
 
 PREFIX = 6

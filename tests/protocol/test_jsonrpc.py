@@ -87,11 +87,14 @@ def test_codes_outside_the_reserved_gap_are_fine(code: int) -> None:
     assert ids(decode(dumps({"jsonrpc": "2.0", "id": 1, "error": {"code": code, "message": "m"}}))) == []
 
 
-def test_oversized_event_names_bound_and_size() -> None:
-    d = decode_event(OversizedFrame(3, 1_048_577, 1_048_576, complete=True))
-    assert ids(d) == ["EXT-0-frame-bound"]
-    assert "1,048,577 bytes; limit 1,048,576" in d.violations[0].message
-    assert d.violations[0].frame_index == 3
+def test_oversized_event_names_the_bound_the_same_way_however_it_was_seen() -> None:
+    whole = decode_event(OversizedFrame(3, 1_048_577, 1_048_576, complete=True))
+    early = decode_event(OversizedFrame(3, 1_114_112, 1_048_576, complete=False))
+    assert ids(whole) == ids(early) == ["EXT-0-frame-bound"]
+    assert "longer than the 1,048,576-byte limit" in whole.violations[0].message
+    # chunking decides which of the two a frame gets: the evidence must not differ
+    assert whole.violations == early.violations
+    assert whole.violations[0].frame_index == 3 and (whole.size, early.size) == (1_048_577, 1_114_112)
 
 
 def test_every_frame_reports_its_rules() -> None:

@@ -126,7 +126,7 @@ CASES: dict[str, Case] = {
     "fuzz-unstartable-target": Case(
         ("fuzz", "{unstartable}", "--seconds", "5", "--work-dir", "{tmp}/w", "--regressions", "{tmp}/r"),
         2,
-        "harness error",
+        "could not start: ",  # refused before anything runs (test_bad_inputs.py has the start-up cases)
     ),
     # -- replay ----------------------------------------------------------------------------
     "replay-missing": Case(("replay", "{tmp}/none.jsonl"), 2, "does not exist"),

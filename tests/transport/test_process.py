@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from conformance.protocol.framing import Frame
+from conformance.protocol.framing import Frame, OversizedFrame
 from conformance.transport.process import (
     EVENT_OVERHEAD_BYTES,
     EVENT_QUEUE_BYTES,
@@ -163,3 +163,15 @@ def test_oversized_frames_are_never_buffered(tmp_path: Path) -> None:
         events = drain_all(proc)
         assert [type(e.event).__name__ for e in events] == ["OversizedFrame", "Frame"]
         assert proc._decoder.buffered == 0
+
+
+def test_an_endless_line_is_reported_once_it_passes_the_bound(tmp_path: Path) -> None:
+    """The line never ends and the target never exits: the oversized frame
+    must still be reported, as soon as the bound is passed (EXT-0-frame-bound
+    is then judged without waiting for a terminator that never comes)."""
+    code = "import os, time\nos.write(1, b'y' * (3 * 65536))\ntime.sleep(3600)\n"
+    with target(tmp_path, code, max_frame_bytes=65536) as proc:
+        item = proc.next_event(WAIT_S)
+        assert isinstance(item, Received) and isinstance(item.event, OversizedFrame), item
+        assert item.event.index == 0 and item.event.size > 65536 and not item.event.complete
+        assert proc.running()  # reported while the line was still going on

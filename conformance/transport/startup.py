@@ -1,0 +1,116 @@
+"""Why a target's command cannot start, said so a person can fix it.
+
+A command that cannot be executed is the suite's input error, not the
+target's behaviour: the run stops with exit status 2 and one message,
+``could not start: <argv> in <cwd>: <cause>`` plus a hint, instead of one
+harness error per requirement. :func:`check_startable` looks before anything
+is spawned (so nothing runs at all); :func:`start_failure` explains an
+``OSError`` that ``exec`` raised anyway (a race, a ``noexec`` mount, ...).
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import shlex
+import shutil
+from collections.abc import Sequence
+from pathlib import Path
+
+SHEBANG_READ_BYTES = 256  # a #! line longer than this is not run by Linux either
+
+
+class StartFailure(OSError):
+    """The target's command could not be started; nothing of it runs."""
+
+    def __init__(self, argv: Sequence[str], cwd: Path, cause: str, hint: str = "") -> None:
+        self.argv, self.cwd, self.cause, self.hint = list(argv), cwd, cause, hint
+        super().__init__(str(self))
+
+    def __str__(self) -> str:
+        text = f"could not start: {shlex.join(self.argv)} in {self.cwd}: {self.cause}"
+        return f"{text}\n  hint: {self.hint}" if self.hint else text
+
+
+def check_startable(argv: Sequence[str], cwd: Path, env: dict[str, str]) -> None:
+    """Raise :class:`StartFailure` when ``argv`` cannot be executed from
+    ``cwd`` with ``env``'s PATH; return quietly when it looks runnable."""
+    problem = diagnose(argv, cwd, env)
+    if problem is not None:
+        raise StartFailure(argv, cwd, *problem)
+
+
+def start_failure(argv: Sequence[str], cwd: Path, env: dict[str, str], exc: OSError) -> StartFailure:
+    """A :class:`StartFailure` for an ``OSError`` raised by exec."""
+    cause, hint = diagnose(argv, cwd, env) or (exc.strerror or str(exc), _exec_hint(exc))
+    return StartFailure(argv, cwd, cause, hint)
+
+
+def diagnose(argv: Sequence[str], cwd: Path, env: dict[str, str]) -> tuple[str, str] | None:
+    """(cause, hint) when ``argv[0]`` cannot be executed, else None."""
+    if not cwd.is_dir():
+        return f"the working directory {cwd} does not exist", "the command runs in the manifest's folder"
+    program = argv[0]
+    if os.sep not in program:
+        found = shutil.which(program, path=env.get("PATH"))
+        if found is None:
+            return (
+                f"{program!r} is not on the target's PATH ({env.get('PATH', '')})",
+                "the target's PATH is the suite's Python directory followed by the caller's PATH; "
+                f"give a path relative to the manifest's folder (./{program}) or an absolute one",
+            )
+        return _executable(Path(found), env)
+    return _executable(cwd / program, env)
+
+
+def _executable(path: Path, env: dict[str, str]) -> tuple[str, str] | None:
+    if not path.exists():
+        return f"{path} does not exist", "a program path in command is resolved against the manifest's folder"
+    if path.is_dir():
+        return f"{path} is a directory", "command[0] must name a program, not a folder"
+    if not os.access(path, os.X_OK):
+        return (
+            f"{path} is not executable",
+            f"make it executable (chmod +x {shlex.quote(path.name)}) or name its interpreter first, "
+            f'e.g. command = ["python3", "{path.name}"]',
+        )
+    return _interpreter(path, env)
+
+
+def _interpreter(path: Path, env: dict[str, str]) -> tuple[str, str] | None:
+    """The program behind a ``#!`` line must exist too (else exec says only
+    "No such file or directory", naming the script that is right there)."""
+    try:
+        with path.open("rb") as f:
+            head = f.read(SHEBANG_READ_BYTES)
+    except OSError:
+        return None  # executable but unreadable: exec may still work (a binary with --x)
+    if not head.startswith(b"#!"):
+        return None  # a binary (or a format binfmt_misc knows): only exec can tell; see start_failure
+    line = head[2:].split(b"\n", 1)[0].decode("utf-8", "replace").strip()
+    parts = line.split()
+    if not parts:
+        return f"{path} has an empty #! line", "name an interpreter after #! or remove the line"
+    interpreter = parts[0]
+    if not os.access(interpreter, os.X_OK) or Path(interpreter).is_dir():
+        return (
+            f"its #! line names the interpreter {interpreter}, which does not exist or is not executable",
+            "install that interpreter, fix the #! line, or name an interpreter in command, "
+            f'e.g. command = ["python3", "{path.name}"]',
+        )
+    if Path(interpreter).name == "env":
+        name = next((p for p in parts[1:] if not p.startswith("-")), None)
+        if name is not None and "=" not in name and shutil.which(name, path=env.get("PATH")) is None:
+            return (
+                f"its #! line runs {name!r} through env, and {name!r} is not on the target's PATH "
+                f"({env.get('PATH', '')})",
+                f"install {name}, or name an interpreter that exists in command",
+            )
+    return None
+
+
+def _exec_hint(exc: OSError) -> str:
+    """For an ENOEXEC raised by exec: a script without a #! line."""
+    if exc.errno == errno.ENOEXEC:
+        return "it is neither a binary nor a script with a #! line: add one, or name its interpreter in command"
+    return ""
