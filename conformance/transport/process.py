@@ -87,8 +87,10 @@ def resolve_argv(argv: Sequence[str], cwd: Path, env: dict[str, str]) -> list[st
     manifest's folder, bare names through the sanitized PATH."""
     program = argv[0]
     if os.sep in program:
-        candidate = (cwd / program).resolve()
-        return [str(candidate), *argv[1:]]
+        # Made absolute, never resolved: following the link of a virtual
+        # environment's python would run the base interpreter without the
+        # environment's packages.
+        return [os.path.abspath(cwd / program), *argv[1:]]
     found = shutil.which(program, path=env.get("PATH"))
     return [found or program, *argv[1:]]
 

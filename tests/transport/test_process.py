@@ -175,3 +175,15 @@ def test_an_endless_line_is_reported_once_it_passes_the_bound(tmp_path: Path) ->
         assert isinstance(item, Received) and isinstance(item.event, OversizedFrame), item
         assert item.event.index == 0 and item.event.size > 65536 and not item.event.complete
         assert proc.running()  # reported while the line was still going on
+
+
+def test_argv0_links_are_not_followed(tmp_path: Path) -> None:
+    """A virtual environment's python is a link to the base interpreter;
+    running the link's target would lose the environment's packages."""
+    from conformance.transport.process import resolve_argv
+
+    (tmp_path / "bin").mkdir()
+    link = tmp_path / "bin" / "python"
+    link.symlink_to(sys.executable)
+    assert resolve_argv(["bin/python", "main.py"], tmp_path, {}) == [str(link), "main.py"]
+    assert resolve_argv(["./bin/../bin/python"], tmp_path, {}) == [str(link)]

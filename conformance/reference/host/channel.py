@@ -150,7 +150,9 @@ class ProcessLauncher:
     def launch(self, argv: Sequence[str], *, cwd: Path, env: dict[str, str]) -> Channel:
         program = argv[0]
         if os.sep in program:
-            resolved = str((cwd / program).resolve())  # relative to the manifest folder
+            # Relative to the manifest folder; absolute but not resolved, so a
+            # virtual environment's python link keeps its environment.
+            resolved = os.path.abspath(cwd / program)
         else:
             resolved = shutil.which(program, path=env.get("PATH")) or program
         try:
