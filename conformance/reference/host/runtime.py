@@ -12,27 +12,11 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Protocol
 
-
-class EventLike(Protocol):
-    def is_set(self) -> bool: ...
-
-    def set(self) -> None: ...
-
-    def wait(self, timeout: float | None = None) -> bool: ...
-
-
-class ConditionLike(Protocol):
-    """A lock with wait/notify; hold it only for short, non-blocking work."""
-
-    def __enter__(self) -> Any: ...
-
-    def __exit__(self, exc_type: Any, exc: Any, tb: Any, /) -> Any: ...
-
-    def wait_for(self, predicate: Callable[[], Any], timeout: float | None = None) -> Any: ...
-
-    def notify_all(self) -> None: ...
+# One interface for both references' concurrency (threads or greenlets on a
+# virtual clock); hold a condition only for short, non-blocking work.
+from conformance.reference.extension.runtime import ConditionLike, EventLike
 
 
 class HostRuntime(Protocol):

@@ -18,7 +18,6 @@ next wait, as SIGKILL ends a process's threads.
 
 from __future__ import annotations
 
-import collections
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,7 +25,7 @@ from typing import Any
 
 import greenlet
 
-from conformance.transport.simulated import Scheduler, VirtualClock
+from conformance.transport.simulated import Scheduler, SimStdin, VirtualClock
 
 from .channel import LaunchError
 from .runtime import ConditionLike, EventLike
@@ -58,46 +57,19 @@ class SimRuntime:
         self.scheduler.event().wait(max(seconds, 0.0))
 
 
-class SimPipe:
-    """A one-way byte pipe between greenlets (unbounded: writers never block)."""
-
-    def __init__(self, scheduler: Scheduler) -> None:
-        self._scheduler = scheduler
-        self._chunks: collections.deque[bytes] = collections.deque()
-        self._arrived = scheduler.event()
-        self.closed = False
+class SimPipe(SimStdin):
+    """A one-way byte pipe between greenlets (unbounded: writers never block);
+    the simulated target's stdin with a file's write side."""
 
     def write(self, data: bytes, /) -> int:
         if self.closed:
             raise BrokenPipeError("pipe closed")
         if data:
-            self._chunks.append(bytes(data))
-            self._signal()
+            self.feed(data)
         return len(data)
 
     def flush(self) -> None:
         return None
-
-    def close(self) -> None:
-        self.closed = True
-        self._signal()
-
-    def _signal(self) -> None:
-        arrived, self._arrived = self._arrived, self._scheduler.event()
-        arrived.set()
-
-    def read1(self, size: int = -1, /) -> bytes:
-        while not self._chunks and not self.closed:
-            self._arrived.wait()
-        if not self._chunks:
-            return b""
-        chunk = self._chunks.popleft()
-        if 0 < size < len(chunk):
-            chunk, rest = chunk[:size], chunk[size:]
-            self._chunks.appendleft(rest)
-        return chunk
-
-    read = read1
 
 
 class _Killed(greenlet.GreenletExit):
