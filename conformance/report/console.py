@@ -10,7 +10,7 @@ from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 
-from conformance.runner.extension import RunResult
+from conformance.results import RunResult
 from conformance.safe_text import terminal
 from conformance.verdicts import Verdict, summary
 

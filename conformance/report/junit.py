@@ -7,7 +7,7 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-from conformance.runner.extension import RunResult
+from conformance.results import RunResult
 from conformance.safe_text import xml_text
 from conformance.verdicts import describe, summary
 

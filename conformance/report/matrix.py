@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from conformance import __version__
-from conformance.runner.extension import RunResult
+from conformance.results import RunResult
 from conformance.safe_text import scrub
 from conformance.verdicts import Observation, Verdict, summary
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import shlex
 import traceback
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +26,7 @@ from conformance.protocol import limits
 from conformance.protocol.ext_manifest import check_manifest
 from conformance.protocol.ext_types import Offer
 from conformance.requirements import load_catalog
+from conformance.results import RunResult
 from conformance.strategies.extension import HOSTED_OPTIONAL_FEATURES, OFFERED_CONCURRENCY, PROTOCOL_VERSION
 from conformance.transport.startup import StartFailure
 from conformance.transport.trace import pad_frame, padded_recipe, write_trace
@@ -33,20 +34,6 @@ from conformance.verdicts import Verdict, decide
 
 from .profiles import Profile
 from .replay import replay_regressions, shrink
-
-
-@dataclass(frozen=True)
-class RunResult:
-    manifest: Manifest
-    profile: Profile
-    seed: int
-    verdicts: tuple[Verdict, ...]
-    harness_errors: tuple[str, ...]
-    detected_after: dict[str, float]  # requirement -> seconds into the run of its first violation
-    started: str = ""  # run metadata (UTC, ISO 8601): not part of the results
-    duration_s: float = 0.0  # run metadata
-    strays: tuple[str, ...] = ()  # run metadata: target descendants killed outside their process group
-    role: str = "extension"  # the side certified ("host": ``manifest`` describes the driver)
 
 
 def save_manifest_traces(manifest: Manifest, recorder: Recorder) -> None:

@@ -7,7 +7,7 @@ from pathlib import Path
 from conformance.manifest import Manifest
 from conformance.report.console import MAX_ERROR_LINES, run_lines
 from conformance.requirements import load_catalog
-from conformance.runner.extension import RunResult
+from conformance.results import RunResult
 from conformance.runner.profiles import PROFILES
 from conformance.verdicts import Observation, Verdict
 

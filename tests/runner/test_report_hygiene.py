@@ -19,7 +19,7 @@ from conformance.report.console import run_lines
 from conformance.report.junit import write_junit
 from conformance.report.matrix import write_matrix
 from conformance.requirements import load_catalog
-from conformance.runner.extension import RunResult
+from conformance.results import RunResult
 from conformance.runner.profiles import PROFILES
 from conformance.safe_text import json_text, terminal, visible, xml_text
 from conformance.transport.trace import write_trace

@@ -1,0 +1,27 @@
+"""What a certification run produced, as reports read it.
+
+It sits below the runner (ARCHITECTURE: imports point down), so
+:mod:`conformance.report` reads a run without importing the code that made it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from conformance.manifest import Manifest
+from conformance.profiles import Profile
+from conformance.verdicts import Verdict
+
+
+@dataclass(frozen=True)
+class RunResult:
+    manifest: Manifest
+    profile: Profile
+    seed: int
+    verdicts: tuple[Verdict, ...]
+    harness_errors: tuple[str, ...]
+    detected_after: dict[str, float]  # requirement -> seconds into the run of its first violation
+    started: str = ""  # run metadata (UTC, ISO 8601): not part of the results
+    duration_s: float = 0.0  # run metadata
+    strays: tuple[str, ...] = ()  # run metadata: target descendants killed outside their process group
+    role: str = "extension"  # the side certified ("host": ``manifest`` describes the driver)
