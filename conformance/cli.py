@@ -13,15 +13,17 @@ import contextlib
 import os
 import sys
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from importlib import resources
 from pathlib import Path
 
 from .manifest import Manifest, ManifestError, load_manifest
 from .peers.ext_host import Launcher, Patience, spawn_process
 from .peers.simulated import is_reference, simulated_reference
+from .report.html import write_html
 from .report.junit import write_junit
 from .report.matrix import write_matrix
+from .report.rundir import RunDirError, load_run
 from .requirements import load_catalog
 from .runner import arguments, stopping
 from .runner.extension import certify_extension
@@ -144,7 +146,15 @@ def _parser() -> argparse.ArgumentParser:
     sides = sorted({r.side for r in load_catalog()})
     req.add_argument("--side", choices=sides, default=None, help="only entries of this side")
     req.add_argument("--stats", action="store_true", help="per-section counts instead of the entries")
+    _add_report_commands(sub)
     return parser
+
+
+def _add_report_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Commands that only read finished run directories (ARCHITECTURE rule 6)."""
+    html = sub.add_parser("report", help="one self-contained HTML file comparing run directories side by side")
+    html.add_argument("runs", nargs="+", type=Path, metavar="RUN_DIR", help="report directories (holding matrix.json)")
+    html.add_argument("-o", "--output", type=Path, default=Path("report.html"), help="file to write (report.html)")
 
 
 def _main(argv: Sequence[str] | None) -> int:
@@ -155,7 +165,27 @@ def _main(argv: Sequence[str] | None) -> int:
         return replay_trace(args)
     if args.command == "fuzz":
         return fuzz_target(args)
+    if args.command in READ_ONLY_COMMANDS:
+        return READ_ONLY_COMMANDS[args.command](args)
     return certify(args)
+
+
+def html_report(args: argparse.Namespace) -> int:
+    try:
+        runs = [load_run(d) for d in args.runs]
+    except RunDirError as exc:
+        print(f"octet-conformance: {exc}", file=sys.stderr)
+        return EXIT_HARNESS
+    try:
+        write_html(runs, args.output)
+    except OSError as exc:
+        print(f"octet-conformance: cannot write {args.output}: {exc.strerror or exc}", file=sys.stderr)
+        return EXIT_HARNESS
+    print(f"report: {args.output} ({len(runs)} run(s))")
+    return EXIT_OK
+
+
+READ_ONLY_COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {"report": html_report}
 
 
 def launcher_for(manifest: Manifest, simulate: bool) -> Launcher:
