@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import atexit
 import contextlib
+import dataclasses
 import os
 import sys
 import tempfile
@@ -20,6 +21,7 @@ from pathlib import Path
 from .manifest import Manifest, ManifestError, load_manifest
 from .peers.ext_host import Launcher, Patience, spawn_process
 from .peers.simulated import is_reference, simulated_reference
+from .report.baseline import BaselineError, Entry, apply_baseline, baseline_toml, load_baseline
 from .report.html import write_html
 from .report.junit import write_junit
 from .report.matrix import write_matrix
@@ -120,6 +122,12 @@ def _parser() -> argparse.ArgumentParser:
         "--regressions", type=arguments.existing_dir, default=None, help="replay saved fuzz cases (a directory) first"
     )
     ext.add_argument("--simulate", action="store_true", help=SIMULATE_HELP)
+    ext.add_argument(
+        "--baseline",
+        type=arguments.existing_file,
+        default=None,
+        help="TOML of expected failures: listed ones become xfail; unlisted failures and stale entries fail the run",
+    )
 
     fz = sub.add_parser("fuzz", help="explore with fresh seeds for a while; keep every failure as a regression case")
     fz.add_argument("manifest", type=Path)
@@ -155,6 +163,9 @@ def _add_report_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser
     html = sub.add_parser("report", help="one self-contained HTML file comparing run directories side by side")
     html.add_argument("runs", nargs="+", type=Path, metavar="RUN_DIR", help="report directories (holding matrix.json)")
     html.add_argument("-o", "--output", type=Path, default=Path("report.html"), help="file to write (report.html)")
+    base = sub.add_parser("baseline", help="write a baseline listing every failure of a run directory")
+    base.add_argument("run", type=Path, metavar="RUN_DIR")
+    base.add_argument("-o", "--output", type=Path, required=True, help="baseline file to write (TOML)")
 
 
 def _main(argv: Sequence[str] | None) -> int:
@@ -185,7 +196,26 @@ def html_report(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-READ_ONLY_COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {"report": html_report}
+def write_baseline(args: argparse.Namespace) -> int:
+    try:
+        run = load_run(args.run)
+    except RunDirError as exc:
+        print(f"octet-conformance: {exc}", file=sys.stderr)
+        return EXIT_HARNESS
+    text = baseline_toml(run)
+    try:
+        args.output.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        print(f"octet-conformance: cannot write {args.output}: {exc.strerror or exc}", file=sys.stderr)
+        return EXIT_HARNESS
+    print(f"baseline: {args.output} ({text.count('[[expected]]')} expected failure(s))")
+    return EXIT_OK
+
+
+READ_ONLY_COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
+    "report": html_report,
+    "baseline": write_baseline,
+}
 
 
 def launcher_for(manifest: Manifest, simulate: bool) -> Launcher:
@@ -289,8 +319,14 @@ def certify(args: argparse.Namespace) -> int:
     except ManifestError as exc:
         print(f"octet-conformance: manifest rejected before spawn: {exc}", file=sys.stderr)
         return EXIT_HARNESS
+    try:
+        baseline = load_baseline(args.baseline, (r.id for r in load_catalog())) if args.baseline else None
+    except BaselineError as exc:
+        print(f"octet-conformance: baseline rejected before spawn: {exc}", file=sys.stderr)
+        return EXIT_HARNESS
     profile = PROFILES[args.profile]
     run_seed = profile.default_seed if args.seed is None else args.seed
+    stale: tuple[Entry, ...] = ()
     try:
         # The run is written whole into a staging directory and moved into
         # place at the end: an interrupted run leaves the directory as it was.
@@ -304,6 +340,9 @@ def certify(args: argparse.Namespace) -> int:
                 regressions=args.regressions,
                 launcher=launcher_for(manifest, args.simulate),
             )
+            if baseline is not None:
+                applied = apply_baseline(run.verdicts, baseline, manifest.name)
+                run, stale = dataclasses.replace(run, verdicts=applied.verdicts), applied.stale
             write_matrix(run, stage)
             write_junit(run, stage)
     except ReportDirError as exc:
@@ -316,8 +355,10 @@ def certify(args: argparse.Namespace) -> int:
         + ", ".join(f"{n} {k}" for k, n in counts.items())
     )
     for v in run.verdicts:
-        if v.verdict in ("fail", "warn", "error"):
+        if v.verdict in ("fail", "warn", "error", "xfail"):
             print(f"  {v.verdict.upper():5} {v.requirement.id}: {v.evidence.splitlines()[0]}")
+    for entry in stale:
+        print(f"  STALE {entry.key}: listed in {args.baseline} but passes now; remove the entry")
     print(f"matrix: {matrix_path}")
     if run.strays:
         print(
@@ -329,7 +370,7 @@ def certify(args: argparse.Namespace) -> int:
         for e in run.harness_errors:
             print(f"harness error: {e}", file=sys.stderr)
         return EXIT_HARNESS
-    return EXIT_FAIL if counts["fail"] else EXIT_OK
+    return EXIT_FAIL if counts["fail"] or stale else EXIT_OK
 
 
 if __name__ == "__main__":
