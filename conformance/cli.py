@@ -11,6 +11,7 @@ import argparse
 import atexit
 import contextlib
 import dataclasses
+import json
 import os
 import sys
 import tempfile
@@ -22,6 +23,7 @@ from .manifest import Manifest, ManifestError, load_manifest
 from .peers.ext_host import Launcher, Patience, spawn_process
 from .peers.simulated import is_reference, simulated_reference
 from .report.baseline import BaselineError, Entry, apply_baseline, baseline_toml, load_baseline
+from .report.diff import diff_runs, diff_text
 from .report.html import write_html
 from .report.junit import write_junit
 from .report.matrix import write_matrix
@@ -166,6 +168,10 @@ def _add_report_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser
     base = sub.add_parser("baseline", help="write a baseline listing every failure of a run directory")
     base.add_argument("run", type=Path, metavar="RUN_DIR")
     base.add_argument("-o", "--output", type=Path, required=True, help="baseline file to write (TOML)")
+    dif = sub.add_parser("diff", help="compare two run directories; exit 1 when B has new failures")
+    dif.add_argument("run_a", type=Path, metavar="RUN_A")
+    dif.add_argument("run_b", type=Path, metavar="RUN_B")
+    dif.add_argument("--json", action="store_true", help="print the comparison as JSON")
 
 
 def _main(argv: Sequence[str] | None) -> int:
@@ -212,7 +218,22 @@ def write_baseline(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def diff_command(args: argparse.Namespace) -> int:
+    try:
+        a, b = load_run(args.run_a), load_run(args.run_b)
+    except RunDirError as exc:
+        print(f"octet-conformance: {exc}", file=sys.stderr)
+        return EXIT_HARNESS
+    d = diff_runs(a, b)
+    if args.json:
+        print(json.dumps(d.as_json(str(args.run_a), str(args.run_b)), indent=2, ensure_ascii=False))
+    else:
+        print(diff_text(d))
+    return EXIT_FAIL if d.new_failures else EXIT_OK
+
+
 READ_ONLY_COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
+    "diff": diff_command,
     "report": html_report,
     "baseline": write_baseline,
 }
