@@ -103,7 +103,7 @@ def _entry(path: Path, i: int, item: object, ids: set[str]) -> Entry:
         raise BaselineError(f"{where} is not a table")
     requirement, reason = item.get("requirement"), item.get("reason")
     if not isinstance(requirement, str) or not requirement:
-        raise BaselineError(f"{where}: 'requirement' must be \"ID\" or \"target:ID\"")
+        raise BaselineError(f'{where}: \'requirement\' must be "ID" or "target:ID"')
     if not isinstance(reason, str) or not reason.strip():
         raise BaselineError(f"{where} ({requirement}): every entry needs a non-empty 'reason'")
     unknown = sorted(set(item) - {"requirement", "reason"})
