@@ -28,7 +28,8 @@ from .report.html import write_html
 from .report.junit import write_junit
 from .report.matrix import write_matrix
 from .report.rundir import RunDirError, load_run
-from .requirements import load_catalog
+from .requirements import CatalogError, load_catalog
+from .requirements.compare import compare, diff_lines, read_other
 from .runner import arguments, stopping
 from .runner.extension import certify_extension
 from .runner.fuzz import fuzz
@@ -156,6 +157,13 @@ def _parser() -> argparse.ArgumentParser:
     sides = sorted({r.side for r in load_catalog()})
     req.add_argument("--side", choices=sides, default=None, help="only entries of this side")
     req.add_argument("--stats", action="store_true", help="per-section counts instead of the entries")
+    req.add_argument(
+        "--diff",
+        type=Path,
+        default=None,
+        metavar="OTHER",
+        help="compare with another catalog (a .toml file or a directory of them): added, removed, changed entries",
+    )
     _add_report_commands(sub)
     return parser
 
@@ -176,6 +184,8 @@ def _add_report_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser
 
 def _main(argv: Sequence[str] | None) -> int:
     args = _parser().parse_args(argv)
+    if args.command == "requirements" and args.diff is not None:
+        return catalog_diff(args.diff)
     if args.command == "requirements":
         return requirement_stats(args.side) if args.stats else list_requirements(args.side)
     if args.command == "replay":
@@ -291,6 +301,18 @@ def replay_trace(args: argparse.Namespace) -> int:
     first = next((o for o in outcomes if o.reproduced), outcomes[0])
     print(f"{first.requirement}: reproduced {hits}/{len(outcomes)}: {first.evidence}")
     return EXIT_FAIL if hits else EXIT_OK
+
+
+def catalog_diff(other: Path) -> int:
+    """Added, removed and changed entries of this catalog against ``other``."""
+    try:
+        d = compare(read_other(other))
+    except CatalogError as exc:
+        print(f"octet-conformance: {exc}", file=sys.stderr)
+        return EXIT_HARNESS
+    for line in diff_lines(d):
+        print(line)
+    return EXIT_OK
 
 
 def list_requirements(side: str | None) -> int:
