@@ -106,6 +106,8 @@ def read_trace(run: Run, relative: str | None) -> tuple[list[dict[str, Any]], st
     path = (base / relative).resolve()
     if not path.is_relative_to(base):
         return [], f"trace {relative!r} lies outside the run directory; not read"
+    if not path.is_file():  # missing, or a FIFO/device that would block or never end
+        return [], f"trace {relative}: not a regular file; not read"
     try:
         with path.open("rb") as f:
             data = f.read(MAX_TRACE_BYTES + 1)

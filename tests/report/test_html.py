@@ -5,6 +5,7 @@ clear errors (exit 2, the file named) for unusable run directories."""
 from __future__ import annotations
 
 import json
+import os
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -105,6 +106,15 @@ def test_trace_outside_the_run_directory_is_not_read(make_run, tmp_path: Path) -
     html = render([load_run(run)])
     assert "SECRET-CONTENT" not in html
     assert "outside the run directory" in html
+
+
+def test_trace_that_is_not_a_regular_file_is_not_opened(make_run) -> None:  # type: ignore[no-untyped-def]
+    run = make_run("a", {"JSONRPC-5-one-response": "fail"})
+    document = json.loads((run / "matrix.json").read_text())
+    document["results"][0]["trace"] = "traces/fifo.jsonl"
+    (run / "matrix.json").write_text(json.dumps(document))
+    os.mkfifo(run / "traces" / "fifo.jsonl")  # opening it for reading would block the report forever
+    assert "not a regular file" in render([load_run(run)])
 
 
 def test_report_is_self_contained(make_run) -> None:  # type: ignore[no-untyped-def]
