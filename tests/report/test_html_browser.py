@@ -91,7 +91,7 @@ def test_report_of_three_runs_filters_and_opens_a_failure(tmp_path: Path) -> Non
 
 def _exercise(driver, report: Path, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     from selenium.webdriver.common.by import By
-    from selenium.webdriver.support.ui import Select
+    from selenium.webdriver.support.ui import Select, WebDriverWait
 
     driver.get(report.as_uri())
     assert len(driver.find_elements(By.CSS_SELECTOR, ".run")) == 3
@@ -118,6 +118,8 @@ def _exercise(driver, report: Path, tmp_path: Path) -> None:  # type: ignore[no-
     assert command.endswith("octet-conformance replay traces/JSONRPC-5-one-response.jsonl")
     copy = panel.find_element(By.CSS_SELECTOR, "button.copy")
     copy.click()
+    # The clipboard API answers asynchronously: wait for the button to say how it went.
+    WebDriverWait(driver, 30).until(lambda _: copy.text != "copy")
     assert copy.text in ("copied", "select and copy")
 
     driver.execute_script("window.scrollTo(0, 0); document.getElementById('evidence').scrollTop = 0")
