@@ -10,6 +10,8 @@ from __future__ import annotations
 import argparse
 import atexit
 import contextlib
+import dataclasses
+import json
 import os
 import shlex
 import sys
@@ -24,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 # The run's modules (Hypothesis, jsonschema: about a second to import) are
 # imported by the functions that run something.
 from .manifest import Manifest, ManifestError, load_manifest
-from .requirements import load_catalog
+from .requirements import CatalogError, load_catalog
 from .runner import arguments, stopping
 from .runner.profiles import PROFILES
 from .runner.reportdir import ReportDirError, staged
@@ -129,6 +131,12 @@ def _parser() -> argparse.ArgumentParser:
         "--regressions", type=arguments.existing_dir, default=None, help="replay saved fuzz cases (a directory) first"
     )
     ext.add_argument("--simulate", action="store_true", help=SIMULATE_HELP)
+    ext.add_argument(
+        "--baseline",
+        type=arguments.existing_file,
+        default=None,
+        help="TOML of expected failures: listed ones become xfail; unlisted failures and stale entries fail the run",
+    )
 
     fz = sub.add_parser("fuzz", help="explore with fresh seeds for a while; keep every failure as a regression case")
     fz.add_argument("manifest", type=Path)
@@ -155,7 +163,15 @@ def _parser() -> argparse.ArgumentParser:
     sides = sorted({r.side for r in load_catalog()})
     req.add_argument("--side", choices=sides, default=None, help="only entries of this side")
     req.add_argument("--stats", action="store_true", help="per-section counts instead of the entries")
+    req.add_argument(
+        "--diff",
+        type=Path,
+        default=None,
+        metavar="OTHER",
+        help="compare with another catalog (a .toml file or a directory of them): added, removed, changed entries",
+    )
     add_host_parser(sub)
+    _add_report_commands(sub)
     return parser
 
 
@@ -163,6 +179,10 @@ def _main(argv: Sequence[str] | None) -> int:
     args = _parser().parse_args(argv)
     if args.command == "host":
         return certify_host_command(args)
+    if args.command == "requirements" and args.diff is not None:
+        return catalog_diff(args.diff)
+    if args.command in READ_ONLY_COMMANDS:
+        return READ_ONLY_COMMANDS[args.command](args)
     if args.command == "requirements":
         return requirement_stats(args.side) if args.stats else list_requirements(args.side)
     if args.command == "replay":
@@ -295,13 +315,20 @@ def certify(args: argparse.Namespace) -> int:
     except (ManifestError, StartFailure) as exc:
         return refused(exc)
     from .peers.ext_host import Patience
+    from .report.baseline import BaselineError, Entry, apply_baseline, load_baseline
     from .runner.extension import certify_extension
 
+    try:
+        baseline = load_baseline(args.baseline, (r.id for r in load_catalog())) if args.baseline else None
+    except BaselineError as exc:
+        print(f"octet-conformance: baseline rejected before spawn: {terminal(str(exc))}", file=sys.stderr)
+        return EXIT_HARNESS
     profile = PROFILES[args.profile]
     run_seed = profile.default_seed if args.seed is None else args.seed
+    stale: list[Entry] = []
 
     def produce(trace_dir: Path) -> RunResult:
-        return certify_extension(
+        run = certify_extension(
             manifest,
             profile,
             run_seed,
@@ -310,8 +337,16 @@ def certify(args: argparse.Namespace) -> int:
             regressions=args.regressions,
             launcher=launcher,
         )
+        if baseline is None:
+            return run
+        applied = apply_baseline(run.verdicts, baseline, manifest.name)
+        stale.extend(applied.stale)
+        return dataclasses.replace(run, verdicts=applied.verdicts)
 
-    return run_and_report(args.report_dir, produce)
+    code = run_and_report(args.report_dir, produce)
+    for entry in stale:  # baselines only shrink: an entry that passes now fails the run
+        print(terminal(f"  STALE {entry.key}: listed in {args.baseline} but passes now; remove the entry"))
+    return EXIT_FAIL if stale and code == EXIT_OK else code
 
 
 def run_and_report(report_dir: Path, produce: Callable[[Path], RunResult], title: str | None = None) -> int:
@@ -389,6 +424,97 @@ def certify_host_command(args: argparse.Namespace) -> int:
 
     title = f"host {shlex.join(argv)} (probe API {args.api_version}), profile {profile.name}, seed {run_seed}"
     return run_and_report(args.report_dir, produce, title)
+
+
+# -- commands that only read finished run directories (ARCHITECTURE rule 6) --------------------
+
+
+def _add_report_commands(sub: Any) -> None:
+    html = sub.add_parser("report", help="one self-contained HTML file comparing run directories side by side")
+    html.add_argument("runs", nargs="+", type=Path, metavar="RUN_DIR", help="report directories (holding matrix.json)")
+    html.add_argument("-o", "--output", type=Path, default=Path("report.html"), help="file to write (report.html)")
+    base = sub.add_parser("baseline", help="write a baseline listing every failure of a run directory")
+    base.add_argument("run", type=Path, metavar="RUN_DIR")
+    base.add_argument("-o", "--output", type=Path, required=True, help="baseline file to write (TOML)")
+    dif = sub.add_parser("diff", help="compare two run directories; exit 1 when B has new failures")
+    dif.add_argument("run_a", type=Path, metavar="RUN_A")
+    dif.add_argument("run_b", type=Path, metavar="RUN_B")
+    dif.add_argument("--json", action="store_true", help="print the comparison as JSON")
+
+
+def html_report(args: argparse.Namespace) -> int:
+    from .report.html import write_html
+    from .report.rundir import RunDirError, load_run
+
+    try:
+        runs = [load_run(d) for d in args.runs]
+    except RunDirError as exc:
+        print(f"octet-conformance: {terminal(str(exc))}", file=sys.stderr)
+        return EXIT_HARNESS
+    try:
+        write_html(runs, args.output)
+    except OSError as exc:
+        print(f"octet-conformance: cannot write {args.output}: {exc.strerror or exc}", file=sys.stderr)
+        return EXIT_HARNESS
+    print(f"report: {args.output} ({len(runs)} run(s))")
+    return EXIT_OK
+
+
+def write_baseline(args: argparse.Namespace) -> int:
+    from .report.baseline import baseline_toml
+    from .report.rundir import RunDirError, load_run
+
+    try:
+        run = load_run(args.run)
+    except RunDirError as exc:
+        print(f"octet-conformance: {terminal(str(exc))}", file=sys.stderr)
+        return EXIT_HARNESS
+    text = baseline_toml(run)
+    try:
+        args.output.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        print(f"octet-conformance: cannot write {args.output}: {exc.strerror or exc}", file=sys.stderr)
+        return EXIT_HARNESS
+    print(f"baseline: {args.output} ({text.count('[[expected]]')} expected failure(s))")
+    return EXIT_OK
+
+
+def diff_command(args: argparse.Namespace) -> int:
+    from .report.diff import diff_runs, diff_text
+    from .report.rundir import RunDirError, load_run
+
+    try:
+        a, b = load_run(args.run_a), load_run(args.run_b)
+    except RunDirError as exc:
+        print(f"octet-conformance: {terminal(str(exc))}", file=sys.stderr)
+        return EXIT_HARNESS
+    d = diff_runs(a, b)
+    if args.json:
+        print(json.dumps(d.as_json(str(args.run_a), str(args.run_b)), indent=2, ensure_ascii=False))
+    else:
+        print(terminal(diff_text(d), keep_newlines=True))
+    return EXIT_FAIL if d.new_failures else EXIT_OK
+
+
+READ_ONLY_COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
+    "diff": diff_command,
+    "report": html_report,
+    "baseline": write_baseline,
+}
+
+
+def catalog_diff(other: Path) -> int:
+    """Added, removed and changed entries of this catalog against ``other``."""
+    from .requirements.compare import compare, diff_lines, read_other
+
+    try:
+        d = compare(read_other(other))
+    except CatalogError as exc:
+        print(f"octet-conformance: {exc}", file=sys.stderr)
+        return EXIT_HARNESS
+    for line in diff_lines(d):
+        print(line)
+    return EXIT_OK
 
 
 if __name__ == "__main__":

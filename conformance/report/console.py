@@ -25,7 +25,7 @@ def run_lines(run: RunResult, matrix_path: Path, title: str | None = None) -> It
     yield terminal(f"{title}: " + ", ".join(f"{n} {k}" for k, n in counts.items()))
     errors = [v for v in run.verdicts if v.verdict == "error"]
     for v in run.verdicts:
-        if v.verdict in ("fail", "warn") or (v.verdict == "error" and len(errors) <= MAX_ERROR_LINES):
+        if v.verdict in ("fail", "warn", "xfail") or (v.verdict == "error" and len(errors) <= MAX_ERROR_LINES):
             yield f"  {v.verdict.upper():5} {v.requirement.id}: {terminal(_first_line(v.evidence))}"
             yield from exit_lines(v)
     if len(errors) > MAX_ERROR_LINES:

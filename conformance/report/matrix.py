@@ -18,7 +18,9 @@ from conformance.results import RunResult
 from conformance.safe_text import scrub
 from conformance.verdicts import Observation, Verdict, summary
 
-FORMAT = "octet-conformance/matrix@3"
+from .rundir import FORMAT  # written here, read there: one constant
+
+__all__ = ["FORMAT", "matrix", "results", "write_matrix"]
 RESULT_KEYS = ("format", "suite", "target", "results", "summary")  # compared; "run" is not
 
 

@@ -40,6 +40,11 @@ class CatalogError(ValueError):
     pass
 
 
+def entry(raw: dict[str, object], source: str) -> Requirement:
+    """One validated entry (also used to read another catalog for --diff)."""
+    return _entry(raw, source)
+
+
 def _entry(raw: dict[str, object], source: str) -> Requirement:
     def text(key: str, default: str | None = None) -> str:
         value = raw.get(key, default)
@@ -88,6 +93,28 @@ def load_catalog() -> tuple[Requirement, ...]:
             seen.add(req.id)
             entries.append(req)
     return tuple(entries)
+
+
+@cache
+def revisions() -> dict[str, str]:
+    """Document -> the revision of it the catalog describes (each file's
+    ``[catalog]`` table); a file without one fails loudly."""
+    found: dict[str, str] = {}
+    for item in sorted(resources.files(__package__).iterdir(), key=lambda p: p.name):
+        if item.name.endswith(".toml"):
+            document, revision = catalog_header(tomllib.loads(item.read_text(encoding="utf-8")), item.name)
+            found[document] = revision
+    return found
+
+
+def catalog_header(data: dict[str, object], source: str) -> tuple[str, str]:
+    table = data.get("catalog")
+    if not isinstance(table, dict):
+        raise CatalogError(f"{source}: no [catalog] table naming the document and its revision")
+    document, revision = table.get("document"), table.get("revision")
+    if document not in DOCUMENTS or not isinstance(revision, str) or not revision.strip():
+        raise CatalogError(f"{source}: [catalog] needs document (one of {', '.join(DOCUMENTS)}) and a revision")
+    return str(document), revision
 
 
 def by_id() -> dict[str, Requirement]:

@@ -1,0 +1,235 @@
+"""The HTML report: requirements x runs, one self-contained file.
+
+Rows are requirements grouped by document and section, columns are runs
+side by side, cells are coloured by verdict, and every non-pass cell opens
+its evidence (requirement, expected vs observed, the shrunk trace as a
+two-column exchange, the target's stderr tail, the replay command).
+
+It reads finished run directories only (ARCHITECTURE rule 6): matrices,
+their traces, and the catalog for what a matrix does not carry (side,
+features, API versions). Everything a target wrote reaches the page through
+Jinja2 with autoescaping on, never by string concatenation; the file loads
+nothing from the network (CSS and JS are inline).
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import jinja2
+
+from conformance import __version__
+from conformance.requirements import Requirement, load_catalog
+
+from .rundir import Run, read_trace
+
+VERDICT_ORDER = ("fail", "error", "warn", "xfail", "untested", "skip", "pass")
+FRAME_CHARS = 4000  # a frame longer than this is cut in the page (the trace file keeps it whole)
+
+
+@dataclass(frozen=True)
+class Exchange:
+    """One trace entry drawn in the host or the target column."""
+
+    side: str  # "host" | "target" | "note"
+    step: str
+    text: str
+
+
+@dataclass(frozen=True)
+class Cell:
+    run: int
+    verdict: str  # a verdict, or "absent" when the run did not judge this requirement
+    evidence: str = ""
+    replay: str = ""
+    trace_header: dict[str, Any] = field(default_factory=dict)
+    exchange: tuple[Exchange, ...] = ()
+    trace_note: str = ""
+    stderr: str = ""
+    first_seen: str = ""
+
+
+@dataclass(frozen=True)
+class Row:
+    id: str
+    document: str
+    section: str
+    level: str
+    summary: str
+    side: str
+    features: tuple[str, ...]
+    api: tuple[str, ...]
+    cells: tuple[Cell, ...]
+
+    @property
+    def group(self) -> str:
+        return f"{self.document} §{self.section}"
+
+
+@dataclass(frozen=True)
+class Column:
+    index: int
+    directory: str
+    target: dict[str, Any]
+    suite: dict[str, Any]
+    counts: dict[str, int]
+    must_passed: int
+    must_applicable: int
+
+    @property
+    def must_share(self) -> str:
+        if not self.must_applicable:
+            return "n/a"
+        return f"{100 * self.must_passed / self.must_applicable:.1f}%"
+
+
+def section_key(section: str) -> tuple[tuple[int, str], ...]:
+    """ "1.4b" after "1.4" and before "1.5"; "1.10" after "1.9"."""
+    parts = []
+    for part in section.split("."):
+        digits = "".join(ch for ch in part if ch.isdigit())
+        parts.append((int(digits) if digits else -1, part[len(digits) :]))
+    return tuple(parts)
+
+
+def _column(index: int, run: Run) -> Column:
+    counts: dict[str, int] = {v: 0 for v in VERDICT_ORDER}
+    must = [r for r in run.results if r["level"] == "must"]
+    for r in run.results:
+        counts[r["verdict"]] = counts.get(r["verdict"], 0) + 1
+    applicable = [r for r in must if r["verdict"] != "skip"]  # skip = not applicable (API or feature)
+    return Column(
+        index=index,
+        directory=str(run.directory),
+        target=run.target,
+        suite=run.suite,
+        counts=counts,
+        must_passed=sum(r["verdict"] == "pass" for r in applicable),
+        must_applicable=len(applicable),
+    )
+
+
+def _exchange(entries: list[dict[str, Any]]) -> tuple[dict[str, Any], tuple[Exchange, ...]]:
+    if not entries:
+        return {}, ()
+    header, body = (entries[0], entries[1:]) if "format" in entries[0] else ({}, entries)
+    return header, tuple(_entry(e) for e in body)
+
+
+def _entry(e: dict[str, Any]) -> Exchange:
+    direction = str(e.get("dir", ""))
+    side = "host" if direction.startswith("host") else "target" if direction.startswith("target") else "note"
+    if "action" in e:
+        text = f"[{e['action']}]"
+    elif "text" in e:
+        text = str(e["text"])
+    elif "base64" in e:
+        text = f"[{len(str(e['base64']))} base64 characters: not UTF-8]"
+    elif "size" in e:
+        text = f"[{e['size']} bytes, sha256 {str(e.get('sha256', ''))[:16]}…]"
+    else:
+        text = str(e)
+    if len(text) > FRAME_CHARS:
+        text = text[:FRAME_CHARS] + f"… [{len(text) - FRAME_CHARS} more characters]"
+    step = e.get("step", "")
+    return Exchange(side, str(step), text.rstrip("\n"))
+
+
+def _cell(index: int, run: Run, result: dict[str, Any] | None) -> Cell:
+    if result is None:
+        return Cell(index, "absent")
+    verdict = result["verdict"]
+    if verdict == "pass":
+        return Cell(index, verdict, result["evidence"])
+    entries, note = read_trace(run, result.get("trace"))
+    header, exchange = _exchange(entries)
+    observed = run.observed(result["id"])
+    replay = result.get("replay") or ""
+    if replay:
+        # The matrix's replay command runs in the report directory.
+        replay = f"cd {shlex.quote(str(run.directory))} && {replay}"
+    return Cell(
+        index,
+        verdict,
+        result["evidence"],
+        replay=replay,
+        trace_header=header,
+        exchange=exchange,
+        trace_note=note,
+        stderr=str(observed.get("stderr_tail") or ""),
+        first_seen=str(observed.get("first_seen") or ""),
+    )
+
+
+def _rows(runs: Sequence[Run], catalog: dict[str, Requirement]) -> list[Row]:
+    by_run = [{r["id"]: r for r in run.results} for run in runs]
+    order: dict[str, int] = {rid: i for i, rid in enumerate(catalog)}
+    first: dict[str, dict[str, Any]] = {}
+    for results in by_run:
+        for rid, r in results.items():
+            first.setdefault(rid, r)
+    ids = sorted(
+        first,
+        key=lambda rid: (first[rid]["document"], section_key(first[rid]["section"]), order.get(rid, 1 << 30), rid),
+    )
+    rows = []
+    for rid in ids:
+        r, req = first[rid], catalog.get(rid)
+        rows.append(
+            Row(
+                id=rid,
+                document=r["document"],
+                section=r["section"],
+                level=r["level"],
+                summary=r["summary"],
+                side=req.side if req else "?",
+                features=req.features if req else (),
+                api=req.api if req else (),
+                cells=tuple(
+                    _cell(i, run, results.get(rid)) for i, (run, results) in enumerate(zip(runs, by_run, strict=True))
+                ),
+            )
+        )
+    return rows
+
+
+def _environment() -> jinja2.Environment:
+    # autoescape=True for every template: target-written text (evidence,
+    # frames, stderr) is always escaped, whatever the template's name.
+    return jinja2.Environment(
+        loader=jinja2.PackageLoader("conformance.report", "templates"),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+
+
+def render(runs: Sequence[Run]) -> str:
+    catalog = {r.id: r for r in load_catalog()}
+    rows = _rows(runs, catalog)
+    present = [c.verdict for row in rows for c in row.cells]
+    return (
+        _environment()
+        .get_template("report.html.j2")
+        .render(
+            version=__version__,
+            columns=[_column(i, run) for i, run in enumerate(runs)],
+            rows=rows,
+            groups=list(dict.fromkeys(row.group for row in rows)),
+            verdicts=[v for v in VERDICT_ORDER if v in present],
+            levels=sorted({row.level for row in rows}),
+            sides=sorted({row.side for row in rows}),
+            features=sorted({f for row in rows for f in row.features}),
+            apis=sorted({a for row in rows for a in row.api}),
+        )
+    )
+
+
+def write_html(runs: Sequence[Run], path: Path) -> Path:
+    path.write_text(render(runs), encoding="utf-8")
+    return path

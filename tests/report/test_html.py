@@ -1,0 +1,182 @@
+"""The HTML report without a browser: structure, per-run summaries,
+escaping of target-written text, traces confined to the run directory, and
+clear errors (exit 2, the file named) for unusable run directories."""
+
+from __future__ import annotations
+
+import json
+import os
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+
+from conformance.cli import main
+from conformance.report.html import render
+from conformance.report.rundir import FORMAT, load_run
+
+HOSTILE = '<script>alert("x")</script><img src=x onerror=alert(1)>'
+TRACE = [
+    {"format": "octet-conformance/trace@1", "context": "example 1, step 0", "violation": "v", "shrunk": {}},
+    {"dir": "host->target", "step": 0, "text": '{"jsonrpc":"2.0","id":1,"method":"initialize"}\n'},
+    {"dir": "target->host", "step": 0, "index": 0, "text": '{"jsonrpc":"2.0","id":1,"result":{}}\n'},
+    {"dir": "target->host", "step": 1, "index": 1, "text": HOSTILE + "\n"},
+    {"dir": "host->target", "step": 2, "action": "shutdown"},
+]
+
+
+class Tags(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.scripts = 0
+        self.tags: list[tuple[str, dict[str, str | None]]] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.scripts += tag == "script"
+        self.tags.append((tag, dict(attrs)))
+
+
+def parse(html: str) -> Tags:
+    tags = Tags()
+    tags.feed(html)
+    return tags
+
+
+def test_rows_grouped_by_section_and_a_column_per_run(make_run) -> None:  # type: ignore[no-untyped-def]
+    a = make_run("a", {"EXT-0-json-text": "pass", "EXT-1.1-tool-description": "fail", "EXT-0-stdin-eof-exit": "skip"})
+    b = make_run("b", {"EXT-0-json-text": "pass", "EXT-1.1-tool-description": "pass"}, target="other")
+    tags = parse(render([load_run(a), load_run(b)]))
+    rows = [attrs for tag, attrs in tags.tags if tag == "tr" and attrs.get("class") == "req-row"]
+    assert [r["data-id"] for r in rows] == ["EXT-0-json-text", "EXT-0-stdin-eof-exit", "EXT-1.1-tool-description"]
+    assert rows[1]["data-verdicts"] == " skip absent "  # run b never judged it
+    groups = [attrs["data-group"] for tag, attrs in tags.tags if tag == "tr" and attrs.get("class") == "group"]
+    assert groups == ["extension-wire-protocol §0", "extension-wire-protocol §1.1"]
+    buttons = [attrs for tag, attrs in tags.tags if tag == "button" and attrs.get("data-req")]
+    expected = [("0", "EXT-0-stdin-eof-exit"), ("0", "EXT-1.1-tool-description")]
+    assert [(x["data-run"], x["data-req"]) for x in buttons] == expected
+
+
+def test_summary_share_counts_applicable_must_requirements(make_run) -> None:  # type: ignore[no-untyped-def]
+    # must: json-text pass, tool-description fail, one-response skip (not applicable) -> 1 of 2
+    run = make_run(
+        "a", {"EXT-0-json-text": "pass", "EXT-1.1-tool-description": "fail", "JSONRPC-5-one-response": "skip"}
+    )
+    assert "1 of 2 applicable" in render([load_run(run)])
+    assert "50.0%" in render([load_run(run)])
+
+
+def test_target_text_is_escaped_everywhere(make_run) -> None:  # type: ignore[no-untyped-def]
+    run = make_run(
+        "a",
+        {"JSONRPC-5-one-response": "fail"},
+        target=HOSTILE,
+        evidence={"JSONRPC-5-one-response": HOSTILE},
+        traces={"JSONRPC-5-one-response": TRACE},
+        stderr={"JSONRPC-5-one-response": HOSTILE},
+    )
+    html = render([load_run(run)])
+    assert HOSTILE not in html
+    assert html.count("&lt;script&gt;alert(") >= 4  # target name, evidence, trace frame, stderr
+    tags = parse(html)
+    assert tags.scripts == 1  # only the report's own script
+    assert not [t for t, attrs in tags.tags if t == "img"]
+
+
+def test_failure_detail_has_trace_stderr_and_replay(make_run) -> None:  # type: ignore[no-untyped-def]
+    run = make_run(
+        "a",
+        {"JSONRPC-5-one-response": "fail"},
+        traces={"JSONRPC-5-one-response": TRACE},
+        stderr={"JSONRPC-5-one-response": "boom on stderr"},
+    )
+    html = render([load_run(run)])
+    assert html.count('class="msg-host host"') == 2 and html.count('class="msg-target target"') == 2
+    assert "[shutdown]" in html and "boom on stderr" in html
+    assert "octet-conformance replay traces/JSONRPC-5-one-response.jsonl</code>" in html
+    assert 'class="copy"' in html
+
+
+def test_trace_outside_the_run_directory_is_not_read(make_run, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    secret = tmp_path / "secret.jsonl"
+    secret.write_text(json.dumps({"dir": "target->host", "text": "SECRET-CONTENT"}) + "\n")
+    run = make_run("a", {"JSONRPC-5-one-response": "fail"})
+    document = json.loads((run / "matrix.json").read_text())
+    document["results"][0]["trace"] = "../secret.jsonl"
+    (run / "matrix.json").write_text(json.dumps(document))
+    html = render([load_run(run)])
+    assert "SECRET-CONTENT" not in html
+    assert "outside the run directory" in html
+
+
+def test_trace_that_is_not_a_regular_file_is_not_opened(make_run) -> None:  # type: ignore[no-untyped-def]
+    run = make_run("a", {"JSONRPC-5-one-response": "fail"})
+    document = json.loads((run / "matrix.json").read_text())
+    document["results"][0]["trace"] = "traces/fifo.jsonl"
+    (run / "matrix.json").write_text(json.dumps(document))
+    os.mkfifo(run / "traces" / "fifo.jsonl")  # opening it for reading would block the report forever
+    assert "not a regular file" in render([load_run(run)])
+
+
+def test_report_is_self_contained(make_run) -> None:  # type: ignore[no-untyped-def]
+    html = render([load_run(make_run("a", {"JSONRPC-5-one-response": "fail"}))])
+    tags = parse(html)
+    assert not [a for t, a in tags.tags if a.get("src") or (t == "link" and a.get("href"))]
+    assert "default-src 'none'" in html  # the page may fetch nothing
+
+
+def _half_written(run: Path) -> None:
+    text = (run / "matrix.json").read_text()
+    (run / "matrix.json").write_text(text[: len(text) // 2])
+
+
+def _other_format(run: Path) -> None:
+    document = json.loads((run / "matrix.json").read_text())
+    document["format"] = "octet-conformance/matrix@2"
+    (run / "matrix.json").write_text(json.dumps(document))
+
+
+def _no_matrix(run: Path) -> None:
+    (run / "matrix.json").unlink()
+
+
+def _result_without_verdict(run: Path) -> None:
+    document = json.loads((run / "matrix.json").read_text())
+    del document["results"][0]["verdict"]
+    (run / "matrix.json").write_text(json.dumps(document))
+
+
+@pytest.mark.parametrize(
+    ("spoil", "message"),
+    [
+        (_half_written, "not valid JSON"),
+        (_other_format, "matrix@2"),
+        (_no_matrix, "missing"),
+        (_result_without_verdict, "results[0].verdict"),
+    ],
+)
+@pytest.mark.parametrize("command", ["report", "baseline", "diff"])
+def test_unusable_run_dir_is_a_clear_error(make_run, tmp_path: Path, capsys, spoil, message, command) -> None:  # type: ignore[no-untyped-def]
+    good = make_run("good", {"JSONRPC-5-one-response": "pass"})
+    bad = make_run("bad", {"JSONRPC-5-one-response": "fail"})
+    spoil(bad)
+    argv = {
+        "report": ["report", str(good), str(bad), "-o", str(tmp_path / "r.html")],
+        "baseline": ["baseline", str(bad), "-o", str(tmp_path / "b.toml")],
+        "diff": ["diff", str(good), str(bad)],
+    }[command]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert str(bad / "matrix.json") in err and message in err
+    assert "Traceback" not in err and "internal error" not in err
+
+
+def test_missing_run_directory_is_named(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    assert main(["report", str(tmp_path / "nowhere"), "-o", str(tmp_path / "r.html")]) == 2
+    assert f"{tmp_path / 'nowhere'}: no such run directory" in capsys.readouterr().err
+    assert not (tmp_path / "r.html").exists()
+
+
+def test_matrix_format_constant_is_shared() -> None:
+    from conformance.report import matrix
+
+    assert matrix.FORMAT == FORMAT

@@ -1,0 +1,130 @@
+"""The HTML report in a real browser: Debian's chromium, headless, driven by
+Selenium through Debian's chromium-driver (Playwright's own browser
+download is not reachable from CI machines). `.ci/run` installs both with
+apt when missing; where they cannot be installed the browser part skips
+with the reason, after the report built from real runs has been checked
+without a browser.
+
+Three real runs are recorded once, in parallel, with small budgets: the
+reference extension on the simulated transport, and two faulty fixtures.
+Set OCTET_UPDATE_SCREENSHOT=1 to refresh docs/report.png from this test.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conformance.cli import main
+
+ROOT = Path(__file__).resolve().parents[2]
+FIXTURES = ROOT / "fixtures" / "extensions"
+FAULTY = {"double-reply": "JSONRPC-5-one-response", "empty-description": "EXT-1.1-tool-description"}
+CHROMIUM, DRIVER = shutil.which("chromium"), shutil.which("chromedriver")
+RUN_TIMEOUT_S = 300  # a guard against a hang, not a performance assertion
+FLAGS = (
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--window-size=1600,1000",
+)
+
+
+def _record(tmp: Path) -> list[Path]:
+    """Three certification runs at once (each in its own CLI process)."""
+    plans = [(tmp / "reference", ["--simulate"])]
+    plans += [(tmp / name, [str(FIXTURES / name / "extension.toml")]) for name in FAULTY]
+    procs = []
+    try:
+        for out, extra in plans:
+            argv = [sys.executable, "-m", "conformance.cli", "extension", *extra, "--profile", "quick"]
+            procs.append(subprocess.Popen([*argv, "--report-dir", str(out)], stdout=subprocess.DEVNULL))
+        codes = [p.wait(timeout=RUN_TIMEOUT_S) for p in procs]
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+    assert codes == [0, 1, 1]
+    return [out for out, _ in plans]
+
+
+def _driver(profile_dir: Path):  # type: ignore[no-untyped-def]
+    webdriver = pytest.importorskip("selenium.webdriver", reason="selenium is not installed (pip install -e '.[dev]')")
+    from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = str(CHROMIUM)
+    for flag in (*FLAGS, f"--user-data-dir={profile_dir}"):
+        options.add_argument(flag)
+    return webdriver.Chrome(options=options, service=Service(executable_path=str(DRIVER)))
+
+
+def test_report_of_three_runs_filters_and_opens_a_failure(tmp_path: Path) -> None:
+    runs = _record(tmp_path)
+    report = tmp_path / "report.html"
+    assert main(["report", *map(str, runs), "-o", str(report)]) == 0
+    html = report.read_text(encoding="utf-8")
+    # Without a browser: every failure is in the page with its replay command.
+    for requirement in FAULTY.values():
+        assert f"octet-conformance replay traces/{requirement}.jsonl" in html
+    assert "http://" not in html and "https://" not in html  # self-contained: nothing to fetch
+
+    if not (CHROMIUM and DRIVER):
+        pytest.skip("no headless browser: apt-get install chromium chromium-driver (.ci/run does it as root)")
+    driver = _driver(tmp_path / "chromium-profile")
+    try:
+        _exercise(driver, report, tmp_path)
+    finally:
+        driver.quit()
+
+
+def _exercise(driver, report: Path, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import Select, WebDriverWait
+
+    driver.get(report.as_uri())
+    assert len(driver.find_elements(By.CSS_SELECTOR, ".run")) == 3
+    rows = driver.find_elements(By.CSS_SELECTOR, "tr.req-row")
+    assert len([r for r in rows if r.is_displayed()]) > 50
+
+    Select(driver.find_element(By.ID, "f-verdict")).select_by_value("fail")
+    shown = {r.get_attribute("data-id") for r in rows if r.is_displayed()}
+    assert shown == set(FAULTY.values())
+    Select(driver.find_element(By.ID, "f-level")).select_by_value("should")
+    assert not [r for r in rows if r.is_displayed()]  # both failures are must-requirements
+    Select(driver.find_element(By.ID, "f-level")).select_by_value("")
+
+    assert driver.find_element(By.ID, "evidence").is_displayed() is False
+    driver.find_element(By.CSS_SELECTOR, 'button[data-run="1"][data-req="JSONRPC-5-one-response"]').click()
+    panel = driver.find_element(By.ID, "evidence")
+    assert panel.is_displayed()
+    assert "answered a second time" in panel.text
+    assert "jsonrpc-2.0 §5" in panel.text
+    host = panel.find_elements(By.CSS_SELECTOR, ".exchange .host pre")
+    target = panel.find_elements(By.CSS_SELECTOR, ".exchange .target pre")
+    assert host and target and '"initialize"' in host[0].text
+    command = panel.find_element(By.CSS_SELECTOR, ".replay-command").text
+    assert command.endswith("octet-conformance replay traces/JSONRPC-5-one-response.jsonl")
+    copy = panel.find_element(By.CSS_SELECTOR, "button.copy")
+    copy.click()
+    # The clipboard API answers asynchronously: wait for the button to say how it went.
+    WebDriverWait(driver, 30).until(lambda _: copy.text != "copy")
+    assert copy.text in ("copied", "select and copy")
+
+    driver.execute_script("window.scrollTo(0, 0); document.getElementById('evidence').scrollTop = 0")
+    shot = tmp_path / "report.png"
+    driver.save_screenshot(str(shot))
+    assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    if os.environ.get("OCTET_UPDATE_SCREENSHOT"):
+        shutil.copyfile(shot, ROOT / "docs" / "report.png")
