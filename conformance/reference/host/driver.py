@@ -36,6 +36,7 @@ from .diagnostics import Diagnostic
 from .frontend import Frontend, HostEvents, Prompt
 from .host import LoadError, ReferenceHost
 from .manifest import ManifestError, load_manifest
+from .writer import SerialWriter
 
 CONTRACT = "octet-host-driver/1"
 CAPABILITIES = ["timing", "frontend", "collect", "reload", "lifecycle"]
@@ -573,7 +574,271 @@ def _fault_admit_settled_parent() -> None:
     Connection.active_parent = active_parent  # type: ignore[method-assign]
 
 
+# -- faults on the frames the host writes (one method's frames, one change each) -------------------
+
+
+def _rewrite_frames(change: Any) -> None:
+    """Every frame passes the serialized writer's queue: ``change(message)``
+    returns the bytes to write instead, or None to leave the frame alone."""
+    original = SerialWriter.enqueue
+
+    def enqueue(self: SerialWriter, data: bytes, call: Any, *, expires_at: float | None = None) -> None:
+        replaced = change(json.loads(data))
+        original(self, data if replaced is None else replaced, call, expires_at=expires_at)
+
+    SerialWriter.enqueue = enqueue  # type: ignore[method-assign]
+
+
+def _on_method(method: str, change: Any) -> Any:
+    """A frame change for requests/notifications of ``method`` only (the message is re-encoded)."""
+
+    def apply(message: dict[str, Any]) -> bytes | None:
+        if message.get("method") != method:
+            return None
+        changed = change(message)
+        return changed if isinstance(changed, bytes) else rpc.frame(changed)
+
+    return apply
+
+
+def _on_child_answers(change: Any) -> Any:
+    """A frame change for the host's answers to the extension's requests."""
+
+    def apply(message: dict[str, Any]) -> bytes | None:
+        if "method" in message or not isinstance(message.get("id"), str):
+            return None  # the host's own ids are integers; the probe's children use strings
+        return rpc.frame(change(message))
+
+    return apply
+
+
+def _with_params(message: dict[str, Any], **changes: Any) -> dict[str, Any]:
+    return {**message, "params": {**message["params"], **changes}}
+
+
+def _with_context(message: dict[str, Any], change: Any) -> dict[str, Any]:
+    return _with_params(message, context=change(dict(message["params"]["context"])))
+
+
+def _fault_duplicate_member_name() -> None:
+    """§0: tool/call frames repeat the jsonrpc member."""
+    twice = b'"jsonrpc":"2.0","jsonrpc":"2.0"'
+    _rewrite_frames(_on_method("tool/call", lambda m: rpc.frame(m).replace(b'"jsonrpc":"2.0"', twice, 1)))  # the fault
+
+
+def _fault_fractional_shutdown_id() -> None:
+    """JSON-RPC §4: the shutdown request's id carries a fraction."""
+    _rewrite_frames(_on_method("shutdown", lambda m: {**m, "id": m["id"] + 0.5}))  # the fault
+
+
+def _fault_tool_call_twice() -> None:
+    """§0: every tool/call frame is written twice, so one id is outstanding twice."""
+    _rewrite_frames(_on_method("tool/call", lambda m: rpc.frame(m) * 2))  # the fault
+
+
+def _fault_arguments_not_object() -> None:
+    """§1.2: tool/call arguments sent as an array."""
+    _rewrite_frames(_on_method("tool/call", lambda m: _with_params(m, arguments=[])))  # the fault
+
+
+def _fault_context_without_host() -> None:
+    """§1.2: the execution context of a tool/call lacks its host object."""
+
+    def change(context: dict[str, Any]) -> dict[str, Any]:
+        return {k: v for k, v in context.items() if k != "host"}  # the fault
+
+    _rewrite_frames(_on_method("tool/call", lambda m: _with_context(m, change)))
+
+
+def _fault_owner_generation_text() -> None:
+    """§1.2: resource_owner.process_generation written as a string."""
+
+    def change(context: dict[str, Any]) -> dict[str, Any]:
+        owner = dict(context["resource_owner"])
+        owner["process_generation"] = str(owner["process_generation"])  # the fault
+        return {**context, "resource_owner": owner}
+
+    _rewrite_frames(_on_method("tool/call", lambda m: _with_context(m, change)))
+
+
+def _fault_unknown_tool_name() -> None:
+    """§1.2: tool/call names a tool the extension never declared."""
+    renamed = _on_method("tool/call", lambda m: _with_params(m, name=m["params"]["name"] + "-renamed"))  # the fault
+    _rewrite_frames(renamed)
+
+
+def _fault_shutdown_params_array() -> None:
+    """§1.8: shutdown params sent as an array."""
+    _rewrite_frames(_on_method("shutdown", lambda m: {**m, "params": []}))  # the fault
+
+
+def _fault_cancel_reason_number() -> None:
+    """§1.9: the $/cancelRequest reason is a number."""
+    _rewrite_frames(_on_method("$/cancelRequest", lambda m: _with_params(m, reason=7)))  # the fault
+
+
+def _fault_text_before_shutdown() -> None:
+    """§0: a line of plain text precedes the shutdown frame on the extension's stdin."""
+    _rewrite_frames(_on_method("shutdown", lambda m: b"stopping now\n" + rpc.frame(m)))  # the fault
+
+
+def _fault_torn_frame() -> None:
+    """§0: half of the shutdown frame is written, ended by a newline, before the whole one
+    (what two unsynchronized writers produce)."""
+
+    def change(message: dict[str, Any]) -> bytes:
+        data = rpc.frame(message)
+        return data[: len(data) // 2] + b"\n" + data  # the fault
+
+    _rewrite_frames(_on_method("shutdown", change))
+
+
+def _fault_notify_before_initialize() -> None:
+    """§1.1: a notification is written before the initialize request."""
+    hello = rpc.frame(rpc.notification("host/hello", {}))
+    _rewrite_frames(_on_method("initialize", lambda m: hello + rpc.frame(m)))  # the fault
+
+
+def _fault_request_before_ready() -> None:
+    """§1.1: a status/collect request follows initialize before its answer."""
+    extra = rpc.frame(rpc.request(1_000_000, "status/collect", {}))
+    _rewrite_frames(_on_method("initialize", lambda m: rpc.frame(m) + extra))  # the fault
+
+
+def _fault_no_octet_version() -> None:
+    """§1.1: the initialize request lacks octet_version."""
+    _patch_initialize_params(lambda p, m: {k: v for k, v in p.items() if k != "octet_version"})  # the fault
+
+
+def _fault_wrong_api_version() -> None:
+    """§1.1: the initialize request names an API version the manifest did not select."""
+    _patch_initialize_params(lambda p, m: {**p, "api_version": "0.4" if m.api_version != "0.4" else "0.2"})  # the fault
+
+
+def _fault_optional_features_object() -> None:
+    """§1.1: protocol.optional_features sent as an object, not an array of names."""
+    _patch_initialize_params(lambda p, m: {**p, "protocol": {**p["protocol"], "optional_features": {}}})  # the fault
+
+
+def _fault_confirmed_text() -> None:
+    """§2.2: a confirmation is answered with confirmed as the string "no"."""
+
+    def change(m: dict[str, Any]) -> dict[str, Any]:
+        return {**m, "result": {"confirmed": "no"}} if "result" in m else m  # the fault
+
+    _rewrite_frames(_on_child_answers(change))
+
+
+def _fault_refusal_without_message() -> None:
+    """JSON-RPC §5.1: refusals of child requests carry no error message."""
+
+    def change(m: dict[str, Any]) -> dict[str, Any]:
+        return {**m, "error": {"code": m["error"]["code"]}} if "error" in m else m  # the fault
+
+    _rewrite_frames(_on_child_answers(change))
+
+
+def _fault_reserved_refusal_code() -> None:
+    """JSON-RPC §5.1: refusals of child requests use -32500, reserved and undefined."""
+
+    def change(m: dict[str, Any]) -> dict[str, Any]:
+        return {**m, "error": {**m["error"], "code": -32500}} if "error" in m else m  # the fault
+
+    _rewrite_frames(_on_child_answers(change))
+
+
+def _fault_result_and_error() -> None:
+    """JSON-RPC §5: answers to child requests carry both result and error."""
+
+    def change(m: dict[str, Any]) -> dict[str, Any]:
+        return {**m, "error": {"code": -32603, "message": "also"}} if "result" in m else m  # the fault
+
+    _rewrite_frames(_on_child_answers(change))
+
+
+def _fault_answers_progress() -> None:
+    """JSON-RPC §4.1: the host answers every $/progress notification (with id null)."""
+    original = Connection._on_progress
+
+    def on_progress(self: Connection, params: Any) -> None:
+        original(self, params)
+        self.send_frame(rpc.result(None, {}))  # the fault
+
+    Connection._on_progress = on_progress  # type: ignore[method-assign]
+
+
+def _fault_shutdown_twice() -> None:
+    """§1.8: the shutdown request is written twice (a retry), so a request follows shutdown."""
+    retry = _on_method("shutdown", lambda m: rpc.frame(m) + rpc.frame({**m, "id": m["id"] + 1_000}))  # the fault
+    _rewrite_frames(retry)
+
+
+def _fault_reuse_settled_id() -> None:
+    """§0: the shutdown request reuses the id of the request before it."""
+    original = Connection._new_call
+
+    def new_call(self: Connection, method: str, params: Any, *, counts: bool) -> Any:
+        call = original(self, method, params, counts=counts)
+        if method == "shutdown" and call.id > 1:
+            call.id -= 1  # the fault
+            call.frame = rpc.frame(rpc.request(call.id, method, params))
+        return call
+
+    Connection._new_call = new_call  # type: ignore[method-assign]
+
+
+def _fault_reuse_tombstone_id() -> None:
+    """§1.9: the next tool/call after a cancellation reuses the cancelled (tombstoned) id."""
+    original = Connection._new_call
+
+    def new_call(self: Connection, method: str, params: Any, *, counts: bool) -> Any:
+        call = original(self, method, params, counts=counts)
+        if method == "tool/call" and self._tombstones:
+            call.id = self._tombstones.popleft()  # the fault
+            call.frame = rpc.frame(rpc.request(call.id, method, params))
+        return call
+
+    Connection._new_call = new_call  # type: ignore[method-assign]
+
+
+def _fault_admit_missing_parent() -> None:
+    """§2: admits a confirmation/request that names no parent_request_id."""
+    original = Connection.active_parent
+
+    def active_parent(self: Connection, request_id: Any, methods: tuple[str, ...]) -> Any:
+        if request_id is None:
+            return _SettledParent(0)  # the fault
+        return original(self, request_id, methods)
+
+    Connection.active_parent = active_parent  # type: ignore[method-assign]
+
+
 FAULTS: dict[str, Any] = {
+    "duplicate-member-name": _fault_duplicate_member_name,
+    "fractional-shutdown-id": _fault_fractional_shutdown_id,
+    "tool-call-twice": _fault_tool_call_twice,
+    "arguments-not-object": _fault_arguments_not_object,
+    "context-without-host": _fault_context_without_host,
+    "owner-generation-text": _fault_owner_generation_text,
+    "unknown-tool-name": _fault_unknown_tool_name,
+    "shutdown-params-array": _fault_shutdown_params_array,
+    "cancel-reason-number": _fault_cancel_reason_number,
+    "text-before-shutdown": _fault_text_before_shutdown,
+    "torn-frame": _fault_torn_frame,
+    "notify-before-initialize": _fault_notify_before_initialize,
+    "request-before-ready": _fault_request_before_ready,
+    "no-octet-version": _fault_no_octet_version,
+    "wrong-api-version": _fault_wrong_api_version,
+    "optional-features-object": _fault_optional_features_object,
+    "confirmed-text": _fault_confirmed_text,
+    "refusal-without-message": _fault_refusal_without_message,
+    "reserved-refusal-code": _fault_reserved_refusal_code,
+    "result-and-error": _fault_result_and_error,
+    "answers-progress": _fault_answers_progress,
+    "shutdown-twice": _fault_shutdown_twice,
+    "reuse-settled-id": _fault_reuse_settled_id,
+    "reuse-tombstone-id": _fault_reuse_tombstone_id,
+    "admit-missing-parent": _fault_admit_missing_parent,
     "admit-reused-child-id": _fault_admit_reused_child_id,
     "admit-settled-parent": _fault_admit_settled_parent,
     "stale-response-fails-others": _fault_stale_response_fails_others,
