@@ -813,7 +813,100 @@ def _fault_admit_missing_parent() -> None:
     Connection.active_parent = active_parent  # type: ignore[method-assign]
 
 
+# -- faults in what the initialize request offers ------------------------------------------------
+
+
+def _offering(change: Any) -> None:
+    """Patch protocol.optional_features of the initialize request: ``change(offered)`` -> the new list."""
+
+    def params(p: Any, m: Any) -> Any:
+        protocol = p["protocol"]
+        return {**p, "protocol": {**protocol, "optional_features": change(list(protocol["optional_features"]))}}
+
+    _patch_initialize_params(params)
+
+
+def _fault_offer_0_4_feature() -> None:
+    """§1.1: an API 0.2 offer includes tool_prompt_metadata_v1, an API 0.4 feature."""
+    _offering(lambda offered: [*offered, "tool_prompt_metadata_v1"])  # the fault
+
+
+def _fault_no_prompt_metadata_offer() -> None:
+    """§1.1: an API 0.4 offer leaves out tool_prompt_metadata_v1."""
+    _offering(lambda offered: [f for f in offered if f != "tool_prompt_metadata_v1"])  # the fault
+
+
+def _fault_agent_sessions_alone() -> None:
+    """§1.1: agent_sessions is offered without agent_model_selection_v1."""
+    _offering(lambda offered: [*(f for f in offered if f != "agent_model_selection_v1"), "agent_sessions"])  # the fault
+
+
+def _fault_compaction_without_control() -> None:
+    """§1.1: session_compaction_v1 is offered without session_control_v1 (API 0.4)."""
+    _offering(
+        lambda offered: [*(f for f in offered if f != "session_control_v1"), "session_compaction_v1"]
+    )  # the fault
+
+
+def _fault_secrets_without_allowlist() -> None:
+    """§1.1: secrets is offered although the manifest allows no secret."""
+    _offering(lambda offered: [*offered, "secrets"])  # the fault
+
+
+def _fault_credentials_undeclared() -> None:
+    """§1.1: provider_credentials is offered although the manifest does not declare it."""
+    _offering(lambda offered: [*offered, "provider_credentials"])  # the fault
+
+
+def _fault_empty_secrets_sent() -> None:
+    """§1.1: capabilities.secrets is sent as [] although the allowlist is empty (it is omitted then)."""
+    _patch_initialize_params(lambda p, m: {**p, "capabilities": {**p["capabilities"], "secrets": []}})  # the fault
+
+
+def _fault_credentials_echo_undeclared() -> None:
+    """§1.1: capabilities.provider_credentials is true for a manifest that never declared it."""
+    _patch_initialize_params(
+        lambda p, m: {**p, "capabilities": {**p["capabilities"], "provider_credentials": True}}  # the fault
+    )
+
+
+def _fault_accept_duplicate_tools() -> None:
+    """§1.1: a repeated tool name of the initialize answer is dropped instead of rejected."""
+    original = initialize_module._check_catalog
+
+    def check(tools: Any, commands: Any, manifest: Any, features: frozenset[str]) -> None:
+        original(list(dict.fromkeys(tools)), commands, manifest, features)  # the fault
+
+    initialize_module._check_catalog = check
+
+
+def _fault_accept_empty_description() -> None:
+    """§1.1: a tool with an empty description is accepted."""
+    original = initialize_module._check_tools
+
+    def check(tools: Any, api_version: str, features: frozenset[str]) -> None:
+        original([{**t, "description": t.get("description") or "-"} for t in tools], api_version, features)  # the fault
+
+    initialize_module._check_tools = check
+
+
+def _fault_cancel_wrong_version() -> None:
+    """JSON-RPC §4: $/cancelRequest frames carry jsonrpc "2.1"."""
+    _rewrite_frames(_on_method("$/cancelRequest", lambda m: {**m, "jsonrpc": "2.1"}))  # the fault
+
+
 FAULTS: dict[str, Any] = {
+    "offer-0.4-feature": _fault_offer_0_4_feature,
+    "no-prompt-metadata-offer": _fault_no_prompt_metadata_offer,
+    "agent-sessions-alone": _fault_agent_sessions_alone,
+    "compaction-without-control": _fault_compaction_without_control,
+    "secrets-without-allowlist": _fault_secrets_without_allowlist,
+    "credentials-undeclared": _fault_credentials_undeclared,
+    "empty-secrets-sent": _fault_empty_secrets_sent,
+    "credentials-echo-undeclared": _fault_credentials_echo_undeclared,
+    "accept-duplicate-tools": _fault_accept_duplicate_tools,
+    "accept-empty-description": _fault_accept_empty_description,
+    "cancel-wrong-version": _fault_cancel_wrong_version,
     "duplicate-member-name": _fault_duplicate_member_name,
     "fractional-shutdown-id": _fault_fractional_shutdown_id,
     "tool-call-twice": _fault_tool_call_twice,
