@@ -63,6 +63,10 @@ def ready(rig: HostRig, api_version: str) -> None:
     loaded = rig.load(api_version, CONTRIBUTES, lambda p: initialize_result(p, api_version))
     if loaded.get("outcome") != "ready":
         raise HostRejected(f"the host did not accept a valid initialize answer: {loaded}")
+    # Entries gated on a feature (request_cancellation, ...) are judged only
+    # once the recorder knows the probe negotiated it, as on the extension side.
+    if rig.session is not None and rig.session.negotiated is not None:
+        rig.recorder.negotiated_features.update(rig.session.negotiated.features)
 
 
 def start_call(rig: HostRig, text: str = "x") -> tuple[str, HostRequest]:
@@ -312,6 +316,57 @@ def cancel_then_late_response(api_version: str) -> Scenario:
     return run
 
 
+# Cancellation grace the probe asks for when the driver offers ``timing``
+# (the spec's 2 s otherwise): short, so the scenario costs well under a second.
+SCALED_GRACE_MS = 400
+GRACE_S = 2.0  # §1.9 default
+
+
+def cancel_grace(api_version: str) -> Scenario:
+    """§1.9: a cancelled call the probe never settles. Within the grace plus
+    a slack the host marks the generation degraded (a ``state`` event, which
+    the contract requires for every transition) and ends the probe; ending it
+    sooner than the grace is not judged here (the rule only bounds the wait)."""
+
+    def run(rig: HostRig) -> None:
+        grace_s = GRACE_S
+        if rig.driver.has("timing"):
+            rig.timing = {**rig.timing, "cancel_grace_ms": SCALED_GRACE_MS}
+            grace_s = SCALED_GRACE_MS / 1000
+        ready(rig, api_version)
+        call, req = start_call(rig)
+        rig.op("cancel", {"call": call, "reason": "user"})
+        rig.recorder.exercise("EXT-1.9-host-terminates-after-grace")
+        link, handle = rig.link, rig.handle
+        assert link is not None
+        rig.until(lambda: not link.running(), grace_s + SLACK_S)
+        if link.running():
+            rig.recorder.violate(
+                Violation(
+                    "EXT-1.9-host-terminates-after-grace",
+                    "the extension still ran after ignoring a cancellation for the whole grace",
+                ),
+                measured={"grace_s": grace_s, "waited_s": grace_s + SLACK_S},
+            )
+            shutdown_with(rig, ack=True, exit_after_ack=True)
+            return
+        rig.until(lambda: _reported(rig, handle, "degraded"), SLACK_S)
+        if not _reported(rig, handle, "degraded"):
+            rig.recorder.violate(
+                Violation(
+                    "EXT-1.9-host-terminates-after-grace",
+                    "the generation was ended after the cancel grace without being reported degraded",
+                )
+            )
+
+    run.__name__ = "cancel-grace"
+    return run
+
+
+def _reported(rig: HostRig, handle: str | None, state: str) -> bool:
+    return any(e.params.get("extension") == handle and e.params.get("state") == state for e in rig.events("state"))
+
+
 def _cancels_of(rig: HostRig, wire_id: Any) -> list[Any]:
     return [n for n in rig.notes("$/cancelRequest") if isinstance(n.params, dict) and n.params.get("id") == wire_id]
 
@@ -481,7 +536,7 @@ def scenarios_for(api_version: str) -> list[Scenario]:
         stubborn_shutdown(ack=True),
     ]
     if api_version != "0.1":
-        makers += [cancel_then_late_response, progress_sequences]
+        makers += [cancel_then_late_response, cancel_grace, progress_sequences]
     out = [make(api_version) for make in makers]
     out += [bad_initialize(case, api_version) for case in BAD_INITIALIZE if api_version in case.apis]
     return out

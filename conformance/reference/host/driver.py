@@ -895,7 +895,30 @@ def _fault_cancel_wrong_version() -> None:
     _rewrite_frames(_on_method("$/cancelRequest", lambda m: {**m, "jsonrpc": "2.1"}))  # the fault
 
 
+def _fault_cancel_keeps_waiting() -> None:
+    """§1.9: cancelling a written call leaves its waiter in place: the caller sees the
+    extension's late answer instead of the cancellation."""
+    original = Connection.cancel
+
+    def cancel(self: Connection, call: Any, reason: str = "user") -> None:
+        finish, call.finish = call.finish, lambda outcome: None  # the fault: the waiter is not dropped
+        try:
+            original(self, call, reason)
+        finally:
+            call.finish = finish
+
+    Connection.cancel = cancel  # type: ignore[method-assign]
+
+
+def _fault_no_cancel_grace() -> None:
+    """§1.9: a cancelled call the extension never settles is waited on forever
+    (no grace, the generation is never terminated)."""
+    Connection._grace = lambda self, call: None  # type: ignore[method-assign]  # the fault
+
+
 FAULTS: dict[str, Any] = {
+    "no-cancel-grace": _fault_no_cancel_grace,
+    "cancel-keeps-waiting": _fault_cancel_keeps_waiting,
     "offer-0.4-feature": _fault_offer_0_4_feature,
     "no-prompt-metadata-offer": _fault_no_prompt_metadata_offer,
     "agent-sessions-alone": _fault_agent_sessions_alone,
