@@ -59,7 +59,8 @@ def tool_result(api_version: str, text: str = "ok") -> dict[str, Any]:
     return {"content": [{"type": "text", "text": text}], "is_error": False}
 
 
-def ready(rig: HostRig, api_version: str) -> None:
+def ready(rig: HostRig, api_version: str) -> dict[str, Any]:
+    """Load the probe with a valid answer; returns the driver's load answer."""
     loaded = rig.load(api_version, CONTRIBUTES, lambda p: initialize_result(p, api_version))
     if loaded.get("outcome") != "ready":
         raise HostRejected(f"the host did not accept a valid initialize answer: {loaded}")
@@ -67,6 +68,7 @@ def ready(rig: HostRig, api_version: str) -> None:
     # once the recorder knows the probe negotiated it, as on the extension side.
     if rig.session is not None and rig.session.negotiated is not None:
         rig.recorder.negotiated_features.update(rig.session.negotiated.features)
+    return loaded
 
 
 def start_call(rig: HostRig, text: str = "x") -> tuple[str, HostRequest]:
@@ -492,6 +494,55 @@ def _confirm(rig: HostRig, cid: str, parent: Any) -> None:
     rig.until(lambda: rig.answers.get(cid))
 
 
+# -- §5 -----------------------------------------------------------------------------------
+
+INSPECTION = "EXT-5-host-inspection"
+LAST_ERROR_BYTES = 4096  # the contract's bound on inspect's last_error (§5 asks for a bounded one)
+
+
+def inspection(api_version: str) -> Scenario:
+    """§5: inspect shows the generation the load reported, the features the
+    probe negotiated, the pending count (one call outstanding, then none), a
+    health state and a bounded last error."""
+
+    def run(rig: HostRig) -> None:
+        loaded = ready(rig, api_version)
+        call, req = start_call(rig)
+        problems = _inspection_problems(rig, loaded.get("generation"), pending=1)
+        rig.respond(req.wire_id, tool_result(api_version))
+        rig.settled(call)
+        problems += _inspection_problems(rig, loaded.get("generation"), pending=0)
+        rig.recorder.exercise(INSPECTION)
+        for problem in dict.fromkeys(problems):
+            rig.recorder.violate(Violation(INSPECTION, problem))
+        shutdown_with(rig, ack=True, exit_after_ack=True)
+
+    run.__name__ = "inspection"
+    return run
+
+
+def _inspection_problems(rig: HostRig, generation: Any, *, pending: int) -> list[str]:
+    status = rig.op("inspect", {"extension": rig.handle})
+    if isinstance(status, OperationError):
+        return [f"inspect of a ready extension failed: {status.code} {status.message}"]
+    negotiated = rig.session.negotiated if rig.session is not None else None
+    features = sorted(negotiated.features) if negotiated is not None and not negotiated.is_legacy else []
+    shown = status.get("features")
+    last_error = status.get("last_error")
+    checks = [
+        (status.get("generation") == generation, f"generation {status.get('generation')!r}; load said {generation!r}"),
+        (status.get("state") == "ready", f"state {status.get('state')!r} while the extension is ready"),
+        (isinstance(shown, list) and sorted(map(str, shown)) == features, f"features {shown!r}; negotiated {features}"),
+        (status.get("pending") == pending, f"pending {status.get('pending')!r} with {pending} call(s) outstanding"),
+        (isinstance(status.get("health"), str), f"health {status.get('health')!r} is not a state name"),
+        (
+            last_error is None or (isinstance(last_error, str) and len(last_error.encode()) <= LAST_ERROR_BYTES),
+            "last_error is not null nor a string of at most 4 KiB",
+        ),
+    ]
+    return [f"inspect: {text}" for ok, text in checks if not ok]
+
+
 # -- §0 -----------------------------------------------------------------------------------
 
 
@@ -528,6 +579,7 @@ def stderr_flood(*, newlines: bool) -> Callable[[str], Scenario]:
 def scenarios_for(api_version: str) -> list[Scenario]:
     makers: list[Callable[[str], Scenario]] = [
         call_and_shutdown,
+        inspection,
         headless_confirmation,
         child_parents,
         stderr_flood(newlines=True),

@@ -916,7 +916,18 @@ def _fault_no_cancel_grace() -> None:
     Connection._grace = lambda self, call: None  # type: ignore[method-assign]  # the fault
 
 
+def _fault_inspect_pending_zero() -> None:
+    """§5: status inspection always shows zero pending requests."""
+    original = Driver.op_inspect
+
+    def op_inspect(self: Driver, rid: Any, params: dict[str, Any]) -> dict[str, Any]:
+        return {**original(self, rid, params), "pending": 0}  # the fault
+
+    Driver.op_inspect = op_inspect  # type: ignore[method-assign]
+
+
 FAULTS: dict[str, Any] = {
+    "inspect-pending-zero": _fault_inspect_pending_zero,
     "no-cancel-grace": _fault_no_cancel_grace,
     "cancel-keeps-waiting": _fault_cancel_keeps_waiting,
     "offer-0.4-feature": _fault_offer_0_4_feature,
