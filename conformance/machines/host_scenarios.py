@@ -246,10 +246,11 @@ def stubborn_shutdown(*, ack: bool) -> Callable[[str], Scenario]:
             pids = rig.link.pids()
             rig.until(lambda: not any(_alive(p) for p in pids), SLACK_S)
             leftover = [pid for pid in pids if _alive(pid)]
+            rig.recorder.exercise("EXT-1.8-host-kills-process-group")
             if leftover:
                 rig.recorder.violate(
                     Violation(
-                        "EXT-1.8-host-shutdown-stages",
+                        "EXT-1.8-host-kills-process-group",
                         f"{len(leftover)} process(es) of the extension's group outlived its shutdown",
                     )
                 )
@@ -258,6 +259,41 @@ def stubborn_shutdown(*, ack: bool) -> Callable[[str], Scenario]:
         return run
 
     return make
+
+
+def shutdown_exit_after_ack(api_version: str) -> Scenario:
+    """§1.8: after the acknowledgement the host gives the extension its exit
+    stage: the probe acknowledges and exits on its own a third of a stage
+    later; a host that killed it before then did not wait. (The host's stage
+    starts when it reads the acknowledgement, after the probe wrote it, so
+    the probe's third of a stage is always shorter than the host's wait.)"""
+
+    def run(rig: HostRig) -> None:
+        ready(rig, api_version)
+        link = rig.link
+        assert link is not None
+        rid = rig.driver.start("shutdown", {"extension": rig.handle})
+        rig.until(lambda: _has_request(rig, "shutdown") or rig.stdin_closed or not link.connected)
+        req = rig.next_request("shutdown", timeout=0.0)
+        if req is not None:  # without one EXT-0-host-graceful-shutdown-request is judged by the other scenarios
+            rig.respond(req.wire_id, {})
+            rig.until(lambda: not link.running(), rig.stage_s / 3)
+            rig.recorder.exercise("EXT-1.8-host-waits-for-exit")
+            if not link.running():
+                rig.recorder.violate(
+                    Violation(
+                        "EXT-1.8-host-waits-for-exit",
+                        "the extension was ended right after acknowledging shutdown, before its exit stage ran out",
+                    ),
+                    measured={"stage_s": rig.stage_s, "ended_within_s": round(rig.stage_s / 3, 3)},
+                )
+            else:
+                rig.command({"t": "exit", "code": 0})
+        rig.driver.wait_answer(rid, 15.0, idle=lambda: rig.tick(0.0))
+        link.wait_exit(15.0)
+
+    run.__name__ = "shutdown-exit-after-ack"
+    return run
 
 
 def _alive(pid: int) -> bool:
@@ -586,6 +622,7 @@ def scenarios_for(api_version: str) -> list[Scenario]:
         stderr_flood(newlines=False),
         stubborn_shutdown(ack=False),
         stubborn_shutdown(ack=True),
+        shutdown_exit_after_ack,
     ]
     if api_version != "0.1":
         makers += [cancel_then_late_response, cancel_grace, progress_sequences]

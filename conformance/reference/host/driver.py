@@ -926,7 +926,23 @@ def _fault_inspect_pending_zero() -> None:
     Driver.op_inspect = op_inspect  # type: ignore[method-assign]
 
 
+def _fault_kill_after_ack() -> None:
+    """§1.8: kills the extension as soon as it acknowledged shutdown, without the exit stage."""
+    original = Connection.shutdown
+
+    def shutdown(self: Connection, deadline: float, *, drain_s: float = 0.0) -> None:
+        wait_exit = self.channel.wait_exit
+        self.channel.wait_exit = lambda timeout: wait_exit(0.0)  # type: ignore[method-assign]  # the fault
+        try:
+            original(self, deadline, drain_s=drain_s)
+        finally:
+            self.channel.wait_exit = wait_exit  # type: ignore[method-assign]
+
+    Connection.shutdown = shutdown  # type: ignore[method-assign]
+
+
 FAULTS: dict[str, Any] = {
+    "kill-after-ack": _fault_kill_after_ack,
     "inspect-pending-zero": _fault_inspect_pending_zero,
     "no-cancel-grace": _fault_no_cancel_grace,
     "cancel-keeps-waiting": _fault_cancel_keeps_waiting,
