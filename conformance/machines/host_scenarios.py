@@ -463,6 +463,97 @@ def _progress(wire_id: Any, sequence: int) -> dict[str, Any]:
     }
 
 
+# -- §1.2 results, §2.1, §2.6 features: what the host delivers, seen through the driver ------
+
+BAD_CONTENT: tuple[tuple[str, list[dict[str, str]]], ...] = (
+    ("empty-content", []),
+    ("unknown-part-only", [{"type": "hologram", "text": "x"}]),
+)
+
+
+def result_content(api_version: str) -> Scenario:
+    """§1.2 (API 0.2+): a tool result whose content is empty, or holds no
+    known part with text, is refused: the call must not settle as a result
+    (the contract's ``failed`` is the usual outcome; ``error`` also passes)."""
+
+    def run(rig: HostRig) -> None:
+        ready(rig, api_version)
+        for name, content in BAD_CONTENT:
+            call, req = start_call(rig, name)
+            rig.respond(req.wire_id, {"content": content, "is_error": False})
+            settled = rig.settled(call)
+            if settled is None:
+                continue  # never settled: not this rule's concern
+            rig.recorder.exercise("EXT-1.2-host-validates-content")
+            if settled.params.get("outcome") == "result":
+                rig.recorder.violate(
+                    Violation("EXT-1.2-host-validates-content", f"a tool result with content {content!r} was accepted")
+                )
+        shutdown_with(rig, ack=True, exit_after_ack=True)
+
+    run.__name__ = "result-content"
+    return run
+
+
+def notification_level(api_version: str) -> Scenario:
+    """§2.1: a notification without level is delivered as level info (when
+    the host delivers it at all; the call after it orders the events)."""
+
+    def run(rig: HostRig) -> None:
+        ready(rig, api_version)
+        note = {"title": "probe", "message": "no level given"}
+        rig.send({"jsonrpc": "2.0", "method": "notification", "params": note})
+        call, req = start_call(rig)  # the host read the notification before this request
+        rig.respond(req.wire_id, tool_result(api_version))
+        rig.settled(call)
+        shown = [e for e in rig.events("notification") if e.params.get("extension") == rig.handle]
+        if shown:
+            rig.recorder.exercise("EXT-2.1-host-notification-handling")
+            level = shown[0].params.get("level")
+            if level != "info":
+                rig.recorder.violate(
+                    Violation(
+                        "EXT-2.1-host-notification-handling",
+                        f"a notification without level was delivered with level {level!r}, not info",
+                    )
+                )
+        shutdown_with(rig, ack=True, exit_after_ack=True)
+
+    run.__name__ = "notification-level"
+    return run
+
+
+def progress_unnegotiated(api_version: str) -> Scenario:
+    """§2.6: the probe answers initialize without request_progress (only the
+    required features), then sends progress for an active call: the host
+    must not deliver it."""
+
+    def run(rig: HostRig) -> None:
+        loaded = rig.load(
+            api_version,
+            CONTRIBUTES,
+            lambda p: _protocol(initialize_result(p, api_version), features=list(REQUIRED)),
+        )
+        if loaded.get("outcome") != "ready":
+            raise HostRejected(f"the host did not accept a valid initialize answer: {loaded}")
+        call, req = start_call(rig)
+        rig.send(_progress(req.wire_id, 1))
+        rig.respond(req.wire_id, tool_result(api_version))
+        rig.settled(call)  # the host read the progress before the answer
+        rig.recorder.exercise("EXT-2.6-host-progress-needs-feature")
+        if [e for e in rig.events("progress") if e.params.get("call") == call]:
+            rig.recorder.violate(
+                Violation(
+                    "EXT-2.6-host-progress-needs-feature",
+                    "progress was delivered from an extension that did not negotiate request_progress",
+                )
+            )
+        shutdown_with(rig, ack=True, exit_after_ack=True)
+
+    run.__name__ = "progress-unnegotiated"
+    return run
+
+
 # -- §2.2 ---------------------------------------------------------------------------------
 
 
@@ -616,6 +707,7 @@ def scenarios_for(api_version: str) -> list[Scenario]:
     makers: list[Callable[[str], Scenario]] = [
         call_and_shutdown,
         inspection,
+        notification_level,
         headless_confirmation,
         child_parents,
         stderr_flood(newlines=True),
@@ -625,7 +717,7 @@ def scenarios_for(api_version: str) -> list[Scenario]:
         shutdown_exit_after_ack,
     ]
     if api_version != "0.1":
-        makers += [cancel_then_late_response, cancel_grace, progress_sequences]
+        makers += [cancel_then_late_response, cancel_grace, progress_sequences, progress_unnegotiated, result_content]
     out = [make(api_version) for make in makers]
     out += [bad_initialize(case, api_version) for case in BAD_INITIALIZE if api_version in case.apis]
     return out

@@ -27,6 +27,7 @@ from typing import Any
 from . import connection as connection_module
 from . import initialize as initialize_module
 from . import jsonrpc as rpc
+from . import results as results_module
 from .calls import CallOutcome, PendingCall
 from .channel import ProcessChannel
 from .children import ChildRequests
@@ -113,7 +114,8 @@ class Reporter(HostEvents, Frontend):
 
     def contribution(self, extension: str, generation: int, method: str, params: Any) -> None:
         if method == "notification" and isinstance(params, dict):
-            fields = {k: params[k] for k in ("level", "title", "message") if k in params}
+            fields = {"level": "info"}  # §2.1: a notification without level is level info
+            fields.update({k: params[k] for k in ("level", "title", "message") if k in params})
             self.wire.event("notification", extension=extension, **fields)
             return
         kind = {"context/contribution": "context", "status/contribution": "status"}.get(method, "presentation")
@@ -941,7 +943,47 @@ def _fault_kill_after_ack() -> None:
     Connection.shutdown = shutdown  # type: ignore[method-assign]
 
 
+def _fault_notification_level_unset() -> None:
+    """§2.1: a notification without level is reported as a warning, not as info."""
+    original = Reporter.contribution
+
+    def contribution(self: Reporter, extension: str, generation: int, method: str, params: Any) -> None:
+        if method == "notification" and isinstance(params, dict) and "level" not in params:
+            params = {**params, "level": "warning"}  # the fault
+        original(self, extension, generation, method, params)
+
+    Reporter.contribution = contribution  # type: ignore[method-assign]
+
+
+def _fault_accept_empty_content() -> None:
+    """§1.2: a tool result with an empty content array is accepted."""
+    original = results_module._content
+
+    def content(value: Any, negotiated: Any) -> str | None:
+        return None if value == [] else original(value, negotiated)  # the fault
+
+    results_module._content = content  # type: ignore[assignment]
+
+
+def _fault_progress_without_feature() -> None:
+    """§2.6: progress is delivered even when request_progress was not negotiated."""
+    original = Connection._accept_progress
+
+    def accept(self: Connection, params: Any) -> str | None:
+        problem = original(self, params)
+        if problem is not None and "without negotiated request_progress" in problem:
+            with self._cond:
+                self._progress[params["request_id"]] = params["sequence"]
+            return None  # the fault
+        return problem
+
+    Connection._accept_progress = accept  # type: ignore[method-assign]
+
+
 FAULTS: dict[str, Any] = {
+    "notification-level-unset": _fault_notification_level_unset,
+    "accept-empty-content": _fault_accept_empty_content,
+    "progress-without-feature": _fault_progress_without_feature,
     "kill-after-ack": _fault_kill_after_ack,
     "inspect-pending-zero": _fault_inspect_pending_zero,
     "no-cancel-grace": _fault_no_cancel_grace,
