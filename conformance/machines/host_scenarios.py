@@ -13,6 +13,7 @@ one a fresh :class:`HostRig` and guards it.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -670,6 +671,61 @@ def _inspection_problems(rig: HostRig, generation: Any, *, pending: int) -> list
     return [f"inspect: {text}" for ok, text in checks if not ok]
 
 
+# -- §0 packaging -------------------------------------------------------------------------
+
+UNSATISFIABLE_OCTET = "=99.0.0"  # no host is this version
+
+
+def unsatisfied_requires_octet(api_version: str) -> Scenario:
+    """§0: a manifest whose exact requires_octet no host satisfies is refused
+    by ``load`` and its process never starts (the probe would connect)."""
+
+    def run(rig: HostRig) -> None:
+        token = rig.listener.new_token()
+        manifest = rig.listener.write_manifest(token, api_version=api_version, contributes=CONTRIBUTES)
+        text = manifest.read_text(encoding="utf-8")
+        line = f'requires_octet = "{UNSATISFIABLE_OCTET}"'
+        changed = re.sub(r"(?m)^requires_octet\s*=.*$", line, text)
+        manifest.write_text(changed if changed != text else f"{line}\n{text}", encoding="utf-8")
+        rid = rig.driver.start("load", {"manifest": str(manifest)})
+        started: list[Any] = []
+
+        def spawned() -> bool:
+            # A refusing host answers at once; one that spawned the probe waits
+            # for its initialize: ending the probe lets that load end too.
+            link = None if started else rig.listener.accept(token, 0.0)
+            if link is not None:
+                started.append(link)
+                link.kill_group()
+            return bool(started)
+
+        def idle() -> None:
+            rig.tick(0.0)
+            spawned()
+
+        loaded = rig.driver.wait_answer(rid, rig.patience_s + 5.0, idle=idle)
+        rig.until(spawned, 0.2)  # a spawn right behind the answer
+        rig.recorder.exercise("EXT-0-host-requires-octet-before-spawn")
+        if started:
+            rig.recorder.violate(
+                Violation(
+                    "EXT-0-host-requires-octet-before-spawn",
+                    f"the host started an extension whose requires_octet is {UNSATISFIABLE_OCTET}",
+                )
+            )
+        outcome = loaded.get("outcome") if isinstance(loaded, dict) else None
+        if outcome not in (None, "refused"):  # an operation error is a refusal too
+            rig.recorder.violate(
+                Violation(
+                    "EXT-0-host-requires-octet-before-spawn",
+                    f"load of a manifest requiring octet {UNSATISFIABLE_OCTET} answered {outcome!r}, not refused",
+                )
+            )
+
+    run.__name__ = "unsatisfied-requires-octet"
+    return run
+
+
 # -- §0 -----------------------------------------------------------------------------------
 
 
@@ -708,6 +764,7 @@ def scenarios_for(api_version: str) -> list[Scenario]:
         call_and_shutdown,
         inspection,
         notification_level,
+        unsatisfied_requires_octet,
         headless_confirmation,
         child_parents,
         stderr_flood(newlines=True),

@@ -27,6 +27,7 @@ from typing import Any
 from . import connection as connection_module
 from . import initialize as initialize_module
 from . import jsonrpc as rpc
+from . import manifest as manifest_module
 from . import results as results_module
 from .calls import CallOutcome, PendingCall
 from .channel import ProcessChannel
@@ -980,7 +981,19 @@ def _fault_progress_without_feature() -> None:
     Connection._accept_progress = accept  # type: ignore[method-assign]
 
 
+def _fault_ignore_requires_octet() -> None:
+    """§0: the manifest's requires_octet is never compared with the host's version."""
+    original = manifest_module.parse_manifest
+
+    def parse(data: dict[str, Any], path: Any, *, source: str, octet_version: str) -> Any:
+        data = {**data, "requires_octet": octet_version}  # the fault
+        return original(data, path, source=source, octet_version=octet_version)
+
+    manifest_module.parse_manifest = parse
+
+
 FAULTS: dict[str, Any] = {
+    "ignore-requires-octet": _fault_ignore_requires_octet,
     "notification-level-unset": _fault_notification_level_unset,
     "accept-empty-content": _fault_accept_empty_content,
     "progress-without-feature": _fault_progress_without_feature,
