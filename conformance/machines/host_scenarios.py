@@ -138,6 +138,12 @@ BAD_INITIALIZE = (
         lambda r, _: _protocol(r, features=[*REQUIRED, "content_parts"]),
     ),
     BadInitialize(
+        "subscription-without-feature",
+        "EXT-1.1-host-rejects-bad-subscription",
+        ("0.2", "0.4"),
+        lambda r, _: _protocol(r, lifecycle_events=["session/started"]),
+    ),
+    BadInitialize(
         "zero-concurrency",
         "EXT-1.1-host-rejects-bad-concurrency",
         ("0.2", "0.4"),

@@ -992,7 +992,20 @@ def _fault_ignore_requires_octet() -> None:
     manifest_module.parse_manifest = parse
 
 
+def _fault_accept_bad_subscription() -> None:
+    """§1.1: a lifecycle_events subscription without the negotiated feature is ignored, not rejected."""
+    original = initialize_module._subscriptions
+
+    def subscriptions(protocol: Any, features: frozenset[str]) -> frozenset[str]:
+        if "lifecycle_events" not in features:
+            return frozenset()  # the fault
+        return original(protocol, features)
+
+    initialize_module._subscriptions = subscriptions
+
+
 FAULTS: dict[str, Any] = {
+    "accept-bad-subscription": _fault_accept_bad_subscription,
     "ignore-requires-octet": _fault_ignore_requires_octet,
     "notification-level-unset": _fault_notification_level_unset,
     "accept-empty-content": _fault_accept_empty_content,
