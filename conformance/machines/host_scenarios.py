@@ -470,6 +470,42 @@ def _progress(wire_id: Any, sequence: int) -> dict[str, Any]:
     }
 
 
+# -- §1.3, §1.4 ---------------------------------------------------------------------------
+
+COMMAND = "greet"
+HOOK = "before_prompt"
+ROUTED_CONTRIBUTES: dict[str, Any] = {**CONTRIBUTES, "commands": [COMMAND], "hooks": [HOOK]}
+
+
+def command_and_hook(api_version: str) -> Scenario:
+    """§1.3/§1.4: a declared command and a declared hook are routed; the
+    session judges each request the host builds (shape, declared names,
+    payload). The probe answers both with an error, which any host may get."""
+
+    def run(rig: HostRig) -> None:
+        command = {"name": COMMAND, "description": "the probe's command"}
+        loaded = rig.load(
+            api_version, ROUTED_CONTRIBUTES, lambda p: {**initialize_result(p, api_version), "commands": [command]}
+        )
+        if loaded.get("outcome") != "ready":
+            raise HostRejected(f"the host did not accept a valid initialize answer: {loaded}")
+        for method, params in (
+            ("command/execute", {"name": COMMAND, "arguments": ["you"]}),
+            ("hook/run", {"hook": HOOK, "payload": {"prompt": "hello"}}),
+        ):
+            call, answer = rig.call(method, params)
+            if isinstance(answer, OperationError):
+                continue  # not routed by this host: nothing on the wire to judge
+            req = rig.next_request(method)
+            if req is not None:
+                rig.respond_error(req.wire_id, -32603, "the probe declines")
+                rig.settled(call)
+        shutdown_with(rig, ack=True, exit_after_ack=True)
+
+    run.__name__ = "command-and-hook"
+    return run
+
+
 # -- §1.2 results, §2.1, §2.6 features: what the host delivers, seen through the driver ------
 
 BAD_CONTENT: tuple[tuple[str, list[dict[str, str]]], ...] = (
@@ -771,6 +807,7 @@ def scenarios_for(api_version: str) -> list[Scenario]:
         inspection,
         notification_level,
         unsatisfied_requires_octet,
+        command_and_hook,
         headless_confirmation,
         child_parents,
         stderr_flood(newlines=True),

@@ -1004,7 +1004,32 @@ def _fault_accept_bad_subscription() -> None:
     initialize_module._subscriptions = subscriptions
 
 
+def _fault_command_arguments_numbers() -> None:
+    """§1.3: command/execute arguments are sent as numbers, not strings."""
+    _rewrite_frames(_on_method("command/execute", lambda m: _with_params(m, arguments=[1, 2])))  # the fault
+
+
+def _fault_command_renamed() -> None:
+    """§1.3: command/execute names a command the extension never returned."""
+    renamed = _on_method("command/execute", lambda m: _with_params(m, name=m["params"]["name"] + "-x"))  # the fault
+    _rewrite_frames(renamed)
+
+
+def _fault_hook_renamed() -> None:
+    """§1.4: hook/run names a hook the manifest never declared."""
+    _rewrite_frames(_on_method("hook/run", lambda m: _with_params(m, hook="on_everything")))  # the fault
+
+
+def _fault_hook_payload_text() -> None:
+    """§1.4: a before_prompt payload carries its prompt as a number."""
+    _rewrite_frames(_on_method("hook/run", lambda m: _with_params(m, payload={"prompt": 42})))  # the fault
+
+
 FAULTS: dict[str, Any] = {
+    "command-arguments-numbers": _fault_command_arguments_numbers,
+    "command-renamed": _fault_command_renamed,
+    "hook-renamed": _fault_hook_renamed,
+    "hook-payload-text": _fault_hook_payload_text,
     "accept-bad-subscription": _fault_accept_bad_subscription,
     "ignore-requires-octet": _fault_ignore_requires_octet,
     "notification-level-unset": _fault_notification_level_unset,
