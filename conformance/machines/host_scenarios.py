@@ -506,6 +506,45 @@ def command_and_hook(api_version: str) -> Scenario:
     return run
 
 
+def collects(api_version: str) -> Scenario:
+    """§1.5-§1.7 (driver capability ``collect``): context/collect,
+    status/collect and tool/render (and menu/collect from API 0.2) to an
+    extension declaring them; the session judges each request's shape and
+    preconditions. The probe answers each with an error."""
+
+    def run(rig: HostRig) -> None:
+        if not rig.driver.has("collect"):
+            return  # the checks stay unexercised: reported skip/untested, never pass
+        contributes: dict[str, Any] = {**CONTRIBUTES, "context": True, "ui": ["status"], "tool_renderers": [TOOL]}
+        calls: list[tuple[str, dict[str, Any]]] = [
+            ("context/collect", {"prompt": "hello"}),
+            ("status/collect", {"surface": "status"}),
+            ("tool/render", {"name": TOOL, "arguments": {}, "output": "ok", "is_error": False}),
+        ]
+        commands: list[dict[str, Any]] = []
+        if api_version != "0.1":
+            contributes |= {"menu": True, "commands": [COMMAND]}
+            commands = [{"name": COMMAND, "description": "the probe's command"}]
+            calls.append(("menu/collect", {}))
+        loaded = rig.load(
+            api_version, contributes, lambda p: {**initialize_result(p, api_version), "commands": commands}
+        )
+        if loaded.get("outcome") != "ready":
+            raise HostRejected(f"the host did not accept a valid initialize answer: {loaded}")
+        for method, params in calls:
+            call, answer = rig.call(method, params)
+            if isinstance(answer, OperationError):
+                continue
+            req = rig.next_request(method)
+            if req is not None:
+                rig.respond_error(req.wire_id, -32603, "the probe declines")
+                rig.settled(call)
+        shutdown_with(rig, ack=True, exit_after_ack=True)
+
+    run.__name__ = "collects"
+    return run
+
+
 # -- §1.2 results, §2.1, §2.6 features: what the host delivers, seen through the driver ------
 
 BAD_CONTENT: tuple[tuple[str, list[dict[str, str]]], ...] = (
@@ -808,6 +847,7 @@ def scenarios_for(api_version: str) -> list[Scenario]:
         notification_level,
         unsatisfied_requires_octet,
         command_and_hook,
+        collects,
         headless_confirmation,
         child_parents,
         stderr_flood(newlines=True),

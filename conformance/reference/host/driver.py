@@ -1025,7 +1025,25 @@ def _fault_hook_payload_text() -> None:
     _rewrite_frames(_on_method("hook/run", lambda m: _with_params(m, payload={"prompt": 42})))  # the fault
 
 
+def _fault_collect_prompt_number() -> None:
+    """§1.5: context/collect carries its prompt as a number."""
+    _rewrite_frames(_on_method("context/collect", lambda m: _with_params(m, prompt=7)))  # the fault
+
+
+def _fault_status_surface_sidebar() -> None:
+    """§1.6: status/collect names a surface that does not exist."""
+    _rewrite_frames(_on_method("status/collect", lambda m: _with_params(m, surface="sidebar")))  # the fault
+
+
+def _fault_render_error_flag_text() -> None:
+    """§1.7: tool/render carries is_error as a string."""
+    _rewrite_frames(_on_method("tool/render", lambda m: _with_params(m, is_error="no")))  # the fault
+
+
 FAULTS: dict[str, Any] = {
+    "collect-prompt-number": _fault_collect_prompt_number,
+    "status-surface-sidebar": _fault_status_surface_sidebar,
+    "render-error-flag-text": _fault_render_error_flag_text,
     "command-arguments-numbers": _fault_command_arguments_numbers,
     "command-renamed": _fault_command_renamed,
     "hook-renamed": _fault_hook_renamed,
