@@ -20,6 +20,7 @@ from typing import Any
 
 from conformance.peers.host_driver import OperationError
 from conformance.peers.host_rig import HostRequest, HostRig, ProbeGone
+from conformance.protocol.host_initialize import offer_from
 from conformance.protocol.violations import Violation
 
 TOOL = "probe"
@@ -545,6 +546,59 @@ def collects(api_version: str) -> Scenario:
     return run
 
 
+# -- §0/§1.1 concurrency -------------------------------------------------------------------
+
+
+BURST_S = 0.5  # how long a breach of the limit may trail the calls the host wrote at once
+
+
+def concurrency(*, over_offer: bool) -> Callable[[str], Scenario]:
+    """§0/§1.1 (API 0.2+): the probe accepts a max_concurrent_requests (4, or
+    two more than the host offered), then the driver starts one call more
+    than the effective limit, min(offered, accepted). The session counts the
+    requests outstanding on each one the host writes; the probe answers them
+    as they come, so a queued call is written once a slot frees."""
+
+    def make(api_version: str) -> Scenario:
+        def run(rig: HostRig) -> None:
+            def answer(params: Any) -> dict[str, Any]:
+                offered = offer_from(params).max_concurrent_requests or 4
+                accepted = offered + 2 if over_offer else 4
+                return _protocol(initialize_result(params, api_version), limits={"max_concurrent_requests": accepted})
+
+            loaded = rig.load(api_version, CONTRIBUTES, answer)
+            if loaded.get("outcome") != "ready":
+                raise HostRejected(f"the host did not accept a valid initialize answer: {loaded}")
+            offered = offer_from(rig.initialize_params).max_concurrent_requests or 4
+            limit = min(offered, offered + 2 if over_offer else 4)
+            calls = []
+            for index in range(limit + 1):
+                call, refused = rig.call("tool/call", {"name": TOOL, "arguments": {"text": str(index)}})
+                if not isinstance(refused, OperationError):
+                    calls.append(call)
+
+            # Answer nothing before the host wrote what it will at once: the
+            # limit's worth, and (a breach) one more right behind them.
+            def written() -> int:
+                return sum(r.method == "tool/call" for r in rig.requests)
+
+            rig.until(lambda: written() >= min(limit, len(calls)))
+            rig.until(lambda: written() > limit, BURST_S)
+            for _ in calls:
+                req = rig.next_request("tool/call")
+                if req is None:
+                    break
+                rig.respond(req.wire_id, tool_result(api_version))
+            for call in calls:
+                rig.settled(call)
+            shutdown_with(rig, ack=True, exit_after_ack=True)
+
+        run.__name__ = "concurrency[over-offer]" if over_offer else "concurrency[accepted-4]"
+        return run
+
+    return make
+
+
 # -- §1.2 results, §2.1, §2.6 features: what the host delivers, seen through the driver ------
 
 BAD_CONTENT: tuple[tuple[str, list[dict[str, str]]], ...] = (
@@ -857,7 +911,15 @@ def scenarios_for(api_version: str) -> list[Scenario]:
         shutdown_exit_after_ack,
     ]
     if api_version != "0.1":
-        makers += [cancel_then_late_response, cancel_grace, progress_sequences, progress_unnegotiated, result_content]
+        makers += [
+            concurrency(over_offer=False),
+            concurrency(over_offer=True),
+            cancel_then_late_response,
+            cancel_grace,
+            progress_sequences,
+            progress_unnegotiated,
+            result_content,
+        ]
     out = [make(api_version) for make in makers]
     out += [bad_initialize(case, api_version) for case in BAD_INITIALIZE if api_version in case.apis]
     return out

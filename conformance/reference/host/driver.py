@@ -1040,7 +1040,25 @@ def _fault_render_error_flag_text() -> None:
     _rewrite_frames(_on_method("tool/render", lambda m: _with_params(m, is_error="no")))  # the fault
 
 
+def _fault_no_admission_limit() -> None:
+    """§0: requests are written as they come; the negotiated max_concurrent_requests is never applied."""
+    Connection.limit = property(lambda self: None)  # type: ignore[assignment,method-assign]  # the fault
+
+
+def _fault_no_concurrency_cap() -> None:
+    """§1.1: the accepted max_concurrent_requests is used as is, not capped at the value offered."""
+    original = initialize_module._limit
+
+    def limit(value: Any, offer: Any) -> int:
+        original(value, offer)  # still rejects a value <= 0
+        return int(value["max_concurrent_requests"])  # the fault
+
+    initialize_module._limit = limit  # type: ignore[assignment]
+
+
 FAULTS: dict[str, Any] = {
+    "no-admission-limit": _fault_no_admission_limit,
+    "no-concurrency-cap": _fault_no_concurrency_cap,
     "collect-prompt-number": _fault_collect_prompt_number,
     "status-surface-sidebar": _fault_status_surface_sidebar,
     "render-error-flag-text": _fault_render_error_flag_text,
