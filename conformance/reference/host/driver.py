@@ -1056,7 +1056,21 @@ def _fault_no_concurrency_cap() -> None:
     initialize_module._limit = limit  # type: ignore[assignment]
 
 
+def _fault_cancel_on_0_1() -> None:
+    """§1.9: $/cancelRequest is written to API 0.1 extensions too."""
+    original = Connection._tombstone
+
+    def tombstone(self: Connection, call: Any, reason: str) -> None:
+        original(self, call, reason)
+        if self.negotiated is not None and not self.negotiated.cancellation:
+            cancel = rpc.notification("$/cancelRequest", {"id": call.id, "reason": reason})
+            self._enqueue(rpc.frame(cancel), None)  # the fault
+
+    Connection._tombstone = tombstone  # type: ignore[method-assign]
+
+
 FAULTS: dict[str, Any] = {
+    "cancel-on-0.1": _fault_cancel_on_0_1,
     "no-admission-limit": _fault_no_admission_limit,
     "no-concurrency-cap": _fault_no_concurrency_cap,
     "collect-prompt-number": _fault_collect_prompt_number,
