@@ -1069,7 +1069,13 @@ def _fault_cancel_on_0_1() -> None:
     Connection._tombstone = tombstone  # type: ignore[method-assign]
 
 
+def _fault_slow_stages() -> None:
+    """§1.8: each shutdown stage lasts eight times the shutdown timeout the host was given."""
+    TIMING["shutdown_timeout_ms"] = ("shutdown_stage_s", 1000.0 / 8)  # the fault
+
+
 FAULTS: dict[str, Any] = {
+    "slow-stages": _fault_slow_stages,
     "cancel-on-0.1": _fault_cancel_on_0_1,
     "no-admission-limit": _fault_no_admission_limit,
     "no-concurrency-cap": _fault_no_concurrency_cap,
