@@ -13,12 +13,14 @@ one a fresh :class:`HostRig` and guards it.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from conformance.peers.host_driver import OperationError
 from conformance.peers.host_rig import HostRequest, HostRig, ProbeGone
+from conformance.protocol.host_initialize import offer_from
 from conformance.protocol.violations import Violation
 
 TOOL = "probe"
@@ -59,10 +61,16 @@ def tool_result(api_version: str, text: str = "ok") -> dict[str, Any]:
     return {"content": [{"type": "text", "text": text}], "is_error": False}
 
 
-def ready(rig: HostRig, api_version: str) -> None:
+def ready(rig: HostRig, api_version: str) -> dict[str, Any]:
+    """Load the probe with a valid answer; returns the driver's load answer."""
     loaded = rig.load(api_version, CONTRIBUTES, lambda p: initialize_result(p, api_version))
     if loaded.get("outcome") != "ready":
         raise HostRejected(f"the host did not accept a valid initialize answer: {loaded}")
+    # Entries gated on a feature (request_cancellation, ...) are judged only
+    # once the recorder knows the probe negotiated it, as on the extension side.
+    if rig.session is not None and rig.session.negotiated is not None:
+        rig.recorder.negotiated_features.update(rig.session.negotiated.features)
+    return loaded
 
 
 def start_call(rig: HostRig, text: str = "x") -> tuple[str, HostRequest]:
@@ -129,6 +137,12 @@ BAD_INITIALIZE = (
         "EXT-1.1-host-rejects-bad-features",
         ("0.2", "0.4"),
         lambda r, _: _protocol(r, features=[*REQUIRED, "content_parts"]),
+    ),
+    BadInitialize(
+        "subscription-without-feature",
+        "EXT-1.1-host-rejects-bad-subscription",
+        ("0.2", "0.4"),
+        lambda r, _: _protocol(r, lifecycle_events=["session/started"]),
     ),
     BadInitialize(
         "zero-concurrency",
@@ -240,10 +254,11 @@ def stubborn_shutdown(*, ack: bool) -> Callable[[str], Scenario]:
             pids = rig.link.pids()
             rig.until(lambda: not any(_alive(p) for p in pids), SLACK_S)
             leftover = [pid for pid in pids if _alive(pid)]
+            rig.recorder.exercise("EXT-1.8-host-kills-process-group")
             if leftover:
                 rig.recorder.violate(
                     Violation(
-                        "EXT-1.8-host-shutdown-stages",
+                        "EXT-1.8-host-kills-process-group",
                         f"{len(leftover)} process(es) of the extension's group outlived its shutdown",
                     )
                 )
@@ -252,6 +267,41 @@ def stubborn_shutdown(*, ack: bool) -> Callable[[str], Scenario]:
         return run
 
     return make
+
+
+def shutdown_exit_after_ack(api_version: str) -> Scenario:
+    """§1.8: after the acknowledgement the host gives the extension its exit
+    stage: the probe acknowledges and exits on its own a third of a stage
+    later; a host that killed it before then did not wait. (The host's stage
+    starts when it reads the acknowledgement, after the probe wrote it, so
+    the probe's third of a stage is always shorter than the host's wait.)"""
+
+    def run(rig: HostRig) -> None:
+        ready(rig, api_version)
+        link = rig.link
+        assert link is not None
+        rid = rig.driver.start("shutdown", {"extension": rig.handle})
+        rig.until(lambda: _has_request(rig, "shutdown") or rig.stdin_closed or not link.connected)
+        req = rig.next_request("shutdown", timeout=0.0)
+        if req is not None:  # without one EXT-0-host-graceful-shutdown-request is judged by the other scenarios
+            rig.respond(req.wire_id, {})
+            rig.until(lambda: not link.running(), rig.stage_s / 3)
+            rig.recorder.exercise("EXT-1.8-host-waits-for-exit")
+            if not link.running():
+                rig.recorder.violate(
+                    Violation(
+                        "EXT-1.8-host-waits-for-exit",
+                        "the extension was ended right after acknowledging shutdown, before its exit stage ran out",
+                    ),
+                    measured={"stage_s": rig.stage_s, "ended_within_s": round(rig.stage_s / 3, 3)},
+                )
+            else:
+                rig.command({"t": "exit", "code": 0})
+        rig.driver.wait_answer(rid, 15.0, idle=lambda: rig.tick(0.0))
+        link.wait_exit(15.0)
+
+    run.__name__ = "shutdown-exit-after-ack"
+    return run
 
 
 def _alive(pid: int) -> bool:
@@ -268,8 +318,8 @@ def _alive(pid: int) -> bool:
 
 def cancel_then_late_response(api_version: str) -> Scenario:
     """Two calls; the first is cancelled: at most one $/cancelRequest (none is
-    legal too), its waiter dropped, the late answer ignored and diagnosed,
-    the second call intact."""
+    legal too; on API 0.1 none at all), its waiter dropped, the late answer
+    ignored and diagnosed, the second call intact."""
 
     def run(rig: HostRig) -> None:
         ready(rig, api_version)
@@ -300,6 +350,8 @@ def cancel_then_late_response(api_version: str) -> Scenario:
         # One serialized writer: once a later request arrives, every cancel
         # written for the first call has arrived before it.
         third, req3 = start_call(rig, "three")
+        if api_version == "0.1":  # API 0.1 has no $/cancelRequest: the session fails any that arrived
+            rig.recorder.exercise("EXT-1.9-host-no-cancel-0.1")
         if len(_cancels_of(rig, req1.wire_id)) > 1:
             rig.recorder.violate(
                 Violation("EXT-1.9-host-one-cancel-notification", "more than one $/cancelRequest for one call")
@@ -310,6 +362,57 @@ def cancel_then_late_response(api_version: str) -> Scenario:
 
     run.__name__ = "cancel-then-late-response"
     return run
+
+
+# Cancellation grace the probe asks for when the driver offers ``timing``
+# (the spec's 2 s otherwise): short, so the scenario costs well under a second.
+SCALED_GRACE_MS = 400
+GRACE_S = 2.0  # §1.9 default
+
+
+def cancel_grace(api_version: str) -> Scenario:
+    """§1.9: a cancelled call the probe never settles. Within the grace plus
+    a slack the host marks the generation degraded (a ``state`` event, which
+    the contract requires for every transition) and ends the probe; ending it
+    sooner than the grace is not judged here (the rule only bounds the wait)."""
+
+    def run(rig: HostRig) -> None:
+        grace_s = GRACE_S
+        if rig.driver.has("timing"):
+            rig.timing = {**rig.timing, "cancel_grace_ms": SCALED_GRACE_MS}
+            grace_s = SCALED_GRACE_MS / 1000
+        ready(rig, api_version)
+        call, req = start_call(rig)
+        rig.op("cancel", {"call": call, "reason": "user"})
+        rig.recorder.exercise("EXT-1.9-host-terminates-after-grace")
+        link, handle = rig.link, rig.handle
+        assert link is not None
+        rig.until(lambda: not link.running(), grace_s + SLACK_S)
+        if link.running():
+            rig.recorder.violate(
+                Violation(
+                    "EXT-1.9-host-terminates-after-grace",
+                    "the extension still ran after ignoring a cancellation for the whole grace",
+                ),
+                measured={"grace_s": grace_s, "waited_s": grace_s + SLACK_S},
+            )
+            shutdown_with(rig, ack=True, exit_after_ack=True)
+            return
+        rig.until(lambda: _reported(rig, handle, "degraded"), SLACK_S)
+        if not _reported(rig, handle, "degraded"):
+            rig.recorder.violate(
+                Violation(
+                    "EXT-1.9-host-terminates-after-grace",
+                    "the generation was ended after the cancel grace without being reported degraded",
+                )
+            )
+
+    run.__name__ = "cancel-grace"
+    return run
+
+
+def _reported(rig: HostRig, handle: str | None, state: str) -> bool:
+    return any(e.params.get("extension") == handle and e.params.get("state") == state for e in rig.events("state"))
 
 
 def _cancels_of(rig: HostRig, wire_id: Any) -> list[Any]:
@@ -368,6 +471,225 @@ def _progress(wire_id: Any, sequence: int) -> dict[str, Any]:
         "method": "$/progress",
         "params": {"request_id": wire_id, "sequence": sequence, "event": event},
     }
+
+
+# -- §1.3, §1.4 ---------------------------------------------------------------------------
+
+COMMAND = "greet"
+HOOK = "before_prompt"
+ROUTED_CONTRIBUTES: dict[str, Any] = {**CONTRIBUTES, "commands": [COMMAND], "hooks": [HOOK]}
+
+
+def command_and_hook(api_version: str) -> Scenario:
+    """§1.3/§1.4: a declared command and a declared hook are routed; the
+    session judges each request the host builds (shape, declared names,
+    payload). The probe answers both with an error, which any host may get."""
+
+    def run(rig: HostRig) -> None:
+        command = {"name": COMMAND, "description": "the probe's command"}
+        loaded = rig.load(
+            api_version, ROUTED_CONTRIBUTES, lambda p: {**initialize_result(p, api_version), "commands": [command]}
+        )
+        if loaded.get("outcome") != "ready":
+            raise HostRejected(f"the host did not accept a valid initialize answer: {loaded}")
+        for method, params in (
+            ("command/execute", {"name": COMMAND, "arguments": ["you"]}),
+            ("hook/run", {"hook": HOOK, "payload": {"prompt": "hello"}}),
+        ):
+            call, answer = rig.call(method, params)
+            if isinstance(answer, OperationError):
+                continue  # not routed by this host: nothing on the wire to judge
+            req = rig.next_request(method)
+            if req is not None:
+                rig.respond_error(req.wire_id, -32603, "the probe declines")
+                rig.settled(call)
+        shutdown_with(rig, ack=True, exit_after_ack=True)
+
+    run.__name__ = "command-and-hook"
+    return run
+
+
+def collects(api_version: str) -> Scenario:
+    """§1.5-§1.7 (driver capability ``collect``): context/collect,
+    status/collect and tool/render (and menu/collect from API 0.2) to an
+    extension declaring them; the session judges each request's shape and
+    preconditions. The probe answers each with an error."""
+
+    def run(rig: HostRig) -> None:
+        if not rig.driver.has("collect"):
+            return  # the checks stay unexercised: reported skip/untested, never pass
+        contributes: dict[str, Any] = {**CONTRIBUTES, "context": True, "ui": ["status"], "tool_renderers": [TOOL]}
+        calls: list[tuple[str, dict[str, Any]]] = [
+            ("context/collect", {"prompt": "hello"}),
+            ("status/collect", {"surface": "status"}),
+            ("tool/render", {"name": TOOL, "arguments": {}, "output": "ok", "is_error": False}),
+        ]
+        commands: list[dict[str, Any]] = []
+        if api_version != "0.1":
+            contributes |= {"menu": True, "commands": [COMMAND]}
+            commands = [{"name": COMMAND, "description": "the probe's command"}]
+            calls.append(("menu/collect", {}))
+        loaded = rig.load(
+            api_version, contributes, lambda p: {**initialize_result(p, api_version), "commands": commands}
+        )
+        if loaded.get("outcome") != "ready":
+            raise HostRejected(f"the host did not accept a valid initialize answer: {loaded}")
+        for method, params in calls:
+            call, answer = rig.call(method, params)
+            if isinstance(answer, OperationError):
+                continue
+            req = rig.next_request(method)
+            if req is not None:
+                rig.respond_error(req.wire_id, -32603, "the probe declines")
+                rig.settled(call)
+        shutdown_with(rig, ack=True, exit_after_ack=True)
+
+    run.__name__ = "collects"
+    return run
+
+
+# -- §0/§1.1 concurrency -------------------------------------------------------------------
+
+
+BURST_S = 0.5  # how long a breach of the limit may trail the calls the host wrote at once
+
+
+def concurrency(*, over_offer: bool) -> Callable[[str], Scenario]:
+    """§0/§1.1 (API 0.2+): the probe accepts a max_concurrent_requests (4, or
+    two more than the host offered), then the driver starts one call more
+    than the effective limit, min(offered, accepted). The session counts the
+    requests outstanding on each one the host writes; the probe answers them
+    as they come, so a queued call is written once a slot frees."""
+
+    def make(api_version: str) -> Scenario:
+        def run(rig: HostRig) -> None:
+            def answer(params: Any) -> dict[str, Any]:
+                offered = offer_from(params).max_concurrent_requests or 4
+                accepted = offered + 2 if over_offer else 4
+                return _protocol(initialize_result(params, api_version), limits={"max_concurrent_requests": accepted})
+
+            loaded = rig.load(api_version, CONTRIBUTES, answer)
+            if loaded.get("outcome") != "ready":
+                raise HostRejected(f"the host did not accept a valid initialize answer: {loaded}")
+            offered = offer_from(rig.initialize_params).max_concurrent_requests or 4
+            limit = min(offered, offered + 2 if over_offer else 4)
+            calls = []
+            for index in range(limit + 1):
+                call, refused = rig.call("tool/call", {"name": TOOL, "arguments": {"text": str(index)}})
+                if not isinstance(refused, OperationError):
+                    calls.append(call)
+
+            # Answer nothing before the host wrote what it will at once: the
+            # limit's worth, and (a breach) one more right behind them.
+            def written() -> int:
+                return sum(r.method == "tool/call" for r in rig.requests)
+
+            rig.until(lambda: written() >= min(limit, len(calls)))
+            rig.until(lambda: written() > limit, BURST_S)
+            for _ in calls:
+                req = rig.next_request("tool/call")
+                if req is None:
+                    break
+                rig.respond(req.wire_id, tool_result(api_version))
+            for call in calls:
+                rig.settled(call)
+            shutdown_with(rig, ack=True, exit_after_ack=True)
+
+        run.__name__ = "concurrency[over-offer]" if over_offer else "concurrency[accepted-4]"
+        return run
+
+    return make
+
+
+# -- §1.2 results, §2.1, §2.6 features: what the host delivers, seen through the driver ------
+
+BAD_CONTENT: tuple[tuple[str, list[dict[str, str]]], ...] = (
+    ("empty-content", []),
+    ("unknown-part-only", [{"type": "hologram", "text": "x"}]),
+)
+
+
+def result_content(api_version: str) -> Scenario:
+    """§1.2 (API 0.2+): a tool result whose content is empty, or holds no
+    known part with text, is refused: the call must not settle as a result
+    (the contract's ``failed`` is the usual outcome; ``error`` also passes)."""
+
+    def run(rig: HostRig) -> None:
+        ready(rig, api_version)
+        for name, content in BAD_CONTENT:
+            call, req = start_call(rig, name)
+            rig.respond(req.wire_id, {"content": content, "is_error": False})
+            settled = rig.settled(call)
+            if settled is None:
+                continue  # never settled: not this rule's concern
+            rig.recorder.exercise("EXT-1.2-host-validates-content")
+            if settled.params.get("outcome") == "result":
+                rig.recorder.violate(
+                    Violation("EXT-1.2-host-validates-content", f"a tool result with content {content!r} was accepted")
+                )
+        shutdown_with(rig, ack=True, exit_after_ack=True)
+
+    run.__name__ = "result-content"
+    return run
+
+
+def notification_level(api_version: str) -> Scenario:
+    """§2.1: a notification without level is delivered as level info (when
+    the host delivers it at all; the call after it orders the events)."""
+
+    def run(rig: HostRig) -> None:
+        ready(rig, api_version)
+        note = {"title": "probe", "message": "no level given"}
+        rig.send({"jsonrpc": "2.0", "method": "notification", "params": note})
+        call, req = start_call(rig)  # the host read the notification before this request
+        rig.respond(req.wire_id, tool_result(api_version))
+        rig.settled(call)
+        shown = [e for e in rig.events("notification") if e.params.get("extension") == rig.handle]
+        if shown:
+            rig.recorder.exercise("EXT-2.1-host-notification-handling")
+            level = shown[0].params.get("level")
+            if level != "info":
+                rig.recorder.violate(
+                    Violation(
+                        "EXT-2.1-host-notification-handling",
+                        f"a notification without level was delivered with level {level!r}, not info",
+                    )
+                )
+        shutdown_with(rig, ack=True, exit_after_ack=True)
+
+    run.__name__ = "notification-level"
+    return run
+
+
+def progress_unnegotiated(api_version: str) -> Scenario:
+    """§2.6: the probe answers initialize without request_progress (only the
+    required features), then sends progress for an active call: the host
+    must not deliver it."""
+
+    def run(rig: HostRig) -> None:
+        loaded = rig.load(
+            api_version,
+            CONTRIBUTES,
+            lambda p: _protocol(initialize_result(p, api_version), features=list(REQUIRED)),
+        )
+        if loaded.get("outcome") != "ready":
+            raise HostRejected(f"the host did not accept a valid initialize answer: {loaded}")
+        call, req = start_call(rig)
+        rig.send(_progress(req.wire_id, 1))
+        rig.respond(req.wire_id, tool_result(api_version))
+        rig.settled(call)  # the host read the progress before the answer
+        rig.recorder.exercise("EXT-2.6-host-progress-needs-feature")
+        if [e for e in rig.events("progress") if e.params.get("call") == call]:
+            rig.recorder.violate(
+                Violation(
+                    "EXT-2.6-host-progress-needs-feature",
+                    "progress was delivered from an extension that did not negotiate request_progress",
+                )
+            )
+        shutdown_with(rig, ack=True, exit_after_ack=True)
+
+    run.__name__ = "progress-unnegotiated"
+    return run
 
 
 # -- §2.2 ---------------------------------------------------------------------------------
@@ -437,6 +759,110 @@ def _confirm(rig: HostRig, cid: str, parent: Any) -> None:
     rig.until(lambda: rig.answers.get(cid))
 
 
+# -- §5 -----------------------------------------------------------------------------------
+
+INSPECTION = "EXT-5-host-inspection"
+LAST_ERROR_BYTES = 4096  # the contract's bound on inspect's last_error (§5 asks for a bounded one)
+
+
+def inspection(api_version: str) -> Scenario:
+    """§5: inspect shows the generation the load reported, the features the
+    probe negotiated, the pending count (one call outstanding, then none), a
+    health state and a bounded last error."""
+
+    def run(rig: HostRig) -> None:
+        loaded = ready(rig, api_version)
+        call, req = start_call(rig)
+        problems = _inspection_problems(rig, loaded.get("generation"), pending=1)
+        rig.respond(req.wire_id, tool_result(api_version))
+        rig.settled(call)
+        problems += _inspection_problems(rig, loaded.get("generation"), pending=0)
+        rig.recorder.exercise(INSPECTION)
+        for problem in dict.fromkeys(problems):
+            rig.recorder.violate(Violation(INSPECTION, problem))
+        shutdown_with(rig, ack=True, exit_after_ack=True)
+
+    run.__name__ = "inspection"
+    return run
+
+
+def _inspection_problems(rig: HostRig, generation: Any, *, pending: int) -> list[str]:
+    status = rig.op("inspect", {"extension": rig.handle})
+    if isinstance(status, OperationError):
+        return [f"inspect of a ready extension failed: {status.code} {status.message}"]
+    negotiated = rig.session.negotiated if rig.session is not None else None
+    features = sorted(negotiated.features) if negotiated is not None and not negotiated.is_legacy else []
+    shown = status.get("features")
+    last_error = status.get("last_error")
+    checks = [
+        (status.get("generation") == generation, f"generation {status.get('generation')!r}; load said {generation!r}"),
+        (status.get("state") == "ready", f"state {status.get('state')!r} while the extension is ready"),
+        (isinstance(shown, list) and sorted(map(str, shown)) == features, f"features {shown!r}; negotiated {features}"),
+        (status.get("pending") == pending, f"pending {status.get('pending')!r} with {pending} call(s) outstanding"),
+        (isinstance(status.get("health"), str), f"health {status.get('health')!r} is not a state name"),
+        (
+            last_error is None or (isinstance(last_error, str) and len(last_error.encode()) <= LAST_ERROR_BYTES),
+            "last_error is not null nor a string of at most 4 KiB",
+        ),
+    ]
+    return [f"inspect: {text}" for ok, text in checks if not ok]
+
+
+# -- §0 packaging -------------------------------------------------------------------------
+
+UNSATISFIABLE_OCTET = "=99.0.0"  # no host is this version
+
+
+def unsatisfied_requires_octet(api_version: str) -> Scenario:
+    """§0: a manifest whose exact requires_octet no host satisfies is refused
+    by ``load`` and its process never starts (the probe would connect)."""
+
+    def run(rig: HostRig) -> None:
+        token = rig.listener.new_token()
+        manifest = rig.listener.write_manifest(token, api_version=api_version, contributes=CONTRIBUTES)
+        text = manifest.read_text(encoding="utf-8")
+        line = f'requires_octet = "{UNSATISFIABLE_OCTET}"'
+        changed = re.sub(r"(?m)^requires_octet\s*=.*$", line, text)
+        manifest.write_text(changed if changed != text else f"{line}\n{text}", encoding="utf-8")
+        rid = rig.driver.start("load", {"manifest": str(manifest)})
+        started: list[Any] = []
+
+        def spawned() -> bool:
+            # A refusing host answers at once; one that spawned the probe waits
+            # for its initialize: ending the probe lets that load end too.
+            link = None if started else rig.listener.accept(token, 0.0)
+            if link is not None:
+                started.append(link)
+                link.kill_group()
+            return bool(started)
+
+        def idle() -> None:
+            rig.tick(0.0)
+            spawned()
+
+        loaded = rig.driver.wait_answer(rid, rig.patience_s + 5.0, idle=idle)
+        rig.until(spawned, 0.2)  # a spawn right behind the answer
+        rig.recorder.exercise("EXT-0-host-requires-octet-before-spawn")
+        if started:
+            rig.recorder.violate(
+                Violation(
+                    "EXT-0-host-requires-octet-before-spawn",
+                    f"the host started an extension whose requires_octet is {UNSATISFIABLE_OCTET}",
+                )
+            )
+        outcome = loaded.get("outcome") if isinstance(loaded, dict) else None
+        if outcome not in (None, "refused"):  # an operation error is a refusal too
+            rig.recorder.violate(
+                Violation(
+                    "EXT-0-host-requires-octet-before-spawn",
+                    f"load of a manifest requiring octet {UNSATISFIABLE_OCTET} answered {outcome!r}, not refused",
+                )
+            )
+
+    run.__name__ = "unsatisfied-requires-octet"
+    return run
+
+
 # -- §0 -----------------------------------------------------------------------------------
 
 
@@ -473,15 +899,29 @@ def stderr_flood(*, newlines: bool) -> Callable[[str], Scenario]:
 def scenarios_for(api_version: str) -> list[Scenario]:
     makers: list[Callable[[str], Scenario]] = [
         call_and_shutdown,
+        inspection,
+        notification_level,
+        unsatisfied_requires_octet,
+        command_and_hook,
+        collects,
         headless_confirmation,
         child_parents,
         stderr_flood(newlines=True),
         stderr_flood(newlines=False),
         stubborn_shutdown(ack=False),
         stubborn_shutdown(ack=True),
+        shutdown_exit_after_ack,
+        cancel_then_late_response,  # on API 0.1 too: no $/cancelRequest may reach it
     ]
     if api_version != "0.1":
-        makers += [cancel_then_late_response, progress_sequences]
+        makers += [
+            concurrency(over_offer=False),
+            concurrency(over_offer=True),
+            cancel_grace,
+            progress_sequences,
+            progress_unnegotiated,
+            result_content,
+        ]
     out = [make(api_version) for make in makers]
     out += [bad_initialize(case, api_version) for case in BAD_INITIALIZE if api_version in case.apis]
     return out

@@ -27,6 +27,8 @@ from typing import Any
 from . import connection as connection_module
 from . import initialize as initialize_module
 from . import jsonrpc as rpc
+from . import manifest as manifest_module
+from . import results as results_module
 from .calls import CallOutcome, PendingCall
 from .channel import ProcessChannel
 from .children import ChildRequests
@@ -36,6 +38,7 @@ from .diagnostics import Diagnostic
 from .frontend import Frontend, HostEvents, Prompt
 from .host import LoadError, ReferenceHost
 from .manifest import ManifestError, load_manifest
+from .writer import SerialWriter
 
 CONTRACT = "octet-host-driver/1"
 CAPABILITIES = ["timing", "frontend", "collect", "reload", "lifecycle"]
@@ -112,7 +115,8 @@ class Reporter(HostEvents, Frontend):
 
     def contribution(self, extension: str, generation: int, method: str, params: Any) -> None:
         if method == "notification" and isinstance(params, dict):
-            fields = {k: params[k] for k in ("level", "title", "message") if k in params}
+            fields = {"level": "info"}  # §2.1: a notification without level is level info
+            fields.update({k: params[k] for k in ("level", "title", "message") if k in params})
             self.wire.event("notification", extension=extension, **fields)
             return
         kind = {"context/contribution": "context", "status/contribution": "status"}.get(method, "presentation")
@@ -573,7 +577,560 @@ def _fault_admit_settled_parent() -> None:
     Connection.active_parent = active_parent  # type: ignore[method-assign]
 
 
+# -- faults on the frames the host writes (one method's frames, one change each) -------------------
+
+
+def _rewrite_frames(change: Any) -> None:
+    """Every frame passes the serialized writer's queue: ``change(message)``
+    returns the bytes to write instead, or None to leave the frame alone."""
+    original = SerialWriter.enqueue
+
+    def enqueue(self: SerialWriter, data: bytes, call: Any, *, expires_at: float | None = None) -> None:
+        replaced = change(json.loads(data))
+        original(self, data if replaced is None else replaced, call, expires_at=expires_at)
+
+    SerialWriter.enqueue = enqueue  # type: ignore[method-assign]
+
+
+def _on_method(method: str, change: Any) -> Any:
+    """A frame change for requests/notifications of ``method`` only (the message is re-encoded)."""
+
+    def apply(message: dict[str, Any]) -> bytes | None:
+        if message.get("method") != method:
+            return None
+        changed = change(message)
+        return changed if isinstance(changed, bytes) else rpc.frame(changed)
+
+    return apply
+
+
+def _on_child_answers(change: Any) -> Any:
+    """A frame change for the host's answers to the extension's requests."""
+
+    def apply(message: dict[str, Any]) -> bytes | None:
+        if "method" in message or not isinstance(message.get("id"), str):
+            return None  # the host's own ids are integers; the probe's children use strings
+        return rpc.frame(change(message))
+
+    return apply
+
+
+def _with_params(message: dict[str, Any], **changes: Any) -> dict[str, Any]:
+    return {**message, "params": {**message["params"], **changes}}
+
+
+def _with_context(message: dict[str, Any], change: Any) -> dict[str, Any]:
+    return _with_params(message, context=change(dict(message["params"]["context"])))
+
+
+def _fault_duplicate_member_name() -> None:
+    """§0: tool/call frames repeat the jsonrpc member."""
+    twice = b'"jsonrpc":"2.0","jsonrpc":"2.0"'
+    _rewrite_frames(_on_method("tool/call", lambda m: rpc.frame(m).replace(b'"jsonrpc":"2.0"', twice, 1)))  # the fault
+
+
+def _fault_fractional_shutdown_id() -> None:
+    """JSON-RPC §4: the shutdown request's id carries a fraction."""
+    _rewrite_frames(_on_method("shutdown", lambda m: {**m, "id": m["id"] + 0.5}))  # the fault
+
+
+def _fault_tool_call_twice() -> None:
+    """§0: every tool/call frame is written twice, so one id is outstanding twice."""
+    _rewrite_frames(_on_method("tool/call", lambda m: rpc.frame(m) * 2))  # the fault
+
+
+def _fault_arguments_not_object() -> None:
+    """§1.2: tool/call arguments sent as an array."""
+    _rewrite_frames(_on_method("tool/call", lambda m: _with_params(m, arguments=[])))  # the fault
+
+
+def _fault_context_without_host() -> None:
+    """§1.2: the execution context of a tool/call lacks its host object."""
+
+    def change(context: dict[str, Any]) -> dict[str, Any]:
+        return {k: v for k, v in context.items() if k != "host"}  # the fault
+
+    _rewrite_frames(_on_method("tool/call", lambda m: _with_context(m, change)))
+
+
+def _fault_owner_generation_text() -> None:
+    """§1.2: resource_owner.process_generation written as a string."""
+
+    def change(context: dict[str, Any]) -> dict[str, Any]:
+        owner = dict(context["resource_owner"])
+        owner["process_generation"] = str(owner["process_generation"])  # the fault
+        return {**context, "resource_owner": owner}
+
+    _rewrite_frames(_on_method("tool/call", lambda m: _with_context(m, change)))
+
+
+def _fault_unknown_tool_name() -> None:
+    """§1.2: tool/call names a tool the extension never declared."""
+    renamed = _on_method("tool/call", lambda m: _with_params(m, name=m["params"]["name"] + "-renamed"))  # the fault
+    _rewrite_frames(renamed)
+
+
+def _fault_shutdown_params_array() -> None:
+    """§1.8: shutdown params sent as an array."""
+    _rewrite_frames(_on_method("shutdown", lambda m: {**m, "params": []}))  # the fault
+
+
+def _fault_cancel_reason_number() -> None:
+    """§1.9: the $/cancelRequest reason is a number."""
+    _rewrite_frames(_on_method("$/cancelRequest", lambda m: _with_params(m, reason=7)))  # the fault
+
+
+def _fault_text_before_shutdown() -> None:
+    """§0: a line of plain text precedes the shutdown frame on the extension's stdin."""
+    _rewrite_frames(_on_method("shutdown", lambda m: b"stopping now\n" + rpc.frame(m)))  # the fault
+
+
+def _fault_torn_frame() -> None:
+    """§0: half of the shutdown frame is written, ended by a newline, before the whole one
+    (what two unsynchronized writers produce)."""
+
+    def change(message: dict[str, Any]) -> bytes:
+        data = rpc.frame(message)
+        return data[: len(data) // 2] + b"\n" + data  # the fault
+
+    _rewrite_frames(_on_method("shutdown", change))
+
+
+def _fault_notify_before_initialize() -> None:
+    """§1.1: a notification is written before the initialize request."""
+    hello = rpc.frame(rpc.notification("host/hello", {}))
+    _rewrite_frames(_on_method("initialize", lambda m: hello + rpc.frame(m)))  # the fault
+
+
+def _fault_request_before_ready() -> None:
+    """§1.1: a status/collect request follows initialize before its answer."""
+    extra = rpc.frame(rpc.request(1_000_000, "status/collect", {}))
+    _rewrite_frames(_on_method("initialize", lambda m: rpc.frame(m) + extra))  # the fault
+
+
+def _fault_no_octet_version() -> None:
+    """§1.1: the initialize request lacks octet_version."""
+    _patch_initialize_params(lambda p, m: {k: v for k, v in p.items() if k != "octet_version"})  # the fault
+
+
+def _fault_wrong_api_version() -> None:
+    """§1.1: the initialize request names an API version the manifest did not select."""
+    _patch_initialize_params(lambda p, m: {**p, "api_version": "0.4" if m.api_version != "0.4" else "0.2"})  # the fault
+
+
+def _fault_optional_features_object() -> None:
+    """§1.1: protocol.optional_features sent as an object, not an array of names."""
+    _patch_initialize_params(lambda p, m: {**p, "protocol": {**p["protocol"], "optional_features": {}}})  # the fault
+
+
+def _fault_confirmed_text() -> None:
+    """§2.2: a confirmation is answered with confirmed as the string "no"."""
+
+    def change(m: dict[str, Any]) -> dict[str, Any]:
+        return {**m, "result": {"confirmed": "no"}} if "result" in m else m  # the fault
+
+    _rewrite_frames(_on_child_answers(change))
+
+
+def _fault_refusal_without_message() -> None:
+    """JSON-RPC §5.1: refusals of child requests carry no error message."""
+
+    def change(m: dict[str, Any]) -> dict[str, Any]:
+        return {**m, "error": {"code": m["error"]["code"]}} if "error" in m else m  # the fault
+
+    _rewrite_frames(_on_child_answers(change))
+
+
+def _fault_reserved_refusal_code() -> None:
+    """JSON-RPC §5.1: refusals of child requests use -32500, reserved and undefined."""
+
+    def change(m: dict[str, Any]) -> dict[str, Any]:
+        return {**m, "error": {**m["error"], "code": -32500}} if "error" in m else m  # the fault
+
+    _rewrite_frames(_on_child_answers(change))
+
+
+def _fault_result_and_error() -> None:
+    """JSON-RPC §5: answers to child requests carry both result and error."""
+
+    def change(m: dict[str, Any]) -> dict[str, Any]:
+        return {**m, "error": {"code": -32603, "message": "also"}} if "result" in m else m  # the fault
+
+    _rewrite_frames(_on_child_answers(change))
+
+
+def _fault_answers_progress() -> None:
+    """JSON-RPC §4.1: the host answers every $/progress notification (with id null)."""
+    original = Connection._on_progress
+
+    def on_progress(self: Connection, params: Any) -> None:
+        original(self, params)
+        self.send_frame(rpc.result(None, {}))  # the fault
+
+    Connection._on_progress = on_progress  # type: ignore[method-assign]
+
+
+def _fault_shutdown_twice() -> None:
+    """§1.8: the shutdown request is written twice (a retry), so a request follows shutdown."""
+    retry = _on_method("shutdown", lambda m: rpc.frame(m) + rpc.frame({**m, "id": m["id"] + 1_000}))  # the fault
+    _rewrite_frames(retry)
+
+
+def _fault_reuse_settled_id() -> None:
+    """§0: the shutdown request reuses the id of the request before it."""
+    original = Connection._new_call
+
+    def new_call(self: Connection, method: str, params: Any, *, counts: bool) -> Any:
+        call = original(self, method, params, counts=counts)
+        if method == "shutdown" and call.id > 1:
+            call.id -= 1  # the fault
+            call.frame = rpc.frame(rpc.request(call.id, method, params))
+        return call
+
+    Connection._new_call = new_call  # type: ignore[method-assign]
+
+
+def _fault_reuse_tombstone_id() -> None:
+    """§1.9: the next tool/call after a cancellation reuses the cancelled (tombstoned) id."""
+    original = Connection._new_call
+
+    def new_call(self: Connection, method: str, params: Any, *, counts: bool) -> Any:
+        call = original(self, method, params, counts=counts)
+        if method == "tool/call" and self._tombstones:
+            call.id = self._tombstones.popleft()  # the fault
+            call.frame = rpc.frame(rpc.request(call.id, method, params))
+        return call
+
+    Connection._new_call = new_call  # type: ignore[method-assign]
+
+
+def _fault_admit_missing_parent() -> None:
+    """§2: admits a confirmation/request that names no parent_request_id."""
+    original = Connection.active_parent
+
+    def active_parent(self: Connection, request_id: Any, methods: tuple[str, ...]) -> Any:
+        if request_id is None:
+            return _SettledParent(0)  # the fault
+        return original(self, request_id, methods)
+
+    Connection.active_parent = active_parent  # type: ignore[method-assign]
+
+
+# -- faults in what the initialize request offers ------------------------------------------------
+
+
+def _offering(change: Any) -> None:
+    """Patch protocol.optional_features of the initialize request: ``change(offered)`` -> the new list."""
+
+    def params(p: Any, m: Any) -> Any:
+        protocol = p["protocol"]
+        return {**p, "protocol": {**protocol, "optional_features": change(list(protocol["optional_features"]))}}
+
+    _patch_initialize_params(params)
+
+
+def _fault_offer_0_4_feature() -> None:
+    """§1.1: an API 0.2 offer includes tool_prompt_metadata_v1, an API 0.4 feature."""
+    _offering(lambda offered: [*offered, "tool_prompt_metadata_v1"])  # the fault
+
+
+def _fault_no_prompt_metadata_offer() -> None:
+    """§1.1: an API 0.4 offer leaves out tool_prompt_metadata_v1."""
+    _offering(lambda offered: [f for f in offered if f != "tool_prompt_metadata_v1"])  # the fault
+
+
+def _fault_agent_sessions_alone() -> None:
+    """§1.1: agent_sessions is offered without agent_model_selection_v1."""
+    _offering(lambda offered: [*(f for f in offered if f != "agent_model_selection_v1"), "agent_sessions"])  # the fault
+
+
+def _fault_compaction_without_control() -> None:
+    """§1.1: session_compaction_v1 is offered without session_control_v1 (API 0.4)."""
+    _offering(
+        lambda offered: [*(f for f in offered if f != "session_control_v1"), "session_compaction_v1"]
+    )  # the fault
+
+
+def _fault_secrets_without_allowlist() -> None:
+    """§1.1: secrets is offered although the manifest allows no secret."""
+    _offering(lambda offered: [*offered, "secrets"])  # the fault
+
+
+def _fault_credentials_undeclared() -> None:
+    """§1.1: provider_credentials is offered although the manifest does not declare it."""
+    _offering(lambda offered: [*offered, "provider_credentials"])  # the fault
+
+
+def _fault_empty_secrets_sent() -> None:
+    """§1.1: capabilities.secrets is sent as [] although the allowlist is empty (it is omitted then)."""
+    _patch_initialize_params(lambda p, m: {**p, "capabilities": {**p["capabilities"], "secrets": []}})  # the fault
+
+
+def _fault_credentials_echo_undeclared() -> None:
+    """§1.1: capabilities.provider_credentials is true for a manifest that never declared it."""
+    _patch_initialize_params(
+        lambda p, m: {**p, "capabilities": {**p["capabilities"], "provider_credentials": True}}  # the fault
+    )
+
+
+def _fault_accept_duplicate_tools() -> None:
+    """§1.1: a repeated tool name of the initialize answer is dropped instead of rejected."""
+    original = initialize_module._check_catalog
+
+    def check(tools: Any, commands: Any, manifest: Any, features: frozenset[str]) -> None:
+        original(list(dict.fromkeys(tools)), commands, manifest, features)  # the fault
+
+    initialize_module._check_catalog = check
+
+
+def _fault_accept_empty_description() -> None:
+    """§1.1: a tool with an empty description is accepted."""
+    original = initialize_module._check_tools
+
+    def check(tools: Any, api_version: str, features: frozenset[str]) -> None:
+        original([{**t, "description": t.get("description") or "-"} for t in tools], api_version, features)  # the fault
+
+    initialize_module._check_tools = check
+
+
+def _fault_cancel_wrong_version() -> None:
+    """JSON-RPC §4: $/cancelRequest frames carry jsonrpc "2.1"."""
+    _rewrite_frames(_on_method("$/cancelRequest", lambda m: {**m, "jsonrpc": "2.1"}))  # the fault
+
+
+def _fault_cancel_keeps_waiting() -> None:
+    """§1.9: cancelling a written call leaves its waiter in place: the caller sees the
+    extension's late answer instead of the cancellation."""
+    original = Connection.cancel
+
+    def cancel(self: Connection, call: Any, reason: str = "user") -> None:
+        finish, call.finish = call.finish, lambda outcome: None  # the fault: the waiter is not dropped
+        try:
+            original(self, call, reason)
+        finally:
+            call.finish = finish
+
+    Connection.cancel = cancel  # type: ignore[method-assign]
+
+
+def _fault_no_cancel_grace() -> None:
+    """§1.9: a cancelled call the extension never settles is waited on forever
+    (no grace, the generation is never terminated)."""
+    Connection._grace = lambda self, call: None  # type: ignore[method-assign]  # the fault
+
+
+def _fault_inspect_pending_zero() -> None:
+    """§5: status inspection always shows zero pending requests."""
+    original = Driver.op_inspect
+
+    def op_inspect(self: Driver, rid: Any, params: dict[str, Any]) -> dict[str, Any]:
+        return {**original(self, rid, params), "pending": 0}  # the fault
+
+    Driver.op_inspect = op_inspect  # type: ignore[method-assign]
+
+
+def _fault_kill_after_ack() -> None:
+    """§1.8: kills the extension as soon as it acknowledged shutdown, without the exit stage."""
+    original = Connection.shutdown
+
+    def shutdown(self: Connection, deadline: float, *, drain_s: float = 0.0) -> None:
+        wait_exit = self.channel.wait_exit
+        self.channel.wait_exit = lambda timeout: wait_exit(0.0)  # type: ignore[method-assign]  # the fault
+        try:
+            original(self, deadline, drain_s=drain_s)
+        finally:
+            self.channel.wait_exit = wait_exit  # type: ignore[method-assign]
+
+    Connection.shutdown = shutdown  # type: ignore[method-assign]
+
+
+def _fault_notification_level_unset() -> None:
+    """§2.1: a notification without level is reported as a warning, not as info."""
+    original = Reporter.contribution
+
+    def contribution(self: Reporter, extension: str, generation: int, method: str, params: Any) -> None:
+        if method == "notification" and isinstance(params, dict) and "level" not in params:
+            params = {**params, "level": "warning"}  # the fault
+        original(self, extension, generation, method, params)
+
+    Reporter.contribution = contribution  # type: ignore[method-assign]
+
+
+def _fault_accept_empty_content() -> None:
+    """§1.2: a tool result with an empty content array is accepted."""
+    original = results_module._content
+
+    def content(value: Any, negotiated: Any) -> str | None:
+        return None if value == [] else original(value, negotiated)  # the fault
+
+    results_module._content = content  # type: ignore[assignment]
+
+
+def _fault_progress_without_feature() -> None:
+    """§2.6: progress is delivered even when request_progress was not negotiated."""
+    original = Connection._accept_progress
+
+    def accept(self: Connection, params: Any) -> str | None:
+        problem = original(self, params)
+        if problem is not None and "without negotiated request_progress" in problem:
+            with self._cond:
+                self._progress[params["request_id"]] = params["sequence"]
+            return None  # the fault
+        return problem
+
+    Connection._accept_progress = accept  # type: ignore[method-assign]
+
+
+def _fault_ignore_requires_octet() -> None:
+    """§0: the manifest's requires_octet is never compared with the host's version."""
+    original = manifest_module.parse_manifest
+
+    def parse(data: dict[str, Any], path: Any, *, source: str, octet_version: str) -> Any:
+        data = {**data, "requires_octet": octet_version}  # the fault
+        return original(data, path, source=source, octet_version=octet_version)
+
+    manifest_module.parse_manifest = parse
+
+
+def _fault_accept_bad_subscription() -> None:
+    """§1.1: a lifecycle_events subscription without the negotiated feature is ignored, not rejected."""
+    original = initialize_module._subscriptions
+
+    def subscriptions(protocol: Any, features: frozenset[str]) -> frozenset[str]:
+        if "lifecycle_events" not in features:
+            return frozenset()  # the fault
+        return original(protocol, features)
+
+    initialize_module._subscriptions = subscriptions
+
+
+def _fault_command_arguments_numbers() -> None:
+    """§1.3: command/execute arguments are sent as numbers, not strings."""
+    _rewrite_frames(_on_method("command/execute", lambda m: _with_params(m, arguments=[1, 2])))  # the fault
+
+
+def _fault_command_renamed() -> None:
+    """§1.3: command/execute names a command the extension never returned."""
+    renamed = _on_method("command/execute", lambda m: _with_params(m, name=m["params"]["name"] + "-x"))  # the fault
+    _rewrite_frames(renamed)
+
+
+def _fault_hook_renamed() -> None:
+    """§1.4: hook/run names a hook the manifest never declared."""
+    _rewrite_frames(_on_method("hook/run", lambda m: _with_params(m, hook="on_everything")))  # the fault
+
+
+def _fault_hook_payload_text() -> None:
+    """§1.4: a before_prompt payload carries its prompt as a number."""
+    _rewrite_frames(_on_method("hook/run", lambda m: _with_params(m, payload={"prompt": 42})))  # the fault
+
+
+def _fault_collect_prompt_number() -> None:
+    """§1.5: context/collect carries its prompt as a number."""
+    _rewrite_frames(_on_method("context/collect", lambda m: _with_params(m, prompt=7)))  # the fault
+
+
+def _fault_status_surface_sidebar() -> None:
+    """§1.6: status/collect names a surface that does not exist."""
+    _rewrite_frames(_on_method("status/collect", lambda m: _with_params(m, surface="sidebar")))  # the fault
+
+
+def _fault_render_error_flag_text() -> None:
+    """§1.7: tool/render carries is_error as a string."""
+    _rewrite_frames(_on_method("tool/render", lambda m: _with_params(m, is_error="no")))  # the fault
+
+
+def _fault_no_admission_limit() -> None:
+    """§0: requests are written as they come; the negotiated max_concurrent_requests is never applied."""
+    Connection.limit = property(lambda self: None)  # type: ignore[assignment,method-assign]  # the fault
+
+
+def _fault_no_concurrency_cap() -> None:
+    """§1.1: the accepted max_concurrent_requests is used as is, not capped at the value offered."""
+    original = initialize_module._limit
+
+    def limit(value: Any, offer: Any) -> int:
+        original(value, offer)  # still rejects a value <= 0
+        return int(value["max_concurrent_requests"])  # the fault
+
+    initialize_module._limit = limit  # type: ignore[assignment]
+
+
+def _fault_cancel_on_0_1() -> None:
+    """§1.9: $/cancelRequest is written to API 0.1 extensions too."""
+    original = Connection._tombstone
+
+    def tombstone(self: Connection, call: Any, reason: str) -> None:
+        original(self, call, reason)
+        if self.negotiated is not None and not self.negotiated.cancellation:
+            cancel = rpc.notification("$/cancelRequest", {"id": call.id, "reason": reason})
+            self._enqueue(rpc.frame(cancel), None)  # the fault
+
+    Connection._tombstone = tombstone  # type: ignore[method-assign]
+
+
+def _fault_slow_stages() -> None:
+    """§1.8: each shutdown stage lasts eight times the shutdown timeout the host was given."""
+    TIMING["shutdown_timeout_ms"] = ("shutdown_stage_s", 1000.0 / 8)  # the fault
+
+
 FAULTS: dict[str, Any] = {
+    "slow-stages": _fault_slow_stages,
+    "cancel-on-0.1": _fault_cancel_on_0_1,
+    "no-admission-limit": _fault_no_admission_limit,
+    "no-concurrency-cap": _fault_no_concurrency_cap,
+    "collect-prompt-number": _fault_collect_prompt_number,
+    "status-surface-sidebar": _fault_status_surface_sidebar,
+    "render-error-flag-text": _fault_render_error_flag_text,
+    "command-arguments-numbers": _fault_command_arguments_numbers,
+    "command-renamed": _fault_command_renamed,
+    "hook-renamed": _fault_hook_renamed,
+    "hook-payload-text": _fault_hook_payload_text,
+    "accept-bad-subscription": _fault_accept_bad_subscription,
+    "ignore-requires-octet": _fault_ignore_requires_octet,
+    "notification-level-unset": _fault_notification_level_unset,
+    "accept-empty-content": _fault_accept_empty_content,
+    "progress-without-feature": _fault_progress_without_feature,
+    "kill-after-ack": _fault_kill_after_ack,
+    "inspect-pending-zero": _fault_inspect_pending_zero,
+    "no-cancel-grace": _fault_no_cancel_grace,
+    "cancel-keeps-waiting": _fault_cancel_keeps_waiting,
+    "offer-0.4-feature": _fault_offer_0_4_feature,
+    "no-prompt-metadata-offer": _fault_no_prompt_metadata_offer,
+    "agent-sessions-alone": _fault_agent_sessions_alone,
+    "compaction-without-control": _fault_compaction_without_control,
+    "secrets-without-allowlist": _fault_secrets_without_allowlist,
+    "credentials-undeclared": _fault_credentials_undeclared,
+    "empty-secrets-sent": _fault_empty_secrets_sent,
+    "credentials-echo-undeclared": _fault_credentials_echo_undeclared,
+    "accept-duplicate-tools": _fault_accept_duplicate_tools,
+    "accept-empty-description": _fault_accept_empty_description,
+    "cancel-wrong-version": _fault_cancel_wrong_version,
+    "duplicate-member-name": _fault_duplicate_member_name,
+    "fractional-shutdown-id": _fault_fractional_shutdown_id,
+    "tool-call-twice": _fault_tool_call_twice,
+    "arguments-not-object": _fault_arguments_not_object,
+    "context-without-host": _fault_context_without_host,
+    "owner-generation-text": _fault_owner_generation_text,
+    "unknown-tool-name": _fault_unknown_tool_name,
+    "shutdown-params-array": _fault_shutdown_params_array,
+    "cancel-reason-number": _fault_cancel_reason_number,
+    "text-before-shutdown": _fault_text_before_shutdown,
+    "torn-frame": _fault_torn_frame,
+    "notify-before-initialize": _fault_notify_before_initialize,
+    "request-before-ready": _fault_request_before_ready,
+    "no-octet-version": _fault_no_octet_version,
+    "wrong-api-version": _fault_wrong_api_version,
+    "optional-features-object": _fault_optional_features_object,
+    "confirmed-text": _fault_confirmed_text,
+    "refusal-without-message": _fault_refusal_without_message,
+    "reserved-refusal-code": _fault_reserved_refusal_code,
+    "result-and-error": _fault_result_and_error,
+    "answers-progress": _fault_answers_progress,
+    "shutdown-twice": _fault_shutdown_twice,
+    "reuse-settled-id": _fault_reuse_settled_id,
+    "reuse-tombstone-id": _fault_reuse_tombstone_id,
+    "admit-missing-parent": _fault_admit_missing_parent,
     "admit-reused-child-id": _fault_admit_reused_child_id,
     "admit-settled-parent": _fault_admit_settled_parent,
     "stale-response-fails-others": _fault_stale_response_fails_others,
