@@ -8,14 +8,21 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 from conformance.runner.extension import RunResult
+from conformance.runner.hostcore import HostcoreRunResult
 from conformance.verdicts import describe, summary
 
 
-def junit(run: RunResult) -> ET.ElementTree:
+def _title(run: RunResult | HostcoreRunResult) -> str:
+    if isinstance(run, HostcoreRunResult):
+        return f"octet-conformance {run.title} (protocol v{run.target_info()['api_version']})"
+    return f"octet-conformance extension {run.manifest.name} {run.manifest.version} (API {run.manifest.api_version})"
+
+
+def junit(run: RunResult | HostcoreRunResult) -> ET.ElementTree:
     counts = summary(run.verdicts)
     suite = ET.Element(
         "testsuite",
-        name=f"octet-conformance extension {run.manifest.name} {run.manifest.version} (API {run.manifest.api_version})",
+        name=_title(run),
         tests=str(len(run.verdicts)),
         failures=str(counts["fail"]),
         errors=str(counts["error"]),
@@ -35,7 +42,7 @@ def junit(run: RunResult) -> ET.ElementTree:
     return ET.ElementTree(suite)
 
 
-def write_junit(run: RunResult, directory: Path) -> Path:
+def write_junit(run: RunResult | HostcoreRunResult, directory: Path) -> Path:
     directory.mkdir(parents=True, exist_ok=True)
     path = directory / "junit.xml"
     tree = junit(run)

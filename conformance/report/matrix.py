@@ -15,6 +15,7 @@ from typing import Any
 
 from conformance import __version__
 from conformance.runner.extension import RunResult
+from conformance.runner.hostcore import HostcoreRunResult
 from conformance.verdicts import Observation, Verdict, summary
 
 FORMAT = "octet-conformance/matrix@3"
@@ -53,18 +54,24 @@ def _observation(o: Observation) -> dict[str, Any]:
     }
 
 
-def matrix(run: RunResult, directory: Path | None = None) -> dict[str, Any]:
+def _target(run: RunResult | HostcoreRunResult) -> dict[str, Any]:
+    if isinstance(run, HostcoreRunResult):
+        return run.target_info()
     m = run.manifest
+    return {
+        "role": "extension",
+        "name": m.name,
+        "version": m.version,
+        "api_version": m.api_version,
+        "command": list(m.command),
+    }
+
+
+def matrix(run: RunResult | HostcoreRunResult, directory: Path | None = None) -> dict[str, Any]:
     return {
         "format": FORMAT,
         "suite": {"version": __version__, "profile": run.profile.name, "seed": run.seed},
-        "target": {
-            "role": "extension",
-            "name": m.name,
-            "version": m.version,
-            "api_version": m.api_version,
-            "command": list(m.command),
-        },
+        "target": _target(run),
         "results": [
             {
                 "id": v.requirement.id,
@@ -95,7 +102,7 @@ def results(document: dict[str, Any]) -> dict[str, Any]:
     return {k: document[k] for k in RESULT_KEYS if k in document}
 
 
-def write_matrix(run: RunResult, directory: Path) -> Path:
+def write_matrix(run: RunResult | HostcoreRunResult, directory: Path) -> Path:
     directory.mkdir(parents=True, exist_ok=True)
     path = directory / "matrix.json"
     path.write_text(json.dumps(matrix(run, directory), indent=2, ensure_ascii=False) + "\n", encoding="utf-8")

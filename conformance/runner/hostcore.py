@@ -1,0 +1,202 @@
+"""Certify a host-core: fixed scenarios, then the state machine.
+
+The harness plays the client (peers/rpc_client.py). Each scenario and each
+machine example gets a fresh data directory (the command's ``{data_dir}``)
+under one temporary root that is removed at the end. As for extensions,
+harness failures become ``error`` verdicts (exit status 2) and one broken
+requirement never stops the run.
+"""
+
+from __future__ import annotations
+
+import shlex
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from hypothesis import HealthCheck, Phase, seed, settings
+from hypothesis.stateful import run_state_machine_as_test
+
+from conformance.evidence import Recorder
+from conformance.machines.hostcore import UNKNOWN_METHOD, HostcoreMachine, machine_for
+from conformance.peers.rpc_client import DATA_DIR, HostcoreCommand, HostcoreGone, HostcorePeer, handshake_params
+from conformance.protocol import rpc_errors, rpc_handshake, rpc_limits, rpc_results
+from conformance.protocol.violations import Violation
+from conformance.requirements import load_catalog
+from conformance.verdicts import Verdict, decide
+
+from .extension import _guarded, with_trace
+from .profiles import Profile
+
+API_VERSION = str(rpc_limits.PROTOCOL_VERSION)
+HANDSHAKE = "RPC-10-01-handshake"
+WRONG_VERSION = rpc_limits.PROTOCOL_VERSION - 1
+
+
+@dataclass(frozen=True)
+class HostcoreRunResult:
+    command: HostcoreCommand
+    profile: Profile
+    seed: int
+    verdicts: tuple[Verdict, ...]
+    harness_errors: tuple[str, ...]
+    detected_after: dict[str, float]
+    started: str = ""
+    duration_s: float = 0.0
+    strays: tuple[str, ...] = ()
+
+    @property
+    def title(self) -> str:
+        return f"host-core {shlex.join(self.command.argv)}"
+
+    def target_info(self) -> dict[str, Any]:
+        return {"role": "hostcore", "api_version": API_VERSION, "command": list(self.command.argv)}
+
+
+def reference_command() -> HostcoreCommand:
+    """The reference host-core, run by the interpreter the suite runs on."""
+    argv = (sys.executable, "-m", "conformance.reference.hostcore", "--data-dir", DATA_DIR)
+    return HostcoreCommand(argv, Path.cwd())
+
+
+def certify_hostcore(
+    command: HostcoreCommand,
+    profile: Profile,
+    run_seed: int,
+    *,
+    response_s: float = 15.0,
+    trace_dir: Path | None = None,
+) -> HostcoreRunResult:
+    recorder = Recorder(trace_dir=trace_dir, run_info={"profile": profile.name, "seed": run_seed})
+    with tempfile.TemporaryDirectory(prefix="octet-hostcore-") as root:
+        work = Path(root)
+        _guarded(recorder, "handshake scenario", lambda: handshake_scenario(command, recorder, response_s, work))
+        _guarded(recorder, "transport scenario", lambda: transport_scenario(command, recorder, response_s, work))
+        machine = machine_for(command, recorder, response_s=response_s, work_root=work)
+        _guarded(recorder, "state machine", lambda: _run_machine(machine, profile, run_seed))
+    verdicts = [
+        with_trace(v, recorder.traces.get(v.requirement.id))
+        for v in decide(load_catalog(), recorder, role="hostcore", api_version=API_VERSION)
+    ]
+    return HostcoreRunResult(
+        command,
+        profile,
+        run_seed,
+        tuple(verdicts),
+        tuple(recorder.harness_errors),
+        recorder.first_violation_after,
+        started=recorder.started_utc,
+        duration_s=recorder.elapsed(),
+        strays=tuple(recorder.strays),
+    )
+
+
+def _run_machine(machine: type[HostcoreMachine], profile: Profile, run_seed: int) -> None:
+    run_state_machine_as_test(
+        seed(run_seed)(machine),
+        settings=settings(
+            max_examples=profile.examples,
+            stateful_step_count=profile.steps,
+            deadline=None,
+            database=None,
+            derandomize=False,
+            phases=[Phase.explicit, Phase.generate],
+            suppress_health_check=list(HealthCheck),
+            print_blob=False,
+        ),
+    )
+
+
+def _peer(command: HostcoreCommand, recorder: Recorder, response_s: float, work: Path) -> HostcorePeer:
+    return HostcorePeer(command, Path(tempfile.mkdtemp(prefix="scenario-", dir=work)), recorder, response_s=response_s)
+
+
+def handshake(peer: HostcorePeer) -> bool:
+    """Acceptance item 1 (RPC-10-01-handshake): version 11 is accepted."""
+    response = peer.call("app.handshake", handshake_params())
+    if response is None or "result" not in response:
+        why = "no answer" if response is None else "an error"
+        message = f"app.handshake with protocolVersion 11 got {why} within {peer.response_s:g}s"
+        peer.violate(Violation(HANDSHAKE, message))
+        return False
+    peer.recorder.exercise(HANDSHAKE)
+    peer.add(rpc_handshake.handshake_result(response["result"]))
+    return True
+
+
+def _refused(peer: HostcorePeer, method: str, params: object, judge: Any) -> bool:
+    """Judge the answer to a call that must be refused; False when none came."""
+    response = peer.call(method, params)
+    if response is None:
+        peer.violate(Violation("RPC-2-jsonrpc-2.0", f"{method} got no response within {peer.response_s:g}s"))
+        return False
+    peer.add(judge(response))
+    return True
+
+
+def handshake_scenario(command: HostcoreCommand, recorder: Recorder, response_s: float, work: Path) -> None:
+    """§3: calls before a handshake, a version mismatch, calls after the failed
+    handshake, then the good handshake and acceptance item 2 (app.health)."""
+    recorder.context = "scenario=handshake"
+    with _peer(command, recorder, response_s, work) as peer:
+        try:
+            if not _refused(peer, "app.health", None, rpc_errors.refused_before_handshake):
+                return
+            if not _refused(peer, "app.handshake", handshake_params(WRONG_VERSION), rpc_errors.refused_mismatch):
+                return
+            if not _refused(peer, "session.list", {}, rpc_errors.refused_before_handshake):
+                return
+            if handshake(peer):
+                response = peer.call("app.health")
+                if response is None:
+                    peer.violate(Violation("RPC-10-02-health-ok", f"app.health got no answer within {response_s:g}s"))
+                else:
+                    peer.add(rpc_results.health_ok(response))
+        except HostcoreGone as exc:
+            peer.violate(Violation(HANDSHAKE, f"the host-core ended during the handshake scenario ({exc})"))
+
+
+def transport_scenario(command: HostcoreCommand, recorder: Recorder, response_s: float, work: Path) -> None:
+    """§2: an invalid JSON line is diagnosed (or answered -32700 with a null
+    id) and later lines are still read; a CRLF-terminated line is accepted."""
+    recorder.context = "scenario=transport"
+    with _peer(command, recorder, response_s, work) as peer:
+        try:
+            if not handshake(peer):
+                return
+            peer.write_raw(b'{"jsonrpc":"2.0","id":\n', intent="invalid-json")
+            _later_frames(peer)
+            rid = peer.send(UNKNOWN_METHOD, {})
+            # The same request again, CRLF-terminated: its id differs, so both answers are awaited.
+            crlf = b'{"jsonrpc":"2.0","id":"crlf","method":"app.health"}\r\n'
+            peer.write_raw(crlf, intent="crlf")
+            first, second = peer.await_all([rid, "crlf"])
+            if first is not None:
+                peer.add(rpc_errors.refused_unknown_method(first))
+            if second is None:
+                peer.violate(Violation("RPC-2-crlf-accepted", "a CRLF-terminated app.health line got no answer"))
+            else:
+                recorder.exercise("RPC-2-crlf-accepted")
+                peer.add(rpc_results.health_ok(second))
+        except HostcoreGone as exc:
+            message = f"the host-core ended after an invalid line ({exc})"
+            peer.violate(Violation("RPC-2-invalid-json-later-frames", message))
+
+
+def _later_frames(peer: HostcorePeer) -> None:
+    """After the invalid line: the next request is answered (RPC-2-invalid-json-later-frames);
+    an answer to the invalid line itself, if any, is -32700 with a null id (RPC-7-parse-error)."""
+    response = peer.call("app.health")
+    if response is None:
+        peer.violate(Violation("RPC-2-invalid-json-later-frames", "app.health after an invalid line got no answer"))
+        return
+    peer.recorder.exercise("RPC-2-invalid-json-later-frames", "RPC-7-parse-error")
+    parse_answer = peer.await_answer(None, timeout=0)
+    if parse_answer is not None:
+        error = parse_answer.get("error")
+        code = error.get("code") if isinstance(error, dict) else None
+        if code != rpc_errors.PARSE_ERROR:
+            message = f"an invalid line was answered with code {code!r}; expected -32700"
+            peer.violate(Violation("RPC-7-parse-error", message))
