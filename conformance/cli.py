@@ -19,13 +19,15 @@ from pathlib import Path
 
 from .manifest import Manifest, ManifestError, load_manifest
 from .peers.ext_host import Launcher, Patience, spawn_process
+from .peers.rpc_client import HostcoreCommand
 from .peers.simulated import is_reference, simulated_reference
 from .report.junit import write_junit
 from .report.matrix import write_matrix
 from .requirements import load_catalog
 from .runner import arguments, stopping
-from .runner.extension import certify_extension
+from .runner.extension import RunResult, certify_extension
 from .runner.fuzz import fuzz
+from .runner.hostcore import HostcoreRunResult, certify_hostcore, reference_command
 from .runner.profiles import PROFILES
 from .runner.replay import NotReplayable, replay
 from .runner.reportdir import ReportDirError, staged
@@ -140,6 +142,19 @@ def _parser() -> argparse.ArgumentParser:
     )
     rep.add_argument("--patience", type=arguments.patience, default=15.0, help=PATIENCE_HELP)
 
+    hc = sub.add_parser(
+        "hostcore",
+        help="certify a host-core (host RPC protocol v11); the harness plays the client",
+        description="Command after --; {data_dir} in it receives a fresh directory. No command: the reference.",
+    )
+    hc.add_argument("--report-dir", type=arguments.output_dir, default=Path("reports/latest"))
+    hc.add_argument("--profile", choices=sorted(PROFILES), default="default")
+    hc.add_argument("--seed", type=arguments.seed, default=None, help=SEED_HELP)
+    hc.add_argument("--patience", type=arguments.patience, default=15.0, help=PATIENCE_HELP)
+    hc.add_argument(
+        "target_argv", nargs=argparse.REMAINDER, metavar="-- CMD", help="-- CMD ARG ... (default: the reference)"
+    )
+
     req = sub.add_parser("requirements", help="list catalog entries")
     sides = sorted({r.side for r in load_catalog()})
     req.add_argument("--side", choices=sides, default=None, help="only entries of this side")
@@ -155,6 +170,8 @@ def _main(argv: Sequence[str] | None) -> int:
         return replay_trace(args)
     if args.command == "fuzz":
         return fuzz_target(args)
+    if args.command == "hostcore":
+        return certify_hostcore_cli(args)
     return certify(args)
 
 
@@ -279,16 +296,19 @@ def certify(args: argparse.Namespace) -> int:
     except ReportDirError as exc:
         print(f"octet-conformance: {exc}", file=sys.stderr)
         return EXIT_HARNESS
-    matrix_path = args.report_dir / "matrix.json"
+    heading = f"{manifest.name} {manifest.version} (API {manifest.api_version})"
+    return report_outcome(run, heading, args.report_dir)
+
+
+def report_outcome(run: RunResult | HostcoreRunResult, heading: str, report_dir: Path) -> int:
+    """Print a certification's summary; its exit status (0, 1 or 2)."""
     counts = summary(run.verdicts)
-    print(
-        f"{manifest.name} {manifest.version} (API {manifest.api_version}), profile {profile.name}, seed {run_seed}: "
-        + ", ".join(f"{n} {k}" for k, n in counts.items())
-    )
+    tally = ", ".join(f"{n} {k}" for k, n in counts.items())
+    print(f"{heading}, profile {run.profile.name}, seed {run.seed}: {tally}")
     for v in run.verdicts:
         if v.verdict in ("fail", "warn", "error"):
             print(f"  {v.verdict.upper():5} {v.requirement.id}: {v.evidence.splitlines()[0]}")
-    print(f"matrix: {matrix_path}")
+    print(f"matrix: {report_dir / 'matrix.json'}")
     if run.strays:
         print(
             f"{len(run.strays)} stray process(es) killed: descendants that had left their target's process group "
@@ -300,6 +320,29 @@ def certify(args: argparse.Namespace) -> int:
             print(f"harness error: {e}", file=sys.stderr)
         return EXIT_HARNESS
     return EXIT_FAIL if counts["fail"] else EXIT_OK
+
+
+def hostcore_command(argv: list[str]) -> HostcoreCommand:
+    """The host-core to certify: the argv after ``--`` (the reference without one)."""
+    if argv and argv[0] == "--":
+        argv = argv[1:]
+    return HostcoreCommand(tuple(argv), Path.cwd()) if argv else reference_command()
+
+
+def certify_hostcore_cli(args: argparse.Namespace) -> int:
+    """``octet-conformance hostcore [-- CMD ...]``: the harness plays the client."""
+    command = hostcore_command(list(args.target_argv))
+    profile = PROFILES[args.profile]
+    run_seed = profile.default_seed if args.seed is None else args.seed
+    try:
+        with staged(args.report_dir) as stage:
+            run = certify_hostcore(command, profile, run_seed, response_s=args.patience, trace_dir=stage / "traces")
+            write_matrix(run, stage)
+            write_junit(run, stage)
+    except ReportDirError as exc:
+        print(f"octet-conformance: {exc}", file=sys.stderr)
+        return EXIT_HARNESS
+    return report_outcome(run, run.title, args.report_dir)
 
 
 if __name__ == "__main__":

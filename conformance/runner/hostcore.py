@@ -10,7 +10,6 @@ requirement never stops the run.
 from __future__ import annotations
 
 import shlex
-import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -56,9 +55,11 @@ class HostcoreRunResult:
 
 
 def reference_command() -> HostcoreCommand:
-    """The reference host-core, run by the interpreter the suite runs on."""
-    argv = (sys.executable, "-m", "conformance.reference.hostcore", "--data-dir", DATA_DIR)
-    return HostcoreCommand(argv, Path.cwd())
+    """The reference host-core: its console script, found first on the
+    target's PATH (the directory of the interpreter the suite runs on). Not
+    ``sys.executable -m``: the spawner resolves symlinks, which would turn a
+    virtual environment's python into the base interpreter without the suite."""
+    return HostcoreCommand(("octet-hostcore", "--data-dir", DATA_DIR), Path.cwd())
 
 
 def certify_hostcore(
