@@ -32,6 +32,9 @@ TITLES = st.one_of(
     st.sampled_from(["", "   ", "x" * 80, "x" * 81, " padded title "]),
 )
 MESSAGE_IDS = st.sampled_from([f"msg-{i}" for i in range(4)])
+# Which earlier session or notification a step uses: an index taken modulo
+# how many the model holds, so a step can be called directly with a number.
+PICKS = st.integers(min_value=0, max_value=63)
 LIST_RULE = "RPC-4-session.list"
 APPEND_RULE = "RPC-4-session.appendMessage"
 ROUND_TRIP = "RPC-10-07-notification-round-trip"
@@ -86,7 +89,8 @@ class HostcoreMachine(RuleBasedStateMachine):
         """The response, or None (recorded as unanswered; the generation ends)."""
         try:
             response = self.peer.call(method, params)
-        except HostcoreGone:
+        except HostcoreGone as exc:
+            self.peer.violate(Violation(ANSWERED, f"{method} got no response: {exc}"))
             self.ready = False
             return None
         if response is None:
@@ -147,20 +151,23 @@ class HostcoreMachine(RuleBasedStateMachine):
             if sid not in listed:
                 self.peer.violate(Violation(LIST_RULE, f"session.list lacks session {sid}, created earlier"))
 
-    @rule(data=st.data(), title=TITLES)
-    def rename(self, data: st.DataObject, title: str) -> None:
+    def _session(self, pick: int) -> str:
+        return self.model.sessions[pick % len(self.model.sessions)]
+
+    @rule(pick=PICKS, title=TITLES)
+    def rename(self, pick: int, title: str) -> None:
         if not self._guard() or not self.model.sessions:
             return
-        sid = data.draw(st.sampled_from(self.model.sessions))
+        sid = self._session(pick)
         response = self._call("session.rename", {"sessionId": sid, "title": title})
         if response is not None:
             self.peer.add(rpc_session.rename_result(response, title=title))
 
-    @rule(data=st.data(), message_id=MESSAGE_IDS)
-    def append_message(self, data: st.DataObject, message_id: str) -> None:
+    @rule(pick=PICKS, message_id=MESSAGE_IDS)
+    def append_message(self, pick: int, message_id: str) -> None:
         if not self._guard() or not self.model.sessions:
             return
-        sid = data.draw(st.sampled_from(self.model.sessions))
+        sid = self._session(pick)
         message = {"id": message_id, "role": "user", "content": [{"type": "text", "text": "conformance"}]}
         result = self._result("session.appendMessage", {"sessionId": sid, "message": message})
         if not isinstance(result, dict):
@@ -174,22 +181,42 @@ class HostcoreMachine(RuleBasedStateMachine):
             self.peer.violate(Violation(APPEND_RULE, f"replaying message {message_id} answered appended {shown}"))
         self.model.messages[sid].add(message_id)
 
-    @rule(data=st.data(), status=st.sampled_from(rpc_limits.END_TURN_STATUSES), notify=st.sampled_from([None, False]))
-    def turn(self, data: st.DataObject, status: str, notify: bool | None) -> None:
+    @rule(pick=PICKS, status=st.sampled_from(rpc_limits.END_TURN_STATUSES), notify=st.sampled_from([None, False]))
+    def turn(self, pick: int, status: str, notify: bool | None) -> None:
+        """A turn begun and ended, then ended again (a repeated terminal update)."""
         if not self._guard() or not self.model.sessions:
             return
-        sid = data.draw(st.sampled_from(self.model.sessions))
-        begun = self._result("session.beginTurn", {"sessionId": sid})
-        if not isinstance(begun, dict) or not isinstance(begun.get("turnId"), str):
-            if begun is not None:
-                self.peer.add(rpc_session.begin_turn_result(begun))
+        sid = self._session(pick)
+        turn_id = self._begin(sid)
+        if turn_id is None:
             return
-        self.peer.add(rpc_session.begin_turn_result(begun))
-        params: dict[str, Any] = {"sessionId": sid, "turnId": begun["turnId"], "status": status}
+        params: dict[str, Any] = {"sessionId": sid, "turnId": turn_id, "status": status}
         if notify is not None:
             params["createNotification"] = notify
         self._end_turn(params, was_running=True)
         self._end_turn(params, was_running=False)  # a repeated terminal update creates nothing
+
+    @rule(pick=PICKS)
+    def busy_turn(self, pick: int) -> None:
+        """A second beginTurn while one runs: refused or not, any error it
+        gets goes through the §7 rules; then the turn ends."""
+        if not self._guard() or not self.model.sessions:
+            return
+        sid = self._session(pick)
+        turn_id = self._begin(sid)
+        if turn_id is None:
+            return
+        second = self._call("session.beginTurn", {"sessionId": sid})
+        if second is not None and "result" in second:
+            self.peer.add(rpc_session.begin_turn_result(second["result"]))
+        for tid in [t for t in (turn_id, _turn_id(second)) if t is not None]:
+            self._end_turn({"sessionId": sid, "turnId": tid, "status": "aborted"}, was_running=True)
+
+    def _begin(self, sid: str) -> str | None:
+        begun = self._result("session.beginTurn", {"sessionId": sid})
+        if begun is not None:
+            self.peer.add(rpc_session.begin_turn_result(begun))
+        return begun.get("turnId") if isinstance(begun, dict) and isinstance(begun.get("turnId"), str) else None
 
     def _end_turn(self, params: dict[str, Any], *, was_running: bool) -> None:
         result = self._result("session.endTurn", params)
@@ -226,11 +253,12 @@ class HostcoreMachine(RuleBasedStateMachine):
             got = result.get("unreadCount")
             self.peer.violate(Violation(ROUND_TRIP, f"unreadCount is {got!r}; {unread} notification(s) are unread"))
 
-    @rule(data=st.data())
-    def mark_read(self, data: st.DataObject) -> None:
+    @rule(pick=PICKS)
+    def mark_read(self, pick: int) -> None:
         if not self._guard() or not self.model.notifications:
             return
-        nid = data.draw(st.sampled_from(sorted(self.model.notifications)))
+        known = sorted(self.model.notifications)
+        nid = known[pick % len(known)]
         for _ in range(2):  # marking a read row again still succeeds
             result = self._result("notification.markRead", {"id": nid})
             if result is None:
@@ -277,6 +305,43 @@ class HostcoreMachine(RuleBasedStateMachine):
 
     def teardown(self) -> None:
         self.peer.close()
+
+
+def _turn_id(response: dict[str, Any] | None) -> str | None:
+    result = response.get("result") if response is not None else None
+    turn_id = result.get("turnId") if isinstance(result, dict) else None
+    return turn_id if isinstance(turn_id, str) else None
+
+
+def scripted_example(machine: type[HostcoreMachine]) -> None:
+    """One fixed walk through every rule, run before the generated ones so
+    each rule is exercised whatever the profile and seed draw."""
+    m = machine()
+    try:
+        m.start()
+        m.create_session(None)
+        m.create_session("Conformance title")
+        m.list_sessions()
+        m.rename(0, "Renamed by the harness")
+        m.rename(0, "   ")
+        m.append_message(0, "msg-0")
+        m.append_message(0, "msg-0")
+        m.turn(0, "completed", None)
+        m.turn(1, "error", None)
+        m.turn(0, "aborted", None)
+        m.turn(1, "completed", False)
+        m.busy_turn(0)
+        m.list_notifications()
+        m.mark_read(0)
+        m.list_notifications()
+        m.health()
+        m.unknown_method()
+        m.non_object_params([])
+        m.restart()
+        m.list_sessions()
+        m.list_notifications()
+    finally:
+        m.teardown()
 
 
 def _notify(params: dict[str, Any]) -> dict[str, Any]:

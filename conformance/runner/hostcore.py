@@ -19,7 +19,7 @@ from hypothesis import HealthCheck, Phase, seed, settings
 from hypothesis.stateful import run_state_machine_as_test
 
 from conformance.evidence import Recorder
-from conformance.machines.hostcore import UNKNOWN_METHOD, HostcoreMachine, machine_for
+from conformance.machines.hostcore import UNKNOWN_METHOD, HostcoreMachine, machine_for, scripted_example
 from conformance.peers.rpc_client import DATA_DIR, HostcoreCommand, HostcoreGone, HostcorePeer, handshake_params
 from conformance.protocol import rpc_errors, rpc_handshake, rpc_limits, rpc_results
 from conformance.protocol.violations import Violation
@@ -73,10 +73,19 @@ def certify_hostcore(
     recorder = Recorder(trace_dir=trace_dir, run_info={"profile": profile.name, "seed": run_seed})
     with tempfile.TemporaryDirectory(prefix="octet-hostcore-") as root:
         work = Path(root)
-        _guarded(recorder, "handshake scenario", lambda: handshake_scenario(command, recorder, response_s, work))
-        _guarded(recorder, "transport scenario", lambda: transport_scenario(command, recorder, response_s, work))
-        machine = machine_for(command, recorder, response_s=response_s, work_root=work)
-        _guarded(recorder, "state machine", lambda: _run_machine(machine, profile, run_seed))
+        shook: list[bool] = []
+        _guarded(
+            recorder,
+            "handshake scenario",
+            lambda: shook.append(handshake_scenario(command, recorder, response_s, work)),
+        )
+        if shook == [True]:
+            # A host-core that cannot complete a handshake has nothing more to
+            # show; every further generation would only wait out its deadline.
+            _guarded(recorder, "transport scenario", lambda: transport_scenario(command, recorder, response_s, work))
+            machine = machine_for(command, recorder, response_s=response_s, work_root=work)
+            _guarded(recorder, "scripted example", lambda: scripted_example(machine))
+            _guarded(recorder, "state machine", lambda: _run_machine(machine, profile, run_seed))
     verdicts = [
         with_trace(v, recorder.traces.get(v.requirement.id))
         for v in decide(load_catalog(), recorder, role="hostcore", api_version=API_VERSION)
@@ -137,26 +146,32 @@ def _refused(peer: HostcorePeer, method: str, params: object, judge: Any) -> boo
     return True
 
 
-def handshake_scenario(command: HostcoreCommand, recorder: Recorder, response_s: float, work: Path) -> None:
+def handshake_scenario(command: HostcoreCommand, recorder: Recorder, response_s: float, work: Path) -> bool:
     """§3: calls before a handshake, a version mismatch, calls after the failed
-    handshake, then the good handshake and acceptance item 2 (app.health)."""
+    handshake, then the good handshake and acceptance item 2 (app.health).
+    Whether the good handshake succeeded."""
     recorder.context = "scenario=handshake"
     with _peer(command, recorder, response_s, work) as peer:
         try:
-            if not _refused(peer, "app.health", None, rpc_errors.refused_before_handshake):
-                return
-            if not _refused(peer, "app.handshake", handshake_params(WRONG_VERSION), rpc_errors.refused_mismatch):
-                return
-            if not _refused(peer, "session.list", {}, rpc_errors.refused_before_handshake):
-                return
-            if handshake(peer):
-                response = peer.call("app.health")
-                if response is None:
-                    peer.violate(Violation("RPC-10-02-health-ok", f"app.health got no answer within {response_s:g}s"))
-                else:
-                    peer.add(rpc_results.health_ok(response))
+            for method, params, judge in (
+                ("app.health", None, rpc_errors.refused_before_handshake),
+                ("app.handshake", handshake_params(WRONG_VERSION), rpc_errors.refused_mismatch),
+                ("session.list", {}, rpc_errors.refused_before_handshake),
+            ):
+                if not _refused(peer, method, params, judge):
+                    peer.violate(Violation(HANDSHAKE, f"no handshake possible: {method} was never answered"))
+                    return False
+            if not handshake(peer):
+                return False
+            response = peer.call("app.health")
+            if response is None:
+                peer.violate(Violation("RPC-10-02-health-ok", f"app.health got no answer within {response_s:g}s"))
+            else:
+                peer.add(rpc_results.health_ok(response))
+            return True
         except HostcoreGone as exc:
             peer.violate(Violation(HANDSHAKE, f"the host-core ended during the handshake scenario ({exc})"))
+            return False
 
 
 def transport_scenario(command: HostcoreCommand, recorder: Recorder, response_s: float, work: Path) -> None:
