@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import shlex
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -87,7 +87,7 @@ def certify_hostcore(
             _guarded(recorder, "scripted example", lambda: scripted_example(machine))
             _guarded(recorder, "state machine", lambda: _run_machine(machine, profile, run_seed))
     verdicts = [
-        with_trace(v, recorder.traces.get(v.requirement.id))
+        _with_trace(v, recorder.traces.get(v.requirement.id))
         for v in decide(load_catalog(), recorder, role="hostcore", api_version=API_VERSION)
     ]
     return HostcoreRunResult(
@@ -101,6 +101,12 @@ def certify_hostcore(
         duration_s=recorder.elapsed(),
         strays=tuple(recorder.strays),
     )
+
+
+def _with_trace(verdict: Verdict, trace: Path | None) -> Verdict:
+    """The trace of a failure, without a replay command: ``replay`` re-judges
+    extension traces only, so naming it here would promise what it cannot do."""
+    return replace(with_trace(verdict, trace), replay=None)
 
 
 def _run_machine(machine: type[HostcoreMachine], profile: Profile, run_seed: int) -> None:
