@@ -31,6 +31,7 @@ DATA_DIR = "{data_dir}"  # placeholder in a host-core command: a fresh directory
 ENVELOPE = "RPC-2-jsonrpc-2.0"
 MAX_KEPT_NOTIFICATIONS = 1000  # per generation: a flooding host-core cannot grow our memory
 CLIENT_VERSION = "octet-conformance"
+WRITE_CHUNK_BYTES = 1024 * 1024
 
 
 class HostcoreGone(Exception):
@@ -92,6 +93,25 @@ class HostcorePeer:
             self.alive = False
             raise HostcoreGone(f"host-core stopped reading stdin ({type(exc).__name__})") from None
 
+    def write_padded_line(self, head: bytes, size: int, tail: bytes, *, intent: str, timeout: float) -> None:
+        """Write one line of ``size`` payload bytes: ``head``, filler ``x``,
+        ``tail``, then LF; in chunks, so the harness never holds the line
+        whole. The trace keeps its recipe, not its bytes."""
+        filler = size - len(head) - len(tail)
+        self.trace.action(intent, step=self.step, size=size, head=head.decode(), tail=tail.decode(), filler="x")
+        chunk = b"x" * WRITE_CHUNK_BYTES
+        deadline = self.target.now() + timeout
+        try:
+            self.target.write(head, timeout=timeout)
+            while filler > 0:
+                part = chunk[: min(filler, WRITE_CHUNK_BYTES)]
+                self.target.write(part, timeout=max(deadline - self.target.now(), 0.1))
+                filler -= len(part)
+            self.target.write(tail + b"\n", timeout=max(deadline - self.target.now(), 0.1))
+        except (WriteTimeout, BrokenPipeError, OSError) as exc:
+            self.alive = False
+            raise HostcoreGone(f"host-core stopped reading stdin ({type(exc).__name__})") from None
+
     def send(self, method: str, params: object = None, *, rid: object = None) -> object:
         """Write one request; its id (a fresh integer unless given)."""
         rid = next(self._ids) if rid is None else rid
@@ -115,6 +135,17 @@ class HostcorePeer:
                 return None
             self.pump(remaining)
         return self._answers.pop(key)
+
+    def await_any(self, rids: Sequence[object], *, timeout: float) -> dict[str, Any] | None:
+        """The first answer carrying any of ``rids`` (None: none in time)."""
+        deadline = self.target.now() + timeout
+        keys = [_key(r) for r in rids]
+        while not any(k in self._answers for k in keys):
+            remaining = deadline - self.target.now()
+            if remaining <= 0:
+                return None
+            self.pump(remaining)
+        return self._answers.pop(next(k for k in keys if k in self._answers))
 
     def await_all(self, rids: Sequence[object], *, timeout: float | None = None) -> list[dict[str, Any] | None]:
         deadline = self.target.now() + (self.response_s if timeout is None else timeout)

@@ -69,7 +69,10 @@ def certify_hostcore(
     *,
     response_s: float = 15.0,
     trace_dir: Path | None = None,
+    oversized: bool = True,
 ) -> HostcoreRunResult:
+    """``oversized``: also run the 64 MiB line scenario (tests that certify
+    many targets switch it off where it proves nothing new)."""
     recorder = Recorder(trace_dir=trace_dir, run_info={"profile": profile.name, "seed": run_seed})
     with tempfile.TemporaryDirectory(prefix="octet-hostcore-") as root:
         work = Path(root)
@@ -83,6 +86,10 @@ def certify_hostcore(
             # A host-core that cannot complete a handshake has nothing more to
             # show; every further generation would only wait out its deadline.
             _guarded(recorder, "transport scenario", lambda: transport_scenario(command, recorder, response_s, work))
+            if oversized:
+                _guarded(
+                    recorder, "oversized scenario", lambda: oversized_scenario(command, recorder, response_s, work)
+                )
             machine = machine_for(command, recorder, response_s=response_s, work_root=work)
             _guarded(recorder, "scripted example", lambda: scripted_example(machine))
             _guarded(recorder, "state machine", lambda: _run_machine(machine, profile, run_seed))
@@ -205,6 +212,56 @@ def transport_scenario(command: HostcoreCommand, recorder: Recorder, response_s:
         except HostcoreGone as exc:
             message = f"the host-core ended after an invalid line ({exc})"
             peer.violate(Violation("RPC-2-invalid-json-later-frames", message))
+
+
+OVERSIZED_ID = "oversized"
+OVERSIZED_HEAD = b'{"jsonrpc":"2.0","id":"oversized","method":"app.health","params":{"pad":"'
+OVERSIZED_TAIL = b'"}}'
+
+
+def oversized_scenario(command: HostcoreCommand, recorder: Recorder, response_s: float, work: Path) -> None:
+    """§7: one request line a byte over 64 MiB (the id first, so it can be
+    peeked): LIMIT_EXCEEDED with that id, and the next line is a fresh frame
+    that gets its answer. Run once per certification: it writes 64 MiB."""
+    recorder.context = "scenario=oversized-line"
+    with _peer(command, recorder, response_s, work) as peer:
+        try:
+            if not handshake(peer):
+                return
+            size = rpc_limits.MAX_LINE_BYTES + 1
+            # Draining 64 MiB is the one slow thing asked of a host-core here.
+            peer.write_padded_line(
+                OVERSIZED_HEAD, size, OVERSIZED_TAIL, intent="oversized-line", timeout=8 * response_s
+            )
+            _judge_limit(peer, OVERSIZED_HEAD)
+            _judge_after_limit(peer)
+        except HostcoreGone as exc:
+            peer.violate(Violation("RPC-7-limit-reader-alive", f"the host-core ended after an oversized line ({exc})"))
+
+
+def _judge_limit(peer: HostcorePeer, head: bytes) -> None:
+    answer = peer.await_any([OVERSIZED_ID, None], timeout=4 * peer.response_s)
+    if answer is None:
+        peer.violate(Violation("RPC-7-limit-exceeded", "a request line of 64 MiB + 1 bytes got no answer"))
+        return
+    peer.add(rpc_errors.limit_exceeded(answer))
+    peer.add(rpc_errors.check_limit_exceeded_id(answer, line_head=head, sent_id=OVERSIZED_ID))
+
+
+def _judge_after_limit(peer: HostcorePeer) -> None:
+    """The next line is answered (the reader lives) and nothing of the
+    oversized line's remainder is taken for a frame (no parse error)."""
+    response = peer.call("app.health")
+    if response is None:
+        peer.violate(Violation("RPC-7-limit-reader-alive", "app.health after an oversized line got no answer"))
+        return
+    peer.recorder.exercise("RPC-7-limit-reader-alive")
+    stray = peer.await_answer(None, timeout=0)
+    if stray is not None:
+        message = "after an oversized line an answer with a null id came (its remainder was read as a frame)"
+        peer.violate(Violation("RPC-7-limit-remainder-drained", message))
+    else:
+        peer.recorder.exercise("RPC-7-limit-remainder-drained")
 
 
 def _later_frames(peer: HostcorePeer) -> None:

@@ -8,7 +8,6 @@ from pathlib import Path
 from . import faults, limits
 from .admission import Admission, Budget
 from .clock import Clock, OffsetClock
-from .host import HostCore
 from .stdio import serve
 
 
@@ -44,14 +43,16 @@ def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
     clock: Clock | None = OffsetClock(args.clock_offset_s) if args.clock_offset_s else None
     admission = Admission(Budget(queue_limit=args.tool_queue_limit), wait_s=args.admission_wait_s)
-    host_class = faults.host_class(args.fault) if args.fault else HostCore
     serve(
         faults.data_dir_for(args.fault, args.data_dir),
         clock=clock,
         admission=admission,
         plan_approval_ttl_s=args.plan_approval_ttl_s,
         verbose=args.verbose,
-        host_class=host_class,
+        # Faulty fixtures only: with no --fault these are the plain classes.
+        host_class=faults.host_class(args.fault),
+        server_class=faults.server_class(args.fault),
+        writer_class=faults.writer_class(args.fault),
     )
 
 

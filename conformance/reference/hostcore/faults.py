@@ -8,15 +8,20 @@ carry no trace of them; with no ``--fault`` none of this runs.
 
 from __future__ import annotations
 
+import json
 import os
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from conformance.protocol.framing import Frame, FrameEvent
+from conformance.reference.extension.writer import FrameWriter
+
 from . import limits
-from .errors import HostError
+from .errors import METHOD_NOT_FOUND, PARSE_ERROR, HostError
 from .host import HostCore
+from .server import Server
 
 Call = Callable[[str, Any], Any]  # the reference's own HostCore.call
 Fault = Callable[[Call, str, Any], Any]
@@ -217,9 +222,104 @@ FAULTS: dict[str, Fault] = {
     "unread-count-off-by-one": unread_count_off_by_one,
     "mark-read-once": mark_read_once,
 }
+# -- faults of the transport: outgoing frames, and the line reader ----------------------
+
+
+def _limit_error(message: dict[str, Any]) -> dict[str, Any] | None:
+    error = message.get("error")
+    data = error.get("data") if isinstance(error, dict) else None
+    return error if isinstance(data, dict) and data.get("errorCode") == "LIMIT_EXCEEDED" else None
+
+
+class RewritingWriter(FrameWriter):
+    """Rewrites each outgoing message with :meth:`rewrite` (a fault's)."""
+
+    def send(self, message: dict[str, Any]) -> None:
+        for out in self.rewrite(message):
+            super().send(out)
+
+    def rewrite(self, message: dict[str, Any]) -> list[dict[str, Any]]:
+        return [message]
+
+
+class LimitNullId(RewritingWriter):
+    def rewrite(self, message: dict[str, Any]) -> list[dict[str, Any]]:
+        return [{**message, "id": None} if _limit_error(message) else message]
+
+
+class LimitAsInvalidParams(RewritingWriter):
+    def rewrite(self, message: dict[str, Any]) -> list[dict[str, Any]]:
+        error = _limit_error(message)
+        if error is not None:
+            error["data"] = {"errorCode": "INVALID_PARAMS"}
+        return [message]
+
+
+class LimitThenExit(RewritingWriter):
+    """The reader "dies" with the oversized line: exit right after answering it."""
+
+    def send(self, message: dict[str, Any]) -> None:
+        super().send(message)
+        if _limit_error(message):
+            os._exit(4)
+
+
+class LimitRemainderParsed(RewritingWriter):
+    """Behaves as if the rest of the oversized line were read as a new line:
+    a parse error for it follows the LIMIT_EXCEEDED answer."""
+
+    def rewrite(self, message: dict[str, Any]) -> list[dict[str, Any]]:
+        if not _limit_error(message):
+            return [message]
+        bogus = {"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "unparseable request line"}}
+        return [message, bogus]
+
+
+class ParseErrorCode(RewritingWriter):
+    """Answers an unparseable line with -32601 instead of -32700."""
+
+    def rewrite(self, message: dict[str, Any]) -> list[dict[str, Any]]:
+        error = message.get("error")
+        if isinstance(error, dict) and error.get("code") == PARSE_ERROR:
+            return [{**message, "error": {**error, "code": METHOD_NOT_FOUND}}]
+        return [message]
+
+
+WRITER_FAULTS: dict[str, type[FrameWriter]] = {
+    "limit-null-id": LimitNullId,
+    "limit-as-invalid-params": LimitAsInvalidParams,
+    "limit-then-exit": LimitThenExit,
+    "limit-remainder-parsed": LimitRemainderParsed,
+    "parse-error-code": ParseErrorCode,
+}
+
+
+class DeafAfterBadLine(Server):
+    """Stops handling lines once one was not JSON."""
+
+    deaf = False
+
+    def _line(self, payload: bytes) -> None:
+        if self.deaf:
+            return
+        try:
+            json.loads(payload)
+        except ValueError:
+            self.deaf = bool(payload.strip())
+        super()._line(payload)
+
+
+class DropsCrlfLines(Server):
+    """Ignores every line that ends in CR LF."""
+
+    def _handle(self, events: list[FrameEvent]) -> None:
+        super()._handle([e for e in events if not (isinstance(e, Frame) and e.terminator == "crlf")])
+
+
+SERVER_FAULTS: dict[str, type[Server]] = {"deaf-after-bad-line": DeafAfterBadLine, "drops-crlf-lines": DropsCrlfLines}
 # Faults that are not a wrapper around one call.
 STARTUP_FAULTS = ("no-handshake-gate", "forgets-state")
-NAMES = tuple(sorted((*FAULTS, *STARTUP_FAULTS)))
+NAMES = tuple(sorted((*FAULTS, *WRITER_FAULTS, *SERVER_FAULTS, *STARTUP_FAULTS)))
 
 
 class FaultyHostCore(HostCore):
@@ -239,8 +339,18 @@ class FaultyHostCore(HostCore):
         return fault(super().call, name, params)
 
 
-def host_class(fault: str) -> type[HostCore]:
+def host_class(fault: str | None) -> type[HostCore]:
+    if fault is None:
+        return HostCore
     return type(f"FaultyHostCore[{fault}]", (FaultyHostCore,), {"fault": fault})
+
+
+def writer_class(fault: str | None) -> type[FrameWriter]:
+    return WRITER_FAULTS.get(fault or "", FrameWriter)
+
+
+def server_class(fault: str | None) -> type[Server]:
+    return SERVER_FAULTS.get(fault or "", Server)
 
 
 def data_dir_for(fault: str | None, data_dir: Path) -> Path:
