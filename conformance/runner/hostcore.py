@@ -85,7 +85,6 @@ def certify_hostcore(
         if shook == [True]:
             # A host-core that cannot complete a handshake has nothing more to
             # show; every further generation would only wait out its deadline.
-            _guarded(recorder, "transport scenario", lambda: transport_scenario(command, recorder, response_s, work))
             if oversized:
                 _guarded(
                     recorder, "oversized scenario", lambda: oversized_scenario(command, recorder, response_s, work)
@@ -181,37 +180,36 @@ def handshake_scenario(command: HostcoreCommand, recorder: Recorder, response_s:
                 peer.violate(Violation("RPC-10-02-health-ok", f"app.health got no answer within {response_s:g}s"))
             else:
                 peer.add(rpc_results.health_ok(response))
-            return True
         except HostcoreGone as exc:
             peer.violate(Violation(HANDSHAKE, f"the host-core ended during the handshake scenario ({exc})"))
             return False
+        # The same process goes on with the §2 transport checks: a spawn saved.
+        transport_checks(peer)
+        return True
 
 
-def transport_scenario(command: HostcoreCommand, recorder: Recorder, response_s: float, work: Path) -> None:
-    """§2: an invalid JSON line is diagnosed (or answered -32700 with a null
-    id) and later lines are still read; a CRLF-terminated line is accepted."""
-    recorder.context = "scenario=transport"
-    with _peer(command, recorder, response_s, work) as peer:
-        try:
-            if not handshake(peer):
-                return
-            peer.write_raw(b'{"jsonrpc":"2.0","id":\n', intent="invalid-json")
-            _later_frames(peer)
-            rid = peer.send(UNKNOWN_METHOD, {})
-            # The same request again, CRLF-terminated: its id differs, so both answers are awaited.
-            crlf = b'{"jsonrpc":"2.0","id":"crlf","method":"app.health"}\r\n'
-            peer.write_raw(crlf, intent="crlf")
-            first, second = peer.await_all([rid, "crlf"])
-            if first is not None:
-                peer.add(rpc_errors.refused_unknown_method(first))
-            if second is None:
-                peer.violate(Violation("RPC-2-crlf-accepted", "a CRLF-terminated app.health line got no answer"))
-            else:
-                recorder.exercise("RPC-2-crlf-accepted")
-                peer.add(rpc_results.health_ok(second))
-        except HostcoreGone as exc:
-            message = f"the host-core ended after an invalid line ({exc})"
-            peer.violate(Violation("RPC-2-invalid-json-later-frames", message))
+def transport_checks(peer: HostcorePeer) -> None:
+    """§2, after a handshake: an invalid JSON line is diagnosed (or answered
+    -32700 with a null id) and later lines are still read; a CRLF-terminated
+    line is accepted."""
+    peer.recorder.context = "scenario=transport"
+    try:
+        peer.write_raw(b'{"jsonrpc":"2.0","id":\n', intent="invalid-json")
+        _later_frames(peer)
+        rid = peer.send(UNKNOWN_METHOD, {})
+        # The same request again, CRLF-terminated: its id differs, so both answers are awaited.
+        peer.write_raw(b'{"jsonrpc":"2.0","id":"crlf","method":"app.health"}\r\n', intent="crlf")
+        first, second = peer.await_all([rid, "crlf"])
+        if first is not None:
+            peer.add(rpc_errors.refused_unknown_method(first))
+        if second is None:
+            peer.violate(Violation("RPC-2-crlf-accepted", "a CRLF-terminated app.health line got no answer"))
+        else:
+            peer.recorder.exercise("RPC-2-crlf-accepted")
+            peer.add(rpc_results.health_ok(second))
+    except HostcoreGone as exc:
+        message = f"the host-core ended after an invalid line ({exc})"
+        peer.violate(Violation("RPC-2-invalid-json-later-frames", message))
 
 
 OVERSIZED_ID = "oversized"
