@@ -159,6 +159,19 @@ def _parser() -> argparse.ArgumentParser:
     )
     rep.add_argument("--patience", type=arguments.patience, default=15.0, help=PATIENCE_HELP)
 
+    hc = sub.add_parser(
+        "hostcore",
+        help="certify a host-core (host RPC protocol v11); the harness plays the client",
+        description="Command after --; {data_dir} in it receives a fresh directory. No command: the reference.",
+    )
+    hc.add_argument("--report-dir", type=arguments.output_dir, default=Path("reports/hostcore"))
+    hc.add_argument("--profile", choices=sorted(PROFILES), default="default")
+    hc.add_argument("--seed", type=arguments.seed, default=None, help=SEED_HELP)
+    hc.add_argument("--patience", type=arguments.patience, default=15.0, help=PATIENCE_HELP)
+    hc.add_argument(
+        "target_argv", nargs=argparse.REMAINDER, metavar="-- CMD", help="-- CMD ARG ... (default: the reference)"
+    )
+
     req = sub.add_parser("requirements", help="list catalog entries")
     sides = sorted({r.side for r in load_catalog()})
     req.add_argument("--side", choices=sides, default=None, help="only entries of this side")
@@ -179,6 +192,8 @@ def _main(argv: Sequence[str] | None) -> int:
     args = _parser().parse_args(argv)
     if args.command == "host":
         return certify_host_command(args)
+    if args.command == "hostcore":
+        return certify_hostcore_command(args)
     if args.command == "requirements" and args.diff is not None:
         return catalog_diff(args.diff)
     if args.command in READ_ONLY_COMMANDS:
@@ -423,6 +438,28 @@ def certify_host_command(args: argparse.Namespace) -> int:
         return certify_host(argv, args.api_version, profile, run_seed, patience_s=args.patience, trace_dir=trace_dir)
 
     title = f"host {shlex.join(argv)} (probe API {args.api_version}), profile {profile.name}, seed {run_seed}"
+    return run_and_report(args.report_dir, produce, title)
+
+
+# -- octet-conformance hostcore (host RPC protocol v11) ------------------------------------------
+
+
+def certify_hostcore_command(args: argparse.Namespace) -> int:
+    """``octet-conformance hostcore [-- CMD ...]``: the harness plays the client."""
+    from .peers.rpc_client import HostcoreCommand
+    from .runner.hostcore import certify_hostcore, reference_command
+
+    argv = list(args.target_argv)
+    if argv and argv[0] == "--":
+        argv = argv[1:]
+    command = HostcoreCommand(tuple(argv), Path.cwd()) if argv else reference_command()
+    profile = PROFILES[args.profile]
+    run_seed = profile.default_seed if args.seed is None else args.seed
+
+    def produce(trace_dir: Path) -> RunResult:
+        return certify_hostcore(command, profile, run_seed, response_s=args.patience, trace_dir=trace_dir)
+
+    title = f"host-core {shlex.join(command.argv)}, profile {profile.name}, seed {run_seed}"
     return run_and_report(args.report_dir, produce, title)
 
 

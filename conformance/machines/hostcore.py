@@ -1,0 +1,364 @@
+"""``HostcoreMachine``: Hypothesis drives a host-core through the harness-as-client.
+
+One example is one fresh data directory. The machine handshakes, then runs a
+generated sequence of session, turn, notification and transport steps; a
+``restart`` step ends the process (stdin EOF, then its group is killed) and
+starts a new one on the same directory, after which everything the model
+holds must still be there. Rules never assert: each answer is judged by the
+sans-IO validators and recorded, so exploration goes on past a failure. The
+model depends only on what the harness sent and on ids the host-core gave
+back, never on timing (Hypothesis would call that flaky).
+"""
+
+from __future__ import annotations
+
+import itertools
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar
+
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, initialize, rule
+
+from conformance.evidence import Recorder
+from conformance.peers.rpc_client import HostcoreCommand, HostcoreGone, HostcorePeer, handshake_params
+from conformance.protocol import rpc_errors, rpc_handshake, rpc_limits, rpc_results, rpc_session
+from conformance.protocol.violations import Violation
+
+UNKNOWN_METHOD = "octetConformance.noSuchMethod"
+# Titles for session.rename (§4: trimmed, then 1..80 code points). No
+# whitespace or format characters but the plain space: which of those a
+# "trim" removes differs between languages (U+FEFF, U+180E), and the document
+# does not say.
+TITLES = st.one_of(
+    st.text(
+        alphabet=st.characters(codec="utf-8", exclude_categories=("Cs", "Cc", "Cf", "Zs", "Zl", "Zp", "Co", "Cn")),
+        min_size=1,
+        max_size=90,
+    ),
+    st.sampled_from(["", "   ", "x" * 80, "x" * 81, " padded title ", " " + "y" * 80 + " "]),
+)
+MESSAGE_IDS = st.sampled_from([f"msg-{i}" for i in range(4)])
+# Which earlier session or notification a step uses: an index taken modulo
+# how many the model holds, so a step can be called directly with a number.
+PICKS = st.integers(min_value=0, max_value=63)
+LIST_RULE = "RPC-4-session.list"
+APPEND_RULE = "RPC-4-session.appendMessage"
+ROUND_TRIP = "RPC-10-07-notification-round-trip"
+ONE_NOTIFICATION = "RPC-10-06-endturn-one-notification"
+ANSWERED = "RPC-2-jsonrpc-2.0"
+
+
+@dataclass
+class Model:
+    """What the host-core must hold, from what the harness did."""
+
+    sessions: list[str] = field(default_factory=list)
+    messages: dict[str, set[str]] = field(default_factory=dict)  # session -> message ids appended
+    notifications: dict[str, bool] = field(default_factory=dict)  # notification id -> read
+
+
+def step_context(example: int, step: int) -> str:
+    return f"example {example}, step {step}"
+
+
+class HostcoreMachine(RuleBasedStateMachine):
+    """Set ``command``, ``recorder``, ``response_s`` and ``work_root`` on a
+    subclass (see :func:`machine_for`)."""
+
+    command: ClassVar[HostcoreCommand]
+    recorder: ClassVar[Recorder]
+    response_s: ClassVar[float]
+    work_root: ClassVar[Path]
+    example_counter: ClassVar[list[int]]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.example_counter[0] += 1
+        self.data_dir = Path(tempfile.mkdtemp(prefix="hostcore-", dir=self.work_root))
+        self.model = Model()
+        self.step = 0
+        self.ready = False
+        self.turns = itertools.count(1)
+        self.peer = self._spawn()
+
+    # -- helpers -------------------------------------------------------------------
+    def _spawn(self) -> HostcorePeer:
+        return HostcorePeer(self.command, self.data_dir, self.recorder, response_s=self.response_s)
+
+    def _guard(self) -> bool:
+        self.recorder.context = step_context(self.example_counter[0], self.step)
+        self.peer.step = self.step
+        self.step += 1
+        return self.ready and self.peer.alive
+
+    def _call(self, method: str, params: object = None) -> dict[str, Any] | None:
+        """The response, or None (recorded as unanswered; the generation ends)."""
+        try:
+            response = self.peer.call(method, params)
+        except HostcoreGone as exc:
+            self.peer.violate(Violation(ANSWERED, f"{method} got no response: {exc}"))
+            self.ready = False
+            return None
+        if response is None:
+            self.peer.violate(Violation(ANSWERED, f"{method} got no response within {self.response_s:g}s"))
+            self.ready = False
+        return response
+
+    def _result(self, method: str, params: object = None) -> Any:
+        """The result of a call expected to succeed (None otherwise)."""
+        response = self._call(method, params)
+        return response.get("result") if response is not None else None
+
+    def _handshake(self) -> None:
+        response = self._call("app.handshake", handshake_params())
+        if response is None:
+            return
+        if "result" not in response:
+            self.peer.violate(Violation("RPC-10-01-handshake", "app.handshake with version 11 was refused"))
+            return
+        self.recorder.exercise("RPC-10-01-handshake")
+        self.peer.add(rpc_handshake.handshake_result(response["result"]))
+        self.ready = True
+
+    # -- rules -----------------------------------------------------------------------
+    @initialize()
+    def start(self) -> None:
+        self._guard()  # names the step; nothing runs before the handshake
+        self._handshake()
+
+    @rule()
+    def create_session(self) -> None:
+        # No optional params: §4 names no title for session.create, and the
+        # defaults (thinkingLevel off, fastMode false) are what is judged.
+        if not self._guard():
+            return
+        params: dict[str, Any] = {}
+        response = self._call("session.create", params)
+        if response is None or "error" in response:
+            if response is not None:
+                self.peer.violate(Violation("RPC-4-session.create", "session.create with no params was refused"))
+            return
+        self.peer.add(rpc_session.session_create_result(response["result"], params=params))
+        sid = rpc_session.session_id(response["result"])
+        if sid is not None:
+            self.model.sessions.append(sid)
+            self.model.messages[sid] = set()
+
+    @rule()
+    def list_sessions(self) -> None:
+        if not self._guard():
+            return
+        result = self._result("session.list", {})
+        if result is None:
+            return
+        self.peer.add(rpc_session.session_list_result(result))
+        listed = {rpc_session.session_id(s) for s in (result.get("sessions") or []) if isinstance(s, dict)}
+        for sid in self.model.sessions:
+            if sid not in listed:
+                self.peer.violate(Violation(LIST_RULE, f"session.list lacks session {sid}, created earlier"))
+
+    def _session(self, pick: int) -> str:
+        return self.model.sessions[pick % len(self.model.sessions)]
+
+    @rule(pick=PICKS, title=TITLES)
+    def rename(self, pick: int, title: str) -> None:
+        if not self._guard() or not self.model.sessions:
+            return
+        sid = self._session(pick)
+        response = self._call("session.rename", {"id": sid, "title": title})  # §4 names the session "id" here
+        if response is not None:
+            self.peer.add(rpc_session.rename_result(response, title=title))
+
+    @rule(pick=PICKS, message_id=MESSAGE_IDS)
+    def append_message(self, pick: int, message_id: str) -> None:
+        if not self._guard() or not self.model.sessions:
+            return
+        sid = self._session(pick)
+        message = {"id": message_id, "role": "user", "content": [{"type": "text", "text": "conformance"}]}
+        result = self._result("session.appendMessage", {"sessionId": sid, "message": message})
+        if not isinstance(result, dict):
+            self.peer.violate(Violation(APPEND_RULE, "session.appendMessage did not answer with an object result"))
+            return
+        self.recorder.exercise(APPEND_RULE)
+        replay = message_id in self.model.messages[sid]
+        if replay and result.get("appended") is not False:
+            # A replay must change nothing; a host saying it appended again did.
+            shown = "absent" if "appended" not in result else repr(result["appended"])
+            self.peer.violate(Violation(APPEND_RULE, f"replaying message {message_id} answered appended {shown}"))
+        self.model.messages[sid].add(message_id)
+
+    @rule(pick=PICKS, status=st.sampled_from(rpc_limits.END_TURN_STATUSES), notify=st.sampled_from([None, False]))
+    def turn(self, pick: int, status: str, notify: bool | None) -> None:
+        """A turn begun and ended, then ended again (a repeated terminal update)."""
+        if not self._guard() or not self.model.sessions:
+            return
+        sid = self._session(pick)
+        turn_id = self._begin(sid)
+        if turn_id is None:
+            return
+        params: dict[str, Any] = {"sessionId": sid, "turnId": turn_id, "status": status}
+        if notify is not None:
+            params["createNotification"] = notify
+        self._end_turn(params, was_running=True)
+        self._end_turn(params, was_running=False)  # a repeated terminal update creates nothing
+
+    @rule(pick=PICKS)
+    def busy_turn(self, pick: int) -> None:
+        """A second beginTurn while one runs: refused or not, any error it
+        gets goes through the §7 rules; then the turn ends."""
+        if not self._guard() or not self.model.sessions:
+            return
+        sid = self._session(pick)
+        turn_id = self._begin(sid)
+        if turn_id is None:
+            return
+        second = self._call("session.beginTurn", {"sessionId": sid})
+        if second is not None and "result" in second:
+            self.peer.add(rpc_session.begin_turn_result(second["result"]))
+        for tid in [t for t in (turn_id, _turn_id(second)) if t is not None]:
+            self._end_turn({"sessionId": sid, "turnId": tid, "status": "aborted"}, was_running=True)
+
+    def _begin(self, sid: str) -> str | None:
+        begun = self._result("session.beginTurn", {"sessionId": sid})
+        if begun is not None:
+            self.peer.add(rpc_session.begin_turn_result(begun))
+        return begun.get("turnId") if isinstance(begun, dict) and isinstance(begun.get("turnId"), str) else None
+
+    def _end_turn(self, params: dict[str, Any], *, was_running: bool) -> None:
+        result = self._result("session.endTurn", params)
+        if result is None:
+            return
+        self.peer.add(rpc_session.end_turn_result(result))
+        rule_args = {"was_running": was_running, "status": params["status"]}
+        self.peer.add(rpc_session.end_turn_notification(result, **rule_args, **_notify(params)))
+        self.recorder.exercise(ONE_NOTIFICATION)
+        note = result.get("notification") if isinstance(result, dict) else None
+        if isinstance(note, dict) and isinstance(note.get("id"), str):
+            if note["id"] in self.model.notifications:
+                self.peer.violate(Violation(ONE_NOTIFICATION, f"endTurn returned notification {note['id']} again"))
+            self.model.notifications[note["id"]] = False
+
+    @rule()
+    def list_notifications(self) -> None:
+        if not self._guard():
+            return
+        result = self._result("notification.list", {})
+        if result is None:
+            return
+        self.peer.add(rpc_session.notification_list_result(result))
+        self.recorder.exercise(ROUND_TRIP)
+        if not isinstance(result, dict) or not isinstance(result.get("notifications"), list):
+            return
+        listed = {n.get("id") for n in result["notifications"] if isinstance(n, dict)}
+        expected = len(self.model.notifications) <= rpc_limits.MAX_NOTIFICATIONS
+        missing = sorted(n for n in self.model.notifications if n not in listed)
+        if expected and missing:
+            self.peer.violate(Violation(ROUND_TRIP, f"notification.list lacks notification {missing[0]}"))
+        unread = sum(not read for read in self.model.notifications.values())
+        if expected and result.get("unreadCount") != unread:
+            got = result.get("unreadCount")
+            self.peer.violate(Violation(ROUND_TRIP, f"unreadCount is {got!r}; {unread} notification(s) are unread"))
+
+    @rule(pick=PICKS)
+    def mark_read(self, pick: int) -> None:
+        if not self._guard() or not self.model.notifications:
+            return
+        known = sorted(self.model.notifications)
+        nid = known[pick % len(known)]
+        for _ in range(2):  # marking a read row again still succeeds
+            result = self._result("notification.markRead", {"id": nid})
+            if result is None:
+                return
+            self.peer.add(rpc_session.mark_read_result(result, known_id=True))
+        self.model.notifications[nid] = True
+
+    @rule()
+    def health(self) -> None:
+        if not self._guard():
+            return
+        response = self._call("app.health")
+        if response is not None:
+            self.peer.add(rpc_results.health_ok(response))
+            if "result" in response:
+                self.peer.add(rpc_results.health_result(response["result"]))
+
+    @rule()
+    def unknown_method(self) -> None:
+        if not self._guard():
+            return
+        response = self._call(UNKNOWN_METHOD, {})
+        if response is not None:
+            self.peer.add(rpc_errors.refused_unknown_method(response))
+
+    @rule(params=st.sampled_from([[], [{"sessionId": "x"}]]))
+    def non_object_params(self, params: object) -> None:
+        if not self._guard():
+            return
+        response = self._call("session.list", params)
+        if response is not None:
+            self.peer.add(rpc_errors.refused_invalid_params(response))
+
+    @rule()
+    def restart(self) -> None:
+        """End this host-core and start another on the same data directory."""
+        if not self._guard():
+            return
+        self.peer.stdin_eof(self.response_s)
+        self.peer.close()
+        self.peer = self._spawn()
+        self.ready = False
+        self._handshake()
+
+    def teardown(self) -> None:
+        self.peer.close()
+
+
+def _turn_id(response: dict[str, Any] | None) -> str | None:
+    result = response.get("result") if response is not None else None
+    turn_id = result.get("turnId") if isinstance(result, dict) else None
+    return turn_id if isinstance(turn_id, str) else None
+
+
+def scripted_example(machine: type[HostcoreMachine]) -> None:
+    """One fixed walk through every rule, run before the generated ones so
+    each rule is exercised whatever the profile and seed draw."""
+    m = machine()
+    try:
+        m.start()
+        m.create_session()
+        m.create_session()
+        m.list_sessions()
+        m.rename(0, "Renamed by the harness")
+        m.rename(0, "   ")
+        m.append_message(0, "msg-0")
+        m.append_message(0, "msg-0")
+        m.turn(0, "completed", None)
+        m.turn(1, "error", None)
+        m.turn(0, "aborted", None)
+        m.turn(1, "completed", False)
+        m.busy_turn(0)
+        m.list_notifications()
+        m.mark_read(0)
+        m.list_notifications()
+        m.health()
+        m.unknown_method()
+        m.non_object_params([])
+        m.restart()
+        m.list_sessions()
+        m.list_notifications()
+    finally:
+        m.teardown()
+
+
+def _notify(params: dict[str, Any]) -> dict[str, Any]:
+    return {"create_notification": params["createNotification"]} if "createNotification" in params else {}
+
+
+def machine_for(
+    command: HostcoreCommand, recorder: Recorder, *, response_s: float, work_root: Path
+) -> type[HostcoreMachine]:
+    """A machine class bound to one target (Hypothesis instantiates it per example)."""
+    bound = {"command": command, "recorder": recorder, "response_s": response_s, "work_root": work_root}
+    return type("BoundHostcoreMachine", (HostcoreMachine,), {**bound, "example_counter": [0]})

@@ -1,0 +1,361 @@
+"""Deliberate faults for the faulty host-core fixtures (``--fault NAME``).
+
+Each fault breaks exactly one rule of the document, so the certification
+can be shown to catch it (fixtures/hostcores/<name>/expect.toml). They live
+here, as a wrapper around :meth:`HostCore.call`, so the normal code paths
+carry no trace of them; with no ``--fault`` none of this runs.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from conformance.protocol.framing import Frame, FrameEvent
+from conformance.reference.extension.writer import FrameWriter
+
+from . import limits
+from .errors import METHOD_NOT_FOUND, PARSE_ERROR, HostError
+from .host import HostCore
+from .server import Server
+
+Call = Callable[[str, Any], Any]  # the reference's own HostCore.call
+Fault = Callable[[Call, str, Any], Any]
+
+
+class BareError(HostError):
+    """An error answered with a chosen numeric code and data (or none)."""
+
+    def __init__(self, code: int, message: str, data: dict[str, Any] | None) -> None:
+        super().__init__("INTERNAL", message)
+        self.code = code
+        self.data = data
+
+    def to_error(self) -> dict[str, Any]:
+        error: dict[str, Any] = {"code": self.code, "message": self.message}
+        if self.data is not None:
+            error["data"] = self.data
+        return error
+
+
+def _result(outcome: Any, change: Callable[[dict[str, Any]], None]) -> Any:
+    if isinstance(outcome, dict):
+        change(outcome)
+    return outcome
+
+
+def accepts_any_version(call: Call, name: str, params: Any) -> Any:
+    if name == "app.handshake" and isinstance(params, dict):
+        params = {**params, "protocolVersion": limits.PROTOCOL_VERSION}
+    return call(name, params)
+
+
+def a2a_capability(call: Call, name: str, params: Any) -> Any:
+    outcome = call(name, params)
+    if name == "app.handshake":
+        return _result(outcome, lambda r: r.update(capabilities=["a2a"]))
+    return outcome
+
+
+def handshake_says_v10(call: Call, name: str, params: Any) -> Any:
+    outcome = call(name, params)
+    if name == "app.handshake":
+        return _result(outcome, lambda r: r.update(protocolVersion=limits.PROTOCOL_VERSION - 1))
+    return outcome
+
+
+def busy_without_errorcode(call: Call, name: str, params: Any) -> Any:
+    outcome = call(name, params)
+    if isinstance(outcome, HostError) and outcome.error_code == "AGENT_BUSY":
+        return BareError(1008, outcome.message, None)
+    return outcome
+
+
+def busy_wrong_code(call: Call, name: str, params: Any) -> Any:
+    outcome = call(name, params)
+    if isinstance(outcome, HostError) and outcome.error_code == "AGENT_BUSY":
+        return BareError(1002, outcome.message, {"errorCode": "AGENT_BUSY"})
+    return outcome
+
+
+def unknown_method_not_found(call: Call, name: str, params: Any) -> Any:
+    outcome = call(name, params)
+    if isinstance(outcome, HostError) and type(outcome).__name__ == "UnknownMethod":
+        return HostError("NOT_FOUND", outcome.message)
+    return outcome
+
+
+def health_not_ok(call: Call, name: str, params: Any) -> Any:
+    outcome = call(name, params)
+    if name == "app.health":
+        return _result(outcome, lambda r: r.update(ok=False))
+    return outcome
+
+
+def health_without_budget(call: Call, name: str, params: Any) -> Any:
+    outcome = call(name, params)
+    if name == "app.health":
+        return _result(outcome, lambda r: r.pop("toolBudget", None))
+    return outcome
+
+
+def array_params_accepted(call: Call, name: str, params: Any) -> Any:
+    return call(name, {} if isinstance(params, list) else params)
+
+
+def rename_takes_any_title(call: Call, name: str, params: Any) -> Any:
+    if name == "session.rename" and isinstance(params, dict) and not str(params.get("title", "")).strip():
+        params = {**params, "title": "untitled"}
+    return call(name, params)
+
+
+def append_not_idempotent(call: Call, name: str, params: Any) -> Any:
+    outcome = call(name, params)
+    if name == "session.appendMessage":
+        return _result(outcome, lambda r: r.update(appended=True))
+    return outcome
+
+
+def end_turn_hides_notification(call: Call, name: str, params: Any) -> Any:
+    outcome = call(name, params)
+    if name == "session.endTurn":
+        return _result(outcome, lambda r: r.pop("notification", None))
+    return outcome
+
+
+def notifications_oldest_first(call: Call, name: str, params: Any) -> Any:
+    outcome = call(name, params)
+    if name == "notification.list":
+        return _result(outcome, lambda r: r.get("notifications", []).reverse())
+    return outcome
+
+
+def unread_count_off_by_one(call: Call, name: str, params: Any) -> Any:
+    outcome = call(name, params)
+    if name == "notification.list":
+        return _result(outcome, lambda r: r.update(unreadCount=int(r.get("unreadCount", 0)) + 1))
+    return outcome
+
+
+def mark_read_once(call: Call, name: str, params: Any) -> Any:
+    """markRead of a row already read answers ok false."""
+    if name == "notification.markRead":
+        listing = call("notification.list", {})
+        rows = listing.get("notifications", []) if isinstance(listing, dict) else []
+        target = params.get("id") if isinstance(params, dict) else None
+        if any(row.get("id") == target and row.get("readAt") is not None for row in rows):
+            return {"ok": False}
+    return call(name, params)
+
+
+def repeats_notification(call: Call, name: str, params: Any) -> Any:
+    """A repeated endTurn of an ended turn returns the turn's notification again."""
+    outcome = call(name, params)
+    if name == "session.endTurn" and isinstance(outcome, dict) and "notification" not in outcome:
+        listing = call("notification.list", {})
+        rows = listing.get("notifications", []) if isinstance(listing, dict) else []
+        turn = params.get("turnId") if isinstance(params, dict) else None
+        outcome["notification"] = next((row for row in rows if row.get("turnId") == turn), None)
+    return outcome
+
+
+def bogus_thinking_level(call: Call, name: str, params: Any) -> Any:
+    outcome = call(name, params)
+    if name == "session.list" and isinstance(outcome, dict):
+        for summary in outcome.get("sessions", []):
+            summary["thinkingLevel"] = "extreme"
+    return outcome
+
+
+def numeric_turn_id(call: Call, name: str, params: Any) -> Any:
+    outcome = call(name, params)
+    if name == "session.beginTurn":
+        return _result(outcome, lambda r: r.update(turnId=7))
+    return outcome
+
+
+def end_turn_ok_string(call: Call, name: str, params: Any) -> Any:
+    outcome = call(name, params)
+    if name == "session.endTurn":
+        return _result(outcome, lambda r: r.update(ok="yes"))
+    return outcome
+
+
+def create_thinks_high(call: Call, name: str, params: Any) -> Any:
+    """session.create answers thinkingLevel "high" although none was sent (the default is off)."""
+    outcome = call(name, params)
+    if name == "session.create" and isinstance(outcome, dict) and isinstance(outcome.get("session"), dict):
+        outcome["session"]["thinkingLevel"] = "high"
+    return outcome
+
+
+def dies_on_session_create(call: Call, name: str, params: Any) -> Any:
+    if name == "session.create":
+        os._exit(3)  # mid-call: the request is never answered
+    return call(name, params)
+
+
+FAULTS: dict[str, Fault] = {
+    "repeats-notification": repeats_notification,
+    "bogus-thinking-level": bogus_thinking_level,
+    "numeric-turn-id": numeric_turn_id,
+    "end-turn-ok-string": end_turn_ok_string,
+    "create-thinks-high": create_thinks_high,
+    "dies-on-session-create": dies_on_session_create,
+    "accepts-any-version": accepts_any_version,
+    "a2a-capability": a2a_capability,
+    "handshake-says-v10": handshake_says_v10,
+    "busy-without-errorcode": busy_without_errorcode,
+    "busy-wrong-code": busy_wrong_code,
+    "unknown-method-not-found": unknown_method_not_found,
+    "health-not-ok": health_not_ok,
+    "health-without-budget": health_without_budget,
+    "array-params-accepted": array_params_accepted,
+    "rename-takes-any-title": rename_takes_any_title,
+    "append-not-idempotent": append_not_idempotent,
+    "end-turn-hides-notification": end_turn_hides_notification,
+    "notifications-oldest-first": notifications_oldest_first,
+    "unread-count-off-by-one": unread_count_off_by_one,
+    "mark-read-once": mark_read_once,
+}
+# -- faults of the transport: outgoing frames, and the line reader ----------------------
+
+
+def _limit_error(message: dict[str, Any]) -> dict[str, Any] | None:
+    error = message.get("error")
+    data = error.get("data") if isinstance(error, dict) else None
+    return error if isinstance(data, dict) and data.get("errorCode") == "LIMIT_EXCEEDED" else None
+
+
+class RewritingWriter(FrameWriter):
+    """Rewrites each outgoing message with :meth:`rewrite` (a fault's)."""
+
+    def send(self, message: dict[str, Any]) -> None:
+        for out in self.rewrite(message):
+            super().send(out)
+
+    def rewrite(self, message: dict[str, Any]) -> list[dict[str, Any]]:
+        return [message]
+
+
+class LimitNullId(RewritingWriter):
+    def rewrite(self, message: dict[str, Any]) -> list[dict[str, Any]]:
+        return [{**message, "id": None} if _limit_error(message) else message]
+
+
+class LimitAsInvalidParams(RewritingWriter):
+    def rewrite(self, message: dict[str, Any]) -> list[dict[str, Any]]:
+        error = _limit_error(message)
+        if error is not None:
+            error["data"] = {"errorCode": "INVALID_PARAMS"}
+        return [message]
+
+
+class LimitThenExit(RewritingWriter):
+    """The reader "dies" with the oversized line: exit right after answering it."""
+
+    def send(self, message: dict[str, Any]) -> None:
+        super().send(message)
+        if _limit_error(message):
+            os._exit(4)
+
+
+class LimitRemainderParsed(RewritingWriter):
+    """Behaves as if the rest of the oversized line were read as a new line:
+    a parse error for it follows the LIMIT_EXCEEDED answer."""
+
+    def rewrite(self, message: dict[str, Any]) -> list[dict[str, Any]]:
+        if not _limit_error(message):
+            return [message]
+        bogus = {"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "unparseable request line"}}
+        return [message, bogus]
+
+
+class ParseErrorCode(RewritingWriter):
+    """Answers an unparseable line with -32601 instead of -32700."""
+
+    def rewrite(self, message: dict[str, Any]) -> list[dict[str, Any]]:
+        error = message.get("error")
+        if isinstance(error, dict) and error.get("code") == PARSE_ERROR:
+            return [{**message, "error": {**error, "code": METHOD_NOT_FOUND}}]
+        return [message]
+
+
+WRITER_FAULTS: dict[str, type[FrameWriter]] = {
+    "limit-null-id": LimitNullId,
+    "limit-as-invalid-params": LimitAsInvalidParams,
+    "limit-then-exit": LimitThenExit,
+    "limit-remainder-parsed": LimitRemainderParsed,
+    "parse-error-code": ParseErrorCode,
+}
+
+
+class DeafAfterBadLine(Server):
+    """Stops handling lines once one was not JSON."""
+
+    deaf = False
+
+    def _line(self, payload: bytes) -> None:
+        if self.deaf:
+            return
+        try:
+            json.loads(payload)
+        except ValueError:
+            self.deaf = bool(payload.strip())
+        super()._line(payload)
+
+
+class DropsCrlfLines(Server):
+    """Ignores every line that ends in CR LF."""
+
+    def _handle(self, events: list[FrameEvent]) -> None:
+        super()._handle([e for e in events if not (isinstance(e, Frame) and e.terminator == "crlf")])
+
+
+SERVER_FAULTS: dict[str, type[Server]] = {"deaf-after-bad-line": DeafAfterBadLine, "drops-crlf-lines": DropsCrlfLines}
+# Faults that are not a wrapper around one call.
+STARTUP_FAULTS = ("no-handshake-gate", "forgets-state")
+NAMES = tuple(sorted((*FAULTS, *WRITER_FAULTS, *SERVER_FAULTS, *STARTUP_FAULTS)))
+
+
+class FaultyHostCore(HostCore):
+    """The reference with one fault switched on."""
+
+    fault: str = ""
+
+    def __init__(self, data_dir: Path, **kwargs: Any) -> None:
+        super().__init__(data_dir, **kwargs)
+        if self.fault == "no-handshake-gate":
+            self.handshake_succeeded()  # every call is served as if a handshake had succeeded
+
+    def call(self, name: str, params: Any) -> Any:
+        fault = FAULTS.get(self.fault)
+        if fault is None:
+            return super().call(name, params)
+        return fault(super().call, name, params)
+
+
+def host_class(fault: str | None) -> type[HostCore]:
+    if fault is None:
+        return HostCore
+    return type(f"FaultyHostCore[{fault}]", (FaultyHostCore,), {"fault": fault})
+
+
+def writer_class(fault: str | None) -> type[FrameWriter]:
+    return WRITER_FAULTS.get(fault or "", FrameWriter)
+
+
+def server_class(fault: str | None) -> type[Server]:
+    return SERVER_FAULTS.get(fault or "", Server)
+
+
+def data_dir_for(fault: str | None, data_dir: Path) -> Path:
+    """forgets-state: every start uses a fresh directory, so nothing survives a restart."""
+    if fault == "forgets-state":
+        data_dir.mkdir(parents=True, exist_ok=True)
+        return Path(tempfile.mkdtemp(prefix="forgotten-", dir=data_dir))
+    return data_dir
