@@ -43,6 +43,7 @@ from .transport.startup import StartFailure, check_startable
 
 if TYPE_CHECKING:
     from .peers.ext_host import Launcher
+    from .peers.rpc_client import HostcoreCommand
     from .runner.extension import RunResult
 
 EXIT_OK, EXIT_FAIL, EXIT_HARNESS = 0, 1, 2
@@ -444,15 +445,21 @@ def certify_host_command(args: argparse.Namespace) -> int:
 # -- octet-conformance hostcore (host RPC protocol v11) ------------------------------------------
 
 
-def certify_hostcore_command(args: argparse.Namespace) -> int:
-    """``octet-conformance hostcore [-- CMD ...]``: the harness plays the client."""
+def hostcore_command(argv: list[str]) -> HostcoreCommand:
+    """The host-core to certify: the argv after ``--`` (the reference without one)."""
     from .peers.rpc_client import HostcoreCommand
-    from .runner.hostcore import certify_hostcore, reference_command
+    from .runner.hostcore import reference_command
 
-    argv = list(args.target_argv)
     if argv and argv[0] == "--":
         argv = argv[1:]
-    command = HostcoreCommand(tuple(argv), Path.cwd()) if argv else reference_command()
+    return HostcoreCommand(tuple(argv), Path.cwd()) if argv else reference_command()
+
+
+def certify_hostcore_command(args: argparse.Namespace) -> int:
+    """``octet-conformance hostcore [-- CMD ...]``: the harness plays the client."""
+    from .runner.hostcore import certify_hostcore
+
+    command = hostcore_command(list(args.target_argv))
     profile = PROFILES[args.profile]
     run_seed = profile.default_seed if args.seed is None else args.seed
 
