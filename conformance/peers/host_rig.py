@@ -87,6 +87,10 @@ class HostRig:
     eof_while_running: bool = False  # the host closed the probe's stdin (not: the probe ended)
     step: int = 0
     _pending_ops: dict[int, str] = field(default_factory=dict)
+    # A simulated run (conformance.peers.host_simulated) waits on the virtual
+    # clock instead of polling file descriptors.
+    clock: Callable[[], float] = time.monotonic
+    idle_wait: Callable[[float], None] | None = None
 
     # -- pumping -----------------------------------------------------------------
     def tick(self, wait_s: float = POLL_SLICE_S) -> None:
@@ -98,7 +102,9 @@ class HostRig:
             while (item := self.link.next_event(0.0)) is not None:
                 self._host_wrote(item)
                 progressed = True
-        if not progressed and wait_s > 0:
+        if not progressed and wait_s > 0 and self.idle_wait is not None:
+            self.idle_wait(wait_s)
+        elif not progressed and wait_s > 0:
             poller = select.poll()
             poller.register(self.driver.process.proc.stdout.fileno(), select.POLLIN)  # type: ignore[union-attr]
             if self.link is not None and self.link.connected:
@@ -107,11 +113,11 @@ class HostRig:
 
     def until(self, done: Callable[[], Any], timeout: float | None = None) -> Any:
         """Pump until ``done()`` is truthy (returned) or the timeout passes (None)."""
-        deadline = time.monotonic() + (self.patience_s if timeout is None else timeout)
+        deadline = self.clock() + (self.patience_s if timeout is None else timeout)
         while not (value := done()):
-            if time.monotonic() >= deadline:
+            if self.clock() >= deadline:
                 return None
-            self.tick(min(POLL_SLICE_S, max(deadline - time.monotonic(), 0.0)))
+            self.tick(min(POLL_SLICE_S, max(deadline - self.clock(), 0.0)))
         return value
 
     def _host_wrote(self, item: Received | StdoutClosed) -> None:
