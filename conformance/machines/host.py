@@ -28,12 +28,22 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, precondition,
 from conformance.evidence import Recorder
 from conformance.machines.host_scenarios import ready as load_ready
 from conformance.machines.host_scenarios import shutdown_with, start_call, tool_result
+from conformance.machines.host_storms import Backoff, Storm, crash_quietly, storms_measurable
 from conformance.peers.host_driver import HostDriver
 from conformance.peers.host_rig import HostRequest, HostRig, ProbeGone, save_traces
 from conformance.peers.probe import ProbeListener
+from conformance.protocol.limits import FAILED_RESTARTS_BEFORE_PARK
+from conformance.protocol.strict_json import dumps
+from conformance.protocol.violations import Violation
 
+SHAPE_WORDS = {"line": "in one write", "bytes": "one byte per write", "crlf": "with CR LF",
+               "coalesced": "in one write with another"}  # fmt: skip
 MAX_OPEN = 3  # calls the machine keeps in flight (under the probe's negotiated 4)
 PARENTS = ("active", "settled", "never-issued", "missing")
+# How the probe puts an answer on the wire: one write per line, one write per
+# byte, or CR LF line ends (CR is JSON whitespace: the line still holds one object).
+SHAPES = ("line", "bytes", "crlf")
+READS_FRAMES = "EXT-0-host-reads-frames"
 
 
 @dataclass
@@ -62,6 +72,7 @@ class HostMachine(RuleBasedStateMachine):
         self.rig = HostRig(self.driver, self.listener, self.recorder, **self.rig_options)
         self.live = False
         self.violated_before = frozenset(self.recorder.violations)
+        self.storm: Storm | None = None  # one storm per example bounds its cost
 
     @initialize()
     def load(self) -> None:
@@ -81,16 +92,60 @@ class HostMachine(RuleBasedStateMachine):
             self.model.open[call] = req
 
     @precondition(lambda self: bool(self.model.open))
-    @rule(data=st.data())
-    def answer(self, data: st.DataObject) -> None:
+    @rule(data=st.data(), shape=st.sampled_from(SHAPES))
+    def answer(self, data: st.DataObject, shape: str) -> None:
         self._step()
         call = data.draw(st.sampled_from(sorted(self.model.open)))
-        req = self.model.open.pop(call)
-        self.model.progress.pop(call, None)
-        if self.live:
-            self.rig.respond(req.wire_id, tool_result(self.api_version))
-            self.rig.settled(call)
-        self.model.settled.append(req)
+        self._answer([call], shape)
+
+    @precondition(lambda self: len(self.model.open) >= 2)
+    @rule(data=st.data())
+    def answer_coalesced(self, data: st.DataObject) -> None:
+        """Two answers in one write: the host must split them into two frames."""
+        self._step()
+        calls = data.draw(st.lists(st.sampled_from(sorted(self.model.open)), min_size=2, max_size=2, unique=True))
+        self._answer(calls, "coalesced")
+
+    def _answer(self, calls: list[str], shape: str) -> None:
+        reqs = [self.model.open.pop(call) for call in calls]
+        for call in calls:
+            self.model.progress.pop(call, None)
+        self.model.settled.extend(reqs)
+        if not self.live:
+            return
+        result = tool_result(self.api_version)
+        frames = [self.rig.answering(req.wire_id, result) for req in reqs]
+        end = b"\r\n" if shape == "crlf" else b"\n"
+        data = b"".join(dumps(frame) + end for frame in frames)
+        if shape == "bytes":
+            for index in range(len(data)):
+                self.rig.write(data[index : index + 1], {"shape": shape})
+        else:
+            self.rig.write(data, {"shape": shape})
+        for call in calls:
+            self._delivered(call, shape)
+
+    def _delivered(self, call: str, shape: str) -> None:
+        """§0 (EXT-0-host-reads-frames): however the bytes arrived, the answer is the call's result."""
+        settled = self.rig.settled(call)
+        self.recorder.exercise(READS_FRAMES)
+        outcome = settled.params.get("outcome") if settled is not None else "nothing"
+        if outcome != "result":
+            self.recorder.violate(
+                Violation(READS_FRAMES, f"a valid answer written {SHAPE_WORDS[shape]} settled the call as {outcome!r}")
+            )
+
+    @precondition(lambda self: self.live and self.storm is None and storms_measurable(self.rig))
+    @rule(failures=st.sampled_from((0, 1, 2, FAILED_RESTARTS_BEFORE_PARK + 1)))
+    def crash(self, failures: int) -> None:
+        """§5: the probe crashes at this (generated) moment, with whatever calls are open;
+        the first ``failures`` restarts die while initializing (a restart storm)."""
+        self._step()
+        self.storm = Storm(self.rig, self.api_version, Backoff.of(self.rig))
+        self.model.settled.extend(self.model.open.values())  # the host fails them: their ids are spent
+        self.model.open.clear()
+        self.model.progress.clear()
+        self.live = crash_quietly(self.storm, failures)
 
     @precondition(lambda self: bool(self.model.open) and self.api_version != "0.1")
     @rule(data=st.data(), late_result=st.booleans())

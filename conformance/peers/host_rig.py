@@ -168,6 +168,12 @@ class HostRig:
         self._judge(lambda s: s.answered(wire_id, result=result))  # before the bytes: the host may react at once
         self.send(jsonrpc.result(wire_id, result))
 
+    def answering(self, wire_id: Any, result: Any) -> dict[str, Any]:
+        """The answer frame for ``wire_id``, judged as sent; the caller writes
+        its bytes (shaped: split, joined with others, CR LF)."""
+        self._judge(lambda s: s.answered(wire_id, result=result))
+        return jsonrpc.result(wire_id, result)
+
     def respond_error(self, wire_id: Any, code: int, message: str) -> None:
         error = {"code": code, "message": message}
         self._judge(lambda s: s.answered(wire_id, error=error))
@@ -241,6 +247,25 @@ class HostRig:
         handle = loaded.get("extension")
         self.handle = handle if isinstance(handle, str) else None
         return loaded
+
+    def relaunched(self, timeout: float) -> ProbeLink | None:
+        """The host started this extension again (a restart or a reload): the
+        next probe of the same manifest, judged as generation n + 1 with what
+        generation n used in memory (§5 boundary). None when none came within
+        ``timeout``; the current link is kept then."""
+        if self.link is None or self.session is None:
+            return None
+        token = str(self.link.hello.get("token"))
+        link = self.until(lambda: self.listener.accept(token, 0.0), timeout)
+        if link is None:
+            return None
+        while (item := self.link.next_event(0.0)) is not None:
+            self._host_wrote(item)  # the end of generation n, judged before n + 1 begins
+        old = self.session
+        self.session = ProbeSession(manifest=old.manifest, generation=old.generation + 1, earlier=old.memory())
+        self.link, self.ending_ordered, self.stdin_closed, self.eof_while_running = link, False, False, False
+        self.requests.clear()
+        return link
 
     def _await(self, rid: int, timeout: float) -> dict[str, Any]:
         answer = self.driver.wait_answer(rid, timeout, idle=lambda: self.tick(0.0))

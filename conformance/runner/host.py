@@ -26,6 +26,7 @@ from hypothesis.stateful import run_state_machine_as_test
 from conformance.evidence import Recorder
 from conformance.machines.host import machine_for
 from conformance.machines.host_scenarios import HostRejected, Scenario, scenarios_for
+from conformance.machines.host_storms import SCALED_BACKOFF
 from conformance.manifest import OCTET_VERSION, Manifest
 from conformance.peers.host_driver import DriverError, HostDriver
 from conformance.peers.host_rig import HostRig, ProbeGone, save_traces
@@ -153,7 +154,7 @@ def _certify_simulated(
 def _rig_options(driver: HostDriver, patience_s: float) -> dict[str, Any]:
     if not driver.has("timing"):
         return {"patience_s": patience_s, "stage_s": 2.0, "timing": {}}
-    timing = {"shutdown_timeout_ms": SCALED_STAGE_MS, "shutdown_aggregate_ms": 3 * SCALED_STAGE_MS}
+    timing = {"shutdown_timeout_ms": SCALED_STAGE_MS, "shutdown_aggregate_ms": 3 * SCALED_STAGE_MS, **SCALED_BACKOFF}
     return {"patience_s": patience_s, "stage_s": SCALED_STAGE_MS / 1000, "timing": timing}
 
 

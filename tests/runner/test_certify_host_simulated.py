@@ -3,14 +3,23 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from conformance.cli import main
+from conformance.evidence import Recorder
+from conformance.machines.host import READS_FRAMES, HostMachine, machine_for
+from conformance.machines.host_storms import BACKOFF, PARKS
+from conformance.peers.host_simulated import SimulatedHost
+from conformance.protocol.framing import Frame
+from conformance.protocol.limits import FAILED_RESTARTS_BEFORE_PARK
 from conformance.reference.host.connection import Connection
 from conformance.reference.host.driver import FAULTS
+from conformance.reference.host.supervisor import RestartBudget
 from conformance.runner.extension import RunResult
 from conformance.runner.host import certify_host
 from conformance.runner.profiles import PROFILES
@@ -65,3 +74,113 @@ def test_cli_simulate_refuses_a_driver(tmp_path: Path, capsys: pytest.CaptureFix
     assert code == 2
     assert "--simulate runs only the bundled reference host" in capsys.readouterr().err
     assert not (tmp_path / "matrix.json").exists()
+
+
+# -- HostMachine rules on the virtual clock: frame shapes, crashes, restart storms ----------
+
+
+def _machine(api_version: str = "0.2") -> tuple[SimulatedHost, Recorder, type[HostMachine]]:
+    sim, recorder = SimulatedHost(), Recorder()
+    bound = machine_for(sim.driver, sim.listener, recorder, api_version, **sim.rig_options(10.0))
+    return sim, recorder, bound
+
+
+def _in_world(sim: SimulatedHost, job: Callable[[], Any]) -> Any:
+    def body() -> Any:
+        sim.driver.hello()
+        try:
+            return job()
+        finally:
+            sim.driver.exit()
+
+    try:
+        return sim.run(body)
+    finally:
+        sim.listener.close()
+
+
+def _answered_in_every_shape(api_version: str = "0.2") -> Recorder:
+    sim, recorder, bound = _machine(api_version)
+
+    def job() -> None:
+        machine = bound()
+        machine.load()
+        for shape in ("line", "bytes", "crlf"):
+            machine.call()
+            machine._answer(sorted(machine.model.open), shape)
+        machine.call()
+        machine.call()
+        machine._answer(sorted(machine.model.open), "coalesced")
+        machine.teardown()
+
+    _in_world(sim, job)
+    return recorder
+
+
+def test_answers_split_joined_or_crlf_are_read_by_the_reference_host() -> None:
+    recorder = _answered_in_every_shape()
+    assert recorder.exercised[READS_FRAMES] == 5
+    assert not recorder.violations and not recorder.harness_errors
+
+
+def test_a_host_refusing_crlf_lines_is_flagged(monkeypatch: pytest.MonkeyPatch) -> None:
+    original = Connection._on_frame
+
+    def on_frame(self: Connection, event: Any) -> None:
+        if isinstance(event, Frame) and event.terminator == "crlf":
+            self.diagnose("bad-frame", "CR is not allowed")  # the fault
+            return
+        original(self, event)
+
+    monkeypatch.setattr(Connection, "_on_frame", on_frame)
+    recorder = _answered_in_every_shape()
+    assert list(recorder.violations) == [READS_FRAMES]
+    assert "with CR LF" in recorder.violations[READS_FRAMES][0].violation.message
+
+
+def _storm(failures: int) -> tuple[Recorder, HostMachine]:
+    sim, recorder, bound = _machine()
+    box: list[HostMachine] = []
+
+    def job() -> None:
+        machine = bound()
+        box.append(machine)
+        machine.load()
+        machine.call()
+        machine.crash(failures)  # with a call in flight
+        if machine.live:
+            machine.call()
+            machine._answer(sorted(machine.model.open), "line")
+        machine.teardown()
+
+    _in_world(sim, job)
+    return recorder, box[0]
+
+
+def test_reference_host_restarts_within_the_backoff_ceiling() -> None:
+    recorder, machine = _storm(2)
+    assert machine.live and machine.storm is not None and machine.storm.attempts == 3
+    assert recorder.exercised[BACKOFF] == 3 and recorder.exercised[READS_FRAMES] == 1
+    assert not recorder.violations and not recorder.harness_errors
+
+
+def test_reference_host_parks_after_eight_failed_restarts() -> None:
+    recorder, machine = _storm(FAILED_RESTARTS_BEFORE_PARK + 1)
+    assert not machine.live and machine.storm is not None
+    assert machine.storm.attempts == FAILED_RESTARTS_BEFORE_PARK
+    assert recorder.exercised[PARKS] == 1
+    assert not recorder.violations and not recorder.harness_errors
+
+
+def test_a_host_waiting_past_the_ceiling_is_flagged(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(RestartBudget, "next_delay", lambda self: self.config.backoff_cap_s)  # the fault: no jitter
+    recorder, _ = _storm(0)
+    assert list(recorder.violations) == [BACKOFF]
+    assert "not parked" in recorder.violations[BACKOFF][0].violation.message
+
+
+def test_a_host_that_never_parks_is_flagged(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(RestartBudget, "on_attempt", lambda self: None)  # the fault: failures never counted
+    monkeypatch.setattr(RestartBudget, "next_delay", lambda self: 0.01)
+    recorder, _ = _storm(FAILED_RESTARTS_BEFORE_PARK + 1)
+    assert list(recorder.violations) == [PARKS]

@@ -1,0 +1,162 @@
+"""Probe crashes and restart storms, judged against the §5 supervisor rules.
+
+How to use (from :class:`conformance.machines.host.HostMachine`)::
+
+    storm = Storm(rig, api_version, Backoff.of(rig))
+    live = storm.crash_and_follow(failures=3)   # False: the host parked (or stopped restarting)
+
+The probe crashes (an unexpected exit of a ready generation); the host's
+supervisor restarts it. The first ``failures`` restarts crash again while
+initializing -- unambiguous failed restart attempts -- and the next one
+answers initialize validly. Each restart's delay, from the harness seeing the
+probe end to the next probe connecting, is held against the full-jitter
+ceiling (EXT-5-host-backoff); a restart after eight failed ones in a row
+breaks EXT-5-host-parks-after-failures.
+
+No false positives (the readings are in docs/catalog.md's host decisions):
+
+* the ceiling of attempt k (0-based, counted over the whole example) is taken
+  as ``min(cap, base * 2**(k + 1))`` -- one doubling more than the usual
+  ``base * 2**k``, so either convention of where the exponent starts passes;
+  a host that reset its budget after a long ready spell only waits less;
+* jitter itself (the spread of the delays) is not judged: a handful of
+  samples cannot tell a uniform draw from a fixed one;
+* parking *earlier* than eight failures in a row is not flagged: a host may
+  count a restart that became ready and then died as failed (the reference
+  host does), so its budget can be partly used before the storm begins;
+* no restart within the ceiling is a fail only when the driver can say the
+  extension is not parked (capability ``lifecycle``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from conformance.machines.host_scenarios import SLACK_S, initialize_result
+from conformance.peers.host_rig import HostRig, ProbeGone
+from conformance.protocol import limits
+from conformance.protocol.violations import Violation
+
+BACKOFF = "EXT-5-host-backoff"
+PARKS = "EXT-5-host-parks-after-failures"
+SIM_SLACK_S = 0.1  # on the virtual clock only the harness's 10 ms poll adds to a delay
+# Scaled §5 timing sent to a driver with the ``timing`` capability (runner/host.py).
+SCALED_BACKOFF = {"backoff_base_ms": 10, "backoff_cap_ms": 160}
+
+
+@dataclass(frozen=True)
+class Backoff:
+    base_s: float
+    cap_s: float
+    slack_s: float
+
+    @classmethod
+    def of(cls, rig: HostRig) -> Backoff:
+        """The spec's values, or the scaled ones the rig sends with each load."""
+        base = float(rig.timing.get("backoff_base_ms", limits.RESTART_BACKOFF_BASE_S * 1000)) / 1000
+        cap = float(rig.timing.get("backoff_cap_ms", limits.RESTART_BACKOFF_CAP_S * 1000)) / 1000
+        return cls(base, cap, SIM_SLACK_S if rig.idle_wait is not None else SLACK_S)
+
+    def ceiling(self, attempt: int) -> float:
+        return min(self.cap_s, self.base_s * 2 ** min(attempt + 1, 32))
+
+
+def storms_measurable(rig: HostRig) -> bool:
+    """On the virtual clock, or with the backoff scaled by the driver: a storm
+    at the spec's 30 s cap on real time would take minutes."""
+    return rig.idle_wait is not None or "backoff_base_ms" in rig.timing
+
+
+@dataclass
+class Storm:
+    rig: HostRig
+    api_version: str
+    backoff: Backoff
+    attempts: int = 0  # restart attempts seen in this example (never reset: only lenient)
+
+    def crash_and_follow(self, failures: int) -> bool:
+        """Crash the ready probe and follow the restarts; True when a new
+        generation is ready, False when the host stopped restarting."""
+        events = self.rig.driver.events
+        for stale in [e for e in events if e.method == "state"]:
+            events.remove(stale)  # the next "ready" is the new generation's
+        self._crash()
+        failed = 0
+        while True:
+            ceiling = self.backoff.ceiling(self.attempts) + self.backoff.slack_s
+            ended = self.rig.clock()
+            if self.rig.relaunched(ceiling) is None:
+                self._no_restart(failed, ceiling)
+                return False
+            self._judge_restart(failed, self.rig.clock() - ended, ceiling)
+            self.attempts += 1
+            request = self.rig.next_request("initialize")
+            if request is None:
+                return False  # the first-request rule is the session's; nothing to follow
+            if failed < failures:
+                self._crash()  # a failed restart attempt: it dies while initializing
+                failed += 1
+                continue
+            self.rig.respond(request.wire_id, initialize_result(request.params, self.api_version))
+            return self._ready()
+
+    def _crash(self) -> None:
+        link = self.rig.link
+        self.rig.command({"t": "crash"})
+        if link is not None:
+            self.rig.until(lambda: not link.connected)
+
+    def _judge_restart(self, failed: int, delay: float, ceiling: float) -> None:
+        self.rig.recorder.exercise(BACKOFF)
+        if delay > ceiling:  # cannot happen while relaunched() waits only the ceiling; kept for clarity
+            self.rig.recorder.violate(Violation(BACKOFF, f"restart {self.attempts + 1} came after {delay:.3f} s"))
+        if failed >= limits.FAILED_RESTARTS_BEFORE_PARK:
+            self.rig.recorder.exercise(PARKS)
+            self.rig.recorder.violate(
+                Violation(PARKS, f"the host restarted the extension after {failed} failed restart attempts in a row"),
+                measured={"failed_in_a_row": failed},
+            )
+
+    def _no_restart(self, failed: int, ceiling: float) -> None:
+        if failed >= limits.FAILED_RESTARTS_BEFORE_PARK:
+            self.rig.recorder.exercise(PARKS)  # parked where it had to
+            return
+        state = self._state()
+        if state is None or state == "parked":
+            return  # parked early (allowed) or not observable
+        self.rig.recorder.exercise(BACKOFF)
+        self.rig.recorder.violate(
+            Violation(
+                BACKOFF,
+                f"no restart within {ceiling:.3f} s of restart attempt {self.attempts + 1}'s ceiling "
+                f"and the extension is {state!r}, not parked",
+            ),  # fmt: skip
+            measured={"ceiling_s": round(ceiling, 3)},
+        )
+
+    def _state(self) -> str | None:
+        if not self.rig.driver.has("lifecycle") or self.rig.handle is None:
+            return None
+        answer = self.rig.op("inspect", {"extension": self.rig.handle})
+        return str(answer.get("state")) if isinstance(answer, dict) else None
+
+    def _ready(self) -> bool:
+        rig = self.rig
+        wanted = {"extension": rig.handle, "state": "ready"}
+        event = rig.driver.wait_event(
+            lambda e: e.method == "state" and all(e.params.get(k) == v for k, v in wanted.items()),
+            rig.patience_s,
+            idle=lambda: rig.tick(0.0),
+        )
+        if event is None:
+            return False
+        rig._judge(lambda s: s.host_reported_ready())
+        return True
+
+
+def crash_quietly(storm: Storm, failures: int) -> bool:
+    """:meth:`Storm.crash_and_follow`, where a probe that vanishes early ends the storm."""
+    try:
+        return storm.crash_and_follow(failures)
+    except ProbeGone:
+        return False
