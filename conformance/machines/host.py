@@ -28,22 +28,21 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, precondition,
 from conformance.evidence import Recorder
 from conformance.machines.host_scenarios import ready as load_ready
 from conformance.machines.host_scenarios import shutdown_with, start_call, tool_result
-from conformance.machines.host_storms import Backoff, Storm, crash_quietly, storms_measurable
+from conformance.machines.host_storms import (
+    SHAPES,
+    Backoff,
+    Storm,
+    answer_shaped,
+    crash_quietly,
+    storms_measurable,
+)
 from conformance.peers.host_driver import HostDriver
 from conformance.peers.host_rig import HostRequest, HostRig, ProbeGone, save_traces
 from conformance.peers.probe import ProbeListener
 from conformance.protocol.limits import FAILED_RESTARTS_BEFORE_PARK
-from conformance.protocol.strict_json import dumps
-from conformance.protocol.violations import Violation
 
-SHAPE_WORDS = {"line": "in one write", "bytes": "one byte per write", "crlf": "with CR LF",
-               "coalesced": "in one write with another"}  # fmt: skip
 MAX_OPEN = 3  # calls the machine keeps in flight (under the probe's negotiated 4)
 PARENTS = ("active", "settled", "never-issued", "missing")
-# How the probe puts an answer on the wire: one write per line, one write per
-# byte, or CR LF line ends (CR is JSON whitespace: the line still holds one object).
-SHAPES = ("line", "bytes", "crlf")
-READS_FRAMES = "EXT-0-host-reads-frames"
 
 
 @dataclass
@@ -111,29 +110,8 @@ class HostMachine(RuleBasedStateMachine):
         for call in calls:
             self.model.progress.pop(call, None)
         self.model.settled.extend(reqs)
-        if not self.live:
-            return
-        result = tool_result(self.api_version)
-        frames = [self.rig.answering(req.wire_id, result) for req in reqs]
-        end = b"\r\n" if shape == "crlf" else b"\n"
-        data = b"".join(dumps(frame) + end for frame in frames)
-        if shape == "bytes":
-            for index in range(len(data)):
-                self.rig.write(data[index : index + 1], {"shape": shape})
-        else:
-            self.rig.write(data, {"shape": shape})
-        for call in calls:
-            self._delivered(call, shape)
-
-    def _delivered(self, call: str, shape: str) -> None:
-        """§0 (EXT-0-host-reads-frames): however the bytes arrived, the answer is the call's result."""
-        settled = self.rig.settled(call)
-        self.recorder.exercise(READS_FRAMES)
-        outcome = settled.params.get("outcome") if settled is not None else "nothing"
-        if outcome != "result":
-            self.recorder.violate(
-                Violation(READS_FRAMES, f"a valid answer written {SHAPE_WORDS[shape]} settled the call as {outcome!r}")
-            )
+        if self.live:
+            answer_shaped(self.rig, list(zip(calls, reqs, strict=True)), shape, self.api_version)
 
     @precondition(lambda self: self.live and self.storm is None and storms_measurable(self.rig))
     @rule(failures=st.sampled_from((0, 1, 2, FAILED_RESTARTS_BEFORE_PARK + 1)))

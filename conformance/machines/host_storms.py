@@ -1,9 +1,17 @@
-"""Probe crashes and restart storms, judged against the §5 supervisor rules.
+"""Shaped probe writes (§0) and probe crashes with restart storms (§5), for
+:class:`conformance.machines.host.HostMachine` and as two fixed scenarios.
 
-How to use (from :class:`conformance.machines.host.HostMachine`)::
+How to use::
 
+    answer_shaped(rig, [(call, req)], "bytes", api_version)   # one byte per write, then judged
     storm = Storm(rig, api_version, Backoff.of(rig))
     live = storm.crash_and_follow(failures=3)   # False: the host parked (or stopped restarting)
+    for scenario in machine_scenarios(api_version): scenario(rig)   # "frame-shapes", "restart-storm"
+
+Shapes: an answer written in one write, one byte per write, with CR LF, or
+two answers in one write (coalesced). A stream has no write boundaries and
+CR is JSON whitespace, so every shape must settle its call with the result
+(EXT-0-host-reads-frames).
 
 The probe crashes (an unexpected exit of a ready generation); the host's
 supervisor restarts it. The first ``failures`` restarts crash again while
@@ -30,18 +38,32 @@ No false positives (the readings are in docs/catalog.md's host decisions):
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
-from conformance.machines.host_scenarios import SLACK_S, initialize_result
-from conformance.peers.host_rig import HostRig, ProbeGone
+from conformance.machines.host_scenarios import (
+    SLACK_S,
+    initialize_result,
+    ready,
+    shutdown_with,
+    start_call,
+    tool_result,
+)
+from conformance.peers.host_rig import HostRequest, HostRig, ProbeGone
 from conformance.protocol import limits
+from conformance.protocol.strict_json import dumps
 from conformance.protocol.violations import Violation
 
+READS_FRAMES = "EXT-0-host-reads-frames"
+SHAPES = ("line", "bytes", "crlf")  # one answer per write; "coalesced" joins two
+SHAPE_WORDS = {"line": "in one write", "bytes": "one byte per write", "crlf": "with CR LF",
+               "coalesced": "in one write with another"}  # fmt: skip
 BACKOFF = "EXT-5-host-backoff"
 PARKS = "EXT-5-host-parks-after-failures"
 SIM_SLACK_S = 0.1  # on the virtual clock only the harness's 10 ms poll adds to a delay
 # Scaled §5 timing sent to a driver with the ``timing`` capability (runner/host.py).
-SCALED_BACKOFF = {"backoff_base_ms": 10, "backoff_cap_ms": 160}
+# The cap stays above the subprocess slack, so a host that always waits the cap is told apart.
+SCALED_BACKOFF = {"backoff_base_ms": 10, "backoff_cap_ms": 2000}
 
 
 @dataclass(frozen=True)
@@ -160,3 +182,68 @@ def crash_quietly(storm: Storm, failures: int) -> bool:
         return storm.crash_and_follow(failures)
     except ProbeGone:
         return False
+
+
+# -- §0: shaped writes ---------------------------------------------------------------------
+
+
+def answer_shaped(rig: HostRig, calls: list[tuple[str, HostRequest]], shape: str, api_version: str) -> None:
+    """Answer ``calls`` validly, written in ``shape``; each must settle with its result."""
+    result = tool_result(api_version)
+    frames = [rig.answering(req.wire_id, result) for _, req in calls]
+    end = b"\r\n" if shape == "crlf" else b"\n"
+    data = b"".join(dumps(frame) + end for frame in frames)
+    if shape == "bytes":
+        for index in range(len(data)):
+            rig.write(data[index : index + 1], {"shape": shape})
+    else:
+        rig.write(data, {"shape": shape})
+    for call, _ in calls:
+        _delivered(rig, call, shape)
+
+
+def _delivered(rig: HostRig, call: str, shape: str) -> None:
+    """EXT-0-host-reads-frames: however the bytes arrived, the answer is the call's result."""
+    settled = rig.settled(call)
+    rig.recorder.exercise(READS_FRAMES)
+    outcome = settled.params.get("outcome") if settled is not None else "nothing"
+    if outcome != "result":
+        rig.recorder.violate(
+            Violation(READS_FRAMES, f"a valid answer written {SHAPE_WORDS[shape]} settled the call as {outcome!r}")
+        )
+
+
+# -- fixed scenarios (played by the runner after host_scenarios') ----------------------------
+
+
+def frame_shapes(api_version: str) -> Callable[[HostRig], None]:
+    def run(rig: HostRig) -> None:
+        ready(rig, api_version)
+        for shape in SHAPES:
+            answer_shaped(rig, [start_call(rig)], shape, api_version)
+        answer_shaped(rig, [start_call(rig), start_call(rig)], "coalesced", api_version)
+        shutdown_with(rig, ack=True, exit_after_ack=True)
+
+    run.__name__ = "frame-shapes"
+    return run
+
+
+def restart_storm(api_version: str) -> Callable[[HostRig], None]:
+    """A call in flight, the probe crashes, and every restart dies while
+    initializing: each delay within the ceiling, and no ninth restart."""
+
+    def run(rig: HostRig) -> None:
+        if not storms_measurable(rig):
+            return  # real time at the spec's 30 s cap: left to the virtual clock or a timing driver
+        ready(rig, api_version)
+        start_call(rig)
+        storm = Storm(rig, api_version, Backoff.of(rig))
+        if storm.crash_and_follow(limits.FAILED_RESTARTS_BEFORE_PARK + 1):
+            shutdown_with(rig, ack=True, exit_after_ack=True)  # it never parked: end the live generation
+
+    run.__name__ = "restart-storm"
+    return run
+
+
+def machine_scenarios(api_version: str) -> list[Callable[[HostRig], None]]:
+    return [frame_shapes(api_version), restart_storm(api_version)]

@@ -26,7 +26,7 @@ from hypothesis.stateful import run_state_machine_as_test
 from conformance.evidence import Recorder
 from conformance.machines.host import machine_for
 from conformance.machines.host_scenarios import HostRejected, Scenario, scenarios_for
-from conformance.machines.host_storms import SCALED_BACKOFF
+from conformance.machines.host_storms import SCALED_BACKOFF, machine_scenarios
 from conformance.manifest import OCTET_VERSION, Manifest
 from conformance.peers.host_driver import DriverError, HostDriver
 from conformance.peers.host_rig import HostRig, ProbeGone, save_traces
@@ -200,7 +200,7 @@ def _scenarios(
     only: tuple[str, ...],
     skip: tuple[str, ...] = (),
 ) -> None:
-    for scenario in scenarios_for(api_version):
+    for scenario in [*scenarios_for(api_version), *machine_scenarios(api_version)]:
         if only and not scenario.__name__.startswith(only):
             continue
         if skip and scenario.__name__.startswith(skip):

@@ -12,8 +12,8 @@ import pytest
 
 from conformance.cli import main
 from conformance.evidence import Recorder
-from conformance.machines.host import READS_FRAMES, HostMachine, machine_for
-from conformance.machines.host_storms import BACKOFF, PARKS
+from conformance.machines.host import HostMachine, machine_for
+from conformance.machines.host_storms import BACKOFF, PARKS, READS_FRAMES
 from conformance.peers.host_simulated import SimulatedHost
 from conformance.protocol.framing import Frame
 from conformance.protocol.limits import FAILED_RESTARTS_BEFORE_PARK
