@@ -55,9 +55,13 @@ from conformance.protocol.strict_json import dumps
 from conformance.protocol.violations import Violation
 
 READS_FRAMES = "EXT-0-host-reads-frames"
-SHAPES = ("line", "bytes", "crlf")  # one answer per write; "coalesced" joins two
+SHAPES = ("line", "bytes", "crlf", "1mib-1", "1mib")  # one answer per write; "coalesced" joins two
+# Frames padded with JSON whitespace to the §0 bound and one byte under it:
+# the bound is inclusive, so both must be read like any other line.
+SIZES = {"1mib-1": limits.MAX_FRAME_BYTES - 1, "1mib": limits.MAX_FRAME_BYTES}
 SHAPE_WORDS = {"line": "in one write", "bytes": "one byte per write", "crlf": "with CR LF",
-               "coalesced": "in one write with another"}  # fmt: skip
+               "coalesced": "in one write with another", "1mib-1": "as a frame of 1 MiB - 1 bytes",
+               "1mib": "as a frame of exactly 1 MiB"}  # fmt: skip
 BACKOFF = "EXT-5-host-backoff"
 PARKS = "EXT-5-host-parks-after-failures"
 SIM_SLACK_S = 0.1  # on the virtual clock only the harness's 10 ms poll adds to a delay
@@ -192,7 +196,7 @@ def answer_shaped(rig: HostRig, calls: list[tuple[str, HostRequest]], shape: str
     result = tool_result(api_version)
     frames = [rig.answering(req.wire_id, result) for _, req in calls]
     end = b"\r\n" if shape == "crlf" else b"\n"
-    data = b"".join(dumps(frame) + end for frame in frames)
+    data = b"".join(padded(dumps(frame), SIZES.get(shape)) + end for frame in frames)
     if shape == "bytes":
         for index in range(len(data)):
             rig.write(data[index : index + 1], {"shape": shape})
@@ -200,6 +204,25 @@ def answer_shaped(rig: HostRig, calls: list[tuple[str, HostRequest]], shape: str
         rig.write(data, {"shape": shape})
     for call, _ in calls:
         _delivered(rig, call, shape)
+
+
+def padded(payload: bytes, size: int | None) -> bytes:
+    """``payload`` (a JSON object) grown to ``size`` bytes with spaces before its last brace."""
+    if size is None or size <= len(payload):
+        return payload
+    return payload[:-1] + b" " * (size - len(payload)) + payload[-1:]
+
+
+def oversized_then_answered(rig: HostRig, call: str, req: HostRequest, api_version: str) -> None:
+    """An answer of 1 MiB + 1 bytes, then the same answer at a normal size.
+    Not judged: the text bounds what a child writes but not what a host does
+    with a frame over the bound (skip it, or end the child as broken); the
+    frames the host writes meanwhile are still judged by the session."""
+    result = tool_result(api_version)
+    frame = padded(dumps({"jsonrpc": "2.0", "id": req.wire_id, "result": result}), limits.MAX_FRAME_BYTES + 1)
+    rig.write(frame + b"\n", {"shape": "1mib+1"})
+    rig.respond(req.wire_id, result)
+    rig.settled(call)
 
 
 def _delivered(rig: HostRig, call: str, shape: str) -> None:
@@ -222,6 +245,7 @@ def frame_shapes(api_version: str) -> Callable[[HostRig], None]:
         for shape in SHAPES:
             answer_shaped(rig, [start_call(rig)], shape, api_version)
         answer_shaped(rig, [start_call(rig), start_call(rig)], "coalesced", api_version)
+        oversized_then_answered(rig, *start_call(rig), api_version)
         shutdown_with(rig, ack=True, exit_after_ack=True)
 
     run.__name__ = "frame-shapes"

@@ -13,10 +13,12 @@ import pytest
 from conformance.cli import main
 from conformance.evidence import Recorder
 from conformance.machines.host import HostMachine, machine_for
-from conformance.machines.host_storms import BACKOFF, PARKS, READS_FRAMES
+from conformance.machines.host_storms import BACKOFF, PARKS, READS_FRAMES, SHAPES
+from conformance.peers import host_simulated
 from conformance.peers.host_simulated import SimulatedHost
 from conformance.protocol.framing import Frame
-from conformance.protocol.limits import FAILED_RESTARTS_BEFORE_PARK
+from conformance.protocol.limits import FAILED_RESTARTS_BEFORE_PARK, MAX_FRAME_BYTES
+from conformance.reference.host.config import HostConfig
 from conformance.reference.host.connection import Connection
 from conformance.reference.host.driver import FAULTS
 from conformance.reference.host.supervisor import RestartBudget
@@ -105,7 +107,7 @@ def _answered_in_every_shape(api_version: str = "0.2") -> Recorder:
     def job() -> None:
         machine = bound()
         machine.load()
-        for shape in ("line", "bytes", "crlf"):
+        for shape in SHAPES:
             machine.call()
             machine._answer(sorted(machine.model.open), shape)
         machine.call()
@@ -119,8 +121,18 @@ def _answered_in_every_shape(api_version: str = "0.2") -> Recorder:
 
 def test_answers_split_joined_or_crlf_are_read_by_the_reference_host() -> None:
     recorder = _answered_in_every_shape()
-    assert recorder.exercised[READS_FRAMES] == 5
+    assert recorder.exercised[READS_FRAMES] == len(SHAPES) + 2
     assert not recorder.violations and not recorder.harness_errors
+
+
+def test_a_host_whose_frame_bound_excludes_1_mib_is_flagged(monkeypatch: pytest.MonkeyPatch) -> None:
+    def config(**overrides: Any) -> HostConfig:
+        return HostConfig(**{"max_frame_bytes": MAX_FRAME_BYTES - 1, **overrides})  # the fault: off by one
+
+    monkeypatch.setattr(host_simulated, "HostConfig", config)
+    recorder = _answered_in_every_shape()
+    assert list(recorder.violations) == [READS_FRAMES]
+    assert "exactly 1 MiB" in recorder.violations[READS_FRAMES][0].violation.message
 
 
 def test_a_host_refusing_crlf_lines_is_flagged(monkeypatch: pytest.MonkeyPatch) -> None:
