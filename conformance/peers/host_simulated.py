@@ -49,6 +49,11 @@ FIRST_PID = 100_000  # simulated pids: never confused with the harness's own
 REPLAY_DRIVER = ("python3", "-m", "conformance.reference.host.driver")
 
 
+class NeedsProcesses(RuntimeError):
+    """A scenario asked the simulated probe for something only a process can
+    do; the runner leaves the rest of that scenario to subprocess runs."""
+
+
 class _SimWire:
     """The driver's stdout: whole lines into the harness's decoder."""
 
@@ -269,7 +274,7 @@ class SimProbeLink:
         elif kind == "close_stdout":
             self.io.stdout.close()
         else:  # flood, ignore_term, grandchild: see NEEDS_PROCESSES
-            raise NotImplementedError(f"a simulated probe cannot {kind!r}")
+            raise NeedsProcesses(f"a simulated probe cannot {kind!r}")
 
     def _out(self, data: bytes) -> None:
         try:

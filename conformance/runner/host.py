@@ -30,7 +30,7 @@ from conformance.machines.host_storms import SCALED_BACKOFF, machine_scenarios
 from conformance.manifest import OCTET_VERSION, Manifest
 from conformance.peers.host_driver import DriverError, HostDriver
 from conformance.peers.host_rig import HostRig, ProbeGone, save_traces
-from conformance.peers.host_simulated import NEEDS_PROCESSES, SimulatedHost
+from conformance.peers.host_simulated import NEEDS_PROCESSES, NeedsProcesses, SimulatedHost
 from conformance.peers.probe import ProbeListener
 from conformance.reference.host.simulated import SimDeadlock
 from conformance.requirements import load_catalog
@@ -223,6 +223,8 @@ def _play(scenario: Scenario, rig: HostRig) -> None:
         raise
     except ProbeGone:
         pass  # the host ended the probe: judged on what it did so far
+    except NeedsProcesses:
+        pass  # simulated: what follows needs real processes (judged on subprocess runs)
     except HostRejected as exc:
         rig.recorder.harness_errors.append(f"{scenario.__name__}: could not run: {exc}")
     except Exception as exc:  # noqa: BLE001 -- a harness failure becomes an `error` verdict, never a pass

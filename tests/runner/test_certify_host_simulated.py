@@ -13,8 +13,10 @@ import pytest
 from conformance.cli import main
 from conformance.evidence import Recorder
 from conformance.machines.host import HostMachine, machine_for
+from conformance.machines.host_scenarios import stderr_flood
 from conformance.machines.host_storms import BACKOFF, PARKS, READS_FRAMES, SHAPES
 from conformance.peers import host_simulated
+from conformance.peers.host_rig import HostRig
 from conformance.peers.host_simulated import SimulatedHost
 from conformance.protocol.framing import Frame
 from conformance.protocol.limits import FAILED_RESTARTS_BEFORE_PARK, MAX_FRAME_BYTES
@@ -23,7 +25,7 @@ from conformance.reference.host.connection import Connection
 from conformance.reference.host.driver import FAULTS
 from conformance.reference.host.supervisor import RestartBudget
 from conformance.runner.extension import RunResult
-from conformance.runner.host import certify_host
+from conformance.runner.host import _play, certify_host
 from conformance.runner.profiles import PROFILES
 
 
@@ -196,3 +198,20 @@ def test_a_host_that_never_parks_is_flagged(monkeypatch: pytest.MonkeyPatch) -> 
     monkeypatch.setattr(RestartBudget, "next_delay", lambda self: 0.01)
     recorder, _ = _storm(FAILED_RESTARTS_BEFORE_PARK + 1)
     assert list(recorder.violations) == [PARKS]
+
+
+def test_a_scenario_needing_processes_stops_quietly_when_simulated() -> None:
+    """A stderr flood cannot back-pressure a simulated pipe: the scenario stops
+    there (left to subprocess runs) instead of passing or erroring."""
+    sim, recorder = SimulatedHost(), Recorder()
+
+    def job() -> None:
+        rig = HostRig(sim.driver, sim.listener, recorder, **sim.rig_options(10.0))  # type: ignore[arg-type]
+        try:
+            _play(stderr_flood(newlines=True)("0.2"), rig)
+        finally:
+            rig.close()
+
+    _in_world(sim, job)
+    assert not recorder.harness_errors and not recorder.violations
+    assert "EXT-0-host-drains-stderr" not in recorder.exercised
