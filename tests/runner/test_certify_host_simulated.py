@@ -127,14 +127,14 @@ def test_answers_split_joined_or_crlf_are_read_by_the_reference_host() -> None:
     assert not recorder.violations and not recorder.harness_errors
 
 
-def test_a_host_whose_frame_bound_excludes_1_mib_is_flagged(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_host_whose_frame_bound_is_too_small_is_flagged(monkeypatch: pytest.MonkeyPatch) -> None:
     def config(**overrides: Any) -> HostConfig:
-        return HostConfig(**{"max_frame_bytes": MAX_FRAME_BYTES - 1, **overrides})  # the fault: off by one
+        return HostConfig(**{"max_frame_bytes": MAX_FRAME_BYTES - 2, **overrides})  # the fault: under 1 MiB - 1
 
     monkeypatch.setattr(host_simulated, "HostConfig", config)
     recorder = _answered_in_every_shape()
     assert list(recorder.violations) == [READS_FRAMES]
-    assert "exactly 1 MiB" in recorder.violations[READS_FRAMES][0].violation.message
+    assert "1 MiB - 1 bytes" in recorder.violations[READS_FRAMES][0].violation.message
 
 
 def test_a_host_refusing_crlf_lines_is_flagged(monkeypatch: pytest.MonkeyPatch) -> None:
