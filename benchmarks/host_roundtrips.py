@@ -9,7 +9,9 @@ the ratio alike. The ratio is the median of the per-round ratios. The bare
 pipe client against the same reference extension is measured in the same
 rounds too, so ``ratio_host_to_bare_client`` isolates what the host itself
 costs per call. Also reports the serial rate on the simulated transport
-(in-process, virtual clock): the host's and the extension's bookkeeping alone.
+(in-process, virtual clock): the host's and the extension's bookkeeping alone,
+and (benchmarks/host_machine.py) HostMachine steps per second of ``host
+--simulate`` beside the subprocess run of the same profile and seed.
 """
 
 from __future__ import annotations
@@ -21,7 +23,8 @@ import sys
 import time
 from pathlib import Path
 
-from reference_echo_roundtrips import ReferenceClient  # benchmarks/ is on sys.path when run as a script
+from host_machine import simulated_vs_subprocess  # benchmarks/ is on sys.path when run as a script
+from reference_echo_roundtrips import ReferenceClient
 from run import EchoPair
 
 from conformance.reference.host import HostConfig, ReferenceHost, SimWorld
@@ -92,8 +95,14 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--api-version", default="0.2", choices=["0.1", "0.2", "0.4"])
     parser.add_argument("--seconds", type=float, default=2.0)
     parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument(
+        "--machine-profile", default="quick", help="profile for HostMachine steps/s, simulated vs subprocess ('' skips)"
+    )
     args = parser.parse_args(argv)
-    json.dump(measure(args.api_version, args.seconds, args.rounds), sys.stdout, indent=2)
+    figures = measure(args.api_version, args.seconds, args.rounds)
+    if args.machine_profile:
+        figures["host_machine"] = simulated_vs_subprocess(args.machine_profile, args.api_version)
+    json.dump(figures, sys.stdout, indent=2)
     print()
 
 

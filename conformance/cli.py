@@ -418,12 +418,21 @@ def add_host_parser(sub: Any) -> None:
     host.add_argument(
         "--patience", type=arguments.patience, default=10.0, help="seconds (0 < S <= 3600) to wait for the host to act"
     )
+    host.add_argument(
+        "--simulate",
+        action="store_true",
+        help="run the bundled reference host, its probes and the harness in-process on a virtual clock "
+        "(deterministic and fast; not with --driver)",
+    )
 
 
 def certify_host_command(args: argparse.Namespace) -> int:
     """Exit 0: no must failed; 1: one did; 2: the driver or the harness failed."""
-    from .runner.host import REFERENCE_DRIVER, certify_host
+    from .runner.host import REFERENCE_DRIVER, SIMULATED_DRIVER, certify_host
 
+    if args.simulate and args.driver is not None:
+        print("octet-conformance: --simulate runs only the bundled reference host; drop --driver", file=sys.stderr)
+        return EXIT_HARNESS
     try:
         argv = shlex.split(args.driver) if args.driver is not None else list(REFERENCE_DRIVER)
     except ValueError as exc:
@@ -436,9 +445,13 @@ def certify_host_command(args: argparse.Namespace) -> int:
     run_seed = profile.default_seed if args.seed is None else args.seed
 
     def produce(trace_dir: Path) -> RunResult:
-        return certify_host(argv, args.api_version, profile, run_seed, patience_s=args.patience, trace_dir=trace_dir)
+        return certify_host(
+            argv, args.api_version, profile, run_seed, patience_s=args.patience, trace_dir=trace_dir,
+            simulate=args.simulate,
+        )  # fmt: skip
 
-    title = f"host {shlex.join(argv)} (probe API {args.api_version}), profile {profile.name}, seed {run_seed}"
+    shown = SIMULATED_DRIVER if args.simulate else argv
+    title = f"host {shlex.join(shown)} (probe API {args.api_version}), profile {profile.name}, seed {run_seed}"
     return run_and_report(args.report_dir, produce, title)
 
 

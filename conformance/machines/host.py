@@ -28,6 +28,14 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, precondition,
 from conformance.evidence import Recorder
 from conformance.machines.host_scenarios import ready as load_ready
 from conformance.machines.host_scenarios import shutdown_with, start_call, tool_result
+from conformance.machines.host_storms import (
+    SHAPES,
+    Backoff,
+    Storm,
+    answer_shaped,
+    crash_quietly,
+    storms_measurable,
+)
 from conformance.peers.host_driver import HostDriver
 from conformance.peers.host_rig import HostRequest, HostRig, ProbeGone, save_traces
 from conformance.peers.probe import ProbeListener
@@ -62,6 +70,7 @@ class HostMachine(RuleBasedStateMachine):
         self.rig = HostRig(self.driver, self.listener, self.recorder, **self.rig_options)
         self.live = False
         self.violated_before = frozenset(self.recorder.violations)
+        self.storm: Storm | None = None  # one storm per example bounds its cost
 
     @initialize()
     def load(self) -> None:
@@ -81,16 +90,39 @@ class HostMachine(RuleBasedStateMachine):
             self.model.open[call] = req
 
     @precondition(lambda self: bool(self.model.open))
-    @rule(data=st.data())
-    def answer(self, data: st.DataObject) -> None:
+    @rule(data=st.data(), shape=st.sampled_from(SHAPES))
+    def answer(self, data: st.DataObject, shape: str) -> None:
         self._step()
         call = data.draw(st.sampled_from(sorted(self.model.open)))
-        req = self.model.open.pop(call)
-        self.model.progress.pop(call, None)
+        self._answer([call], shape)
+
+    @precondition(lambda self: len(self.model.open) >= 2)
+    @rule(data=st.data())
+    def answer_coalesced(self, data: st.DataObject) -> None:
+        """Two answers in one write: the host must split them into two frames."""
+        self._step()
+        calls = data.draw(st.lists(st.sampled_from(sorted(self.model.open)), min_size=2, max_size=2, unique=True))
+        self._answer(calls, "coalesced")
+
+    def _answer(self, calls: list[str], shape: str) -> None:
+        reqs = [self.model.open.pop(call) for call in calls]
+        for call in calls:
+            self.model.progress.pop(call, None)
+        self.model.settled.extend(reqs)
         if self.live:
-            self.rig.respond(req.wire_id, tool_result(self.api_version))
-            self.rig.settled(call)
-        self.model.settled.append(req)
+            answer_shaped(self.rig, list(zip(calls, reqs, strict=True)), shape, self.api_version)
+
+    @precondition(lambda self: self.live and self.storm is None and storms_measurable(self.rig))
+    @rule(failures=st.integers(0, 3))  # parking after a long storm: the fixed scenario restart-storm
+    def crash(self, failures: int) -> None:
+        """§5: the probe crashes at this (generated) moment, with whatever calls are open;
+        the first ``failures`` restarts die while initializing (a restart storm)."""
+        self._step()
+        self.storm = Storm(self.rig, self.api_version, Backoff.of(self.rig))
+        self.model.settled.extend(self.model.open.values())  # the host fails them: their ids are spent
+        self.model.open.clear()
+        self.model.progress.clear()
+        self.live = crash_quietly(self.storm, failures)
 
     @precondition(lambda self: bool(self.model.open) and self.api_version != "0.1")
     @rule(data=st.data(), late_result=st.booleans())

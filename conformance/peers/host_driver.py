@@ -144,6 +144,7 @@ class HostDriver:
     _tentative: set[str] = field(default_factory=set)  # handles seen in events while a load was pending
     calls: dict[str, str] = field(default_factory=dict)  # call id -> extension handle
     settled: dict[str, DriverEvent] = field(default_factory=dict)
+    clock: Callable[[], float] = time.monotonic  # the virtual clock when the run is simulated
 
     @classmethod
     def spawn(cls, argv: Sequence[str], *, cwd: Path | None = None) -> HostDriver:
@@ -209,13 +210,13 @@ class HostDriver:
 
     def wait_answer(self, rid: int, timeout: float, idle: Idle | None = None) -> dict[str, Any] | OperationError:
         method = self._asked.get(rid, "?")
-        deadline = time.monotonic() + timeout
+        deadline = self.clock() + timeout
         while rid not in self._answers:
-            if time.monotonic() >= deadline:
+            if self.clock() >= deadline:
                 raise DriverError(
                     "driver-timeout", f"no answer to {method} within {timeout:.1f}s", self.process.stderr_excerpt()
                 )
-            self.pump(IDLE_SLICE_S if idle else deadline - time.monotonic())
+            self.pump(IDLE_SLICE_S if idle else deadline - self.clock())
             if idle is not None:
                 idle()
         return self._answers.pop(rid)
@@ -225,15 +226,15 @@ class HostDriver:
     ) -> DriverEvent | None:
         """The first queued or arriving event ``wanted`` accepts (removed from
         the queue), or None after ``timeout``."""
-        deadline = time.monotonic() + timeout
+        deadline = self.clock() + timeout
         while True:
             for event in self.events:
                 if wanted(event):
                     self.events.remove(event)
                     return event
-            if time.monotonic() >= deadline:
+            if self.clock() >= deadline:
                 return None
-            self.pump(IDLE_SLICE_S if idle else deadline - time.monotonic())
+            self.pump(IDLE_SLICE_S if idle else deadline - self.clock())
             if idle is not None:
                 idle()
 
@@ -355,7 +356,7 @@ class HostDriver:
         error = params.get("error")
         if outcome == "error" and not (isinstance(error, dict) and isinstance(error.get("code"), int)):
             raise DriverError("driver-impossible", f"call {call!r} settled with an error but no code: {_short(error)}")
-        self.settled[call] = DriverEvent("settled", params, time.monotonic())
+        self.settled[call] = DriverEvent("settled", params, self.clock())
 
     def _check_progress(self, params: dict[str, Any]) -> None:
         if params.get("call") not in self.calls:

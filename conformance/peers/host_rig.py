@@ -87,6 +87,10 @@ class HostRig:
     eof_while_running: bool = False  # the host closed the probe's stdin (not: the probe ended)
     step: int = 0
     _pending_ops: dict[int, str] = field(default_factory=dict)
+    # A simulated run (conformance.peers.host_simulated) waits on the virtual
+    # clock instead of polling file descriptors.
+    clock: Callable[[], float] = time.monotonic
+    idle_wait: Callable[[float], None] | None = None
 
     # -- pumping -----------------------------------------------------------------
     def tick(self, wait_s: float = POLL_SLICE_S) -> None:
@@ -98,7 +102,9 @@ class HostRig:
             while (item := self.link.next_event(0.0)) is not None:
                 self._host_wrote(item)
                 progressed = True
-        if not progressed and wait_s > 0:
+        if not progressed and wait_s > 0 and self.idle_wait is not None:
+            self.idle_wait(wait_s)
+        elif not progressed and wait_s > 0:
             poller = select.poll()
             poller.register(self.driver.process.proc.stdout.fileno(), select.POLLIN)  # type: ignore[union-attr]
             if self.link is not None and self.link.connected:
@@ -107,11 +113,11 @@ class HostRig:
 
     def until(self, done: Callable[[], Any], timeout: float | None = None) -> Any:
         """Pump until ``done()`` is truthy (returned) or the timeout passes (None)."""
-        deadline = time.monotonic() + (self.patience_s if timeout is None else timeout)
+        deadline = self.clock() + (self.patience_s if timeout is None else timeout)
         while not (value := done()):
-            if time.monotonic() >= deadline:
+            if self.clock() >= deadline:
                 return None
-            self.tick(min(POLL_SLICE_S, max(deadline - time.monotonic(), 0.0)))
+            self.tick(min(POLL_SLICE_S, max(deadline - self.clock(), 0.0)))
         return value
 
     def _host_wrote(self, item: Received | StdoutClosed) -> None:
@@ -161,6 +167,12 @@ class HostRig:
     def respond(self, wire_id: Any, result: Any) -> None:
         self._judge(lambda s: s.answered(wire_id, result=result))  # before the bytes: the host may react at once
         self.send(jsonrpc.result(wire_id, result))
+
+    def answering(self, wire_id: Any, result: Any) -> dict[str, Any]:
+        """The answer frame for ``wire_id``, judged as sent; the caller writes
+        its bytes (shaped: split, joined with others, CR LF)."""
+        self._judge(lambda s: s.answered(wire_id, result=result))
+        return jsonrpc.result(wire_id, result)
 
     def respond_error(self, wire_id: Any, code: int, message: str) -> None:
         error = {"code": code, "message": message}
@@ -235,6 +247,25 @@ class HostRig:
         handle = loaded.get("extension")
         self.handle = handle if isinstance(handle, str) else None
         return loaded
+
+    def relaunched(self, timeout: float) -> ProbeLink | None:
+        """The host started this extension again (a restart or a reload): the
+        next probe of the same manifest, judged as generation n + 1 with what
+        generation n used in memory (§5 boundary). None when none came within
+        ``timeout``; the current link is kept then."""
+        if self.link is None or self.session is None:
+            return None
+        token = str(self.link.hello.get("token"))
+        link = self.until(lambda: self.listener.accept(token, 0.0), timeout)
+        if link is None:
+            return None
+        while (item := self.link.next_event(0.0)) is not None:
+            self._host_wrote(item)  # the end of generation n, judged before n + 1 begins
+        old = self.session
+        self.session = ProbeSession(manifest=old.manifest, generation=old.generation + 1, earlier=old.memory())
+        self.link, self.ending_ordered, self.stdin_closed, self.eof_while_running = link, False, False, False
+        self.requests.clear()
+        return link
 
     def _await(self, rid: int, timeout: float) -> dict[str, Any]:
         answer = self.driver.wait_answer(rid, timeout, idle=lambda: self.tick(0.0))

@@ -26,10 +26,13 @@ from hypothesis.stateful import run_state_machine_as_test
 from conformance.evidence import Recorder
 from conformance.machines.host import machine_for
 from conformance.machines.host_scenarios import HostRejected, Scenario, scenarios_for
+from conformance.machines.host_storms import SCALED_BACKOFF, machine_scenarios
 from conformance.manifest import OCTET_VERSION, Manifest
 from conformance.peers.host_driver import DriverError, HostDriver
 from conformance.peers.host_rig import HostRig, ProbeGone, save_traces
+from conformance.peers.host_simulated import NEEDS_PROCESSES, NeedsProcesses, SimulatedHost
 from conformance.peers.probe import ProbeListener
+from conformance.reference.host.simulated import SimDeadlock
 from conformance.requirements import load_catalog
 from conformance.transport.trace import load
 from conformance.verdicts import decide
@@ -42,6 +45,7 @@ from .replay import NotReplayable, ReplayOutcome
 # this, so stubborn-shutdown scenarios take a fraction of a second, not 4 s.
 SCALED_STAGE_MS = 300
 REFERENCE_DRIVER = ("python3", "-m", "conformance.reference.host.driver")
+SIMULATED_DRIVER = ("simulated", "conformance.reference.host.driver")
 
 
 def certify_host(
@@ -56,29 +60,25 @@ def certify_host(
     listener: ProbeListener | None = None,
     machine: bool = True,
     only: tuple[str, ...] = (),
+    simulate: bool = False,
 ) -> RunResult:
-    """``cwd``: where the driver runs (default: here). ``listener``: pass one
+    """``simulate``: the bundled reference host in-process on the virtual
+    clock (``driver_argv`` is then ignored; see :mod:`conformance.peers.host_simulated`).
+    ``cwd``: where the driver runs (default: here). ``listener``: pass one
     to look at the probes afterwards (it is closed either way). ``machine``:
     also run the :class:`HostMachine` (half the profile's examples and steps).
     ``only``: run just the scenarios whose name starts with one of these
     (tests of faulty hosts; a certification runs them all)."""
     recorder = Recorder(trace_dir=trace_dir, run_info={"profile": profile.name, "seed": run_seed})
     recorder.context = "driver"
-    name, version = "host", "?"
+    if simulate:
+        return _certify_simulated(recorder, api_version, profile, run_seed, patience_s, machine, only)
     listener = listener or ProbeListener()
     driver: HostDriver | None = None
+    info: tuple[str, str] = ("host", "?")
     try:
         driver = HostDriver.spawn(list(driver_argv), cwd=cwd)
-        info = driver.hello()
-        name, version = info.host_name or name, info.host_version or version
-        if api_version not in info.api_versions:
-            recorder.harness_errors.append(f"driver: the host does not load API {api_version} ({info.api_versions})")
-        else:
-            options = _rig_options(driver, patience_s)
-            _scenarios(driver, listener, recorder, api_version, options, only)
-            if machine:
-                _run_machine(driver, listener, recorder, api_version, options, profile, run_seed)
-        driver.request("shutdown", {}, 15.0)
+        info = _drive(driver, listener, recorder, api_version, profile, run_seed, machine, only, patience_s, None)
     except DriverError as exc:
         recorder.harness_errors.append(f"host driver: {exc}")
         if driver is not None:
@@ -87,13 +87,74 @@ def certify_host(
         if driver is not None:
             driver.exit()  # kills its group whatever it answers
         listener.close()
-    return _result(recorder, driver_argv, name, version, api_version, profile, run_seed)
+    return _result(recorder, driver_argv, info[0], info[1], api_version, profile, run_seed)
+
+
+def _drive(
+    driver: HostDriver,
+    listener: Any,
+    recorder: Recorder,
+    api_version: str,
+    profile: Profile,
+    run_seed: int,
+    machine: bool,
+    only: tuple[str, ...],
+    patience_s: float,
+    options: dict[str, Any] | None,
+) -> tuple[str, str]:
+    """Hello, the scenarios, the machine, shutdown; returns the host's name and version.
+    ``options``: the rig options (None: from the driver's capabilities)."""
+    info = driver.hello()
+    if api_version not in info.api_versions:
+        recorder.harness_errors.append(f"driver: the host does not load API {api_version} ({info.api_versions})")
+    else:
+        options = options if options is not None else _rig_options(driver, patience_s)
+        skip = NEEDS_PROCESSES if options.get("idle_wait") is not None else ()
+        _scenarios(driver, listener, recorder, api_version, options, only, skip)
+        if machine:
+            _run_machine(driver, listener, recorder, api_version, options, profile, run_seed)
+    driver.request("shutdown", {}, 15.0)
+    return info.host_name or "host", info.host_version or "?"
+
+
+def _certify_simulated(
+    recorder: Recorder,
+    api_version: str,
+    profile: Profile,
+    run_seed: int,
+    patience_s: float,
+    machine: bool,
+    only: tuple[str, ...],
+) -> RunResult:
+    """The reference host, its probes and the harness on one virtual clock."""
+    sim = SimulatedHost()
+    info: tuple[str, str] = ("host", "?")
+
+    def body() -> tuple[str, str]:
+        options = sim.rig_options(patience_s)
+        try:
+            return _drive(sim.driver, sim.listener, recorder, api_version, profile, run_seed, machine, only,
+                          patience_s, options)  # fmt: skip
+        finally:
+            sim.driver.exit()
+
+    try:
+        info = sim.run(body)
+    except DriverError as exc:
+        recorder.harness_errors.append(f"host driver: {exc}")
+    except SimDeadlock as exc:
+        recorder.harness_errors.append(f"simulated run: {exc}")
+    finally:
+        sim.listener.close()
+    # A worker of the host that raised is a bug of the reference host, never a pass.
+    recorder.harness_errors.extend(f"simulated host worker: {exc!r}" for exc in sim.world.crashes)
+    return _result(recorder, SIMULATED_DRIVER, info[0], info[1], api_version, profile, run_seed)
 
 
 def _rig_options(driver: HostDriver, patience_s: float) -> dict[str, Any]:
     if not driver.has("timing"):
         return {"patience_s": patience_s, "stage_s": 2.0, "timing": {}}
-    timing = {"shutdown_timeout_ms": SCALED_STAGE_MS, "shutdown_aggregate_ms": 3 * SCALED_STAGE_MS}
+    timing = {"shutdown_timeout_ms": SCALED_STAGE_MS, "shutdown_aggregate_ms": 3 * SCALED_STAGE_MS, **SCALED_BACKOFF}
     return {"patience_s": patience_s, "stage_s": SCALED_STAGE_MS / 1000, "timing": timing}
 
 
@@ -137,10 +198,13 @@ def _scenarios(
     api_version: str,
     options: dict[str, Any],
     only: tuple[str, ...],
+    skip: tuple[str, ...] = (),
 ) -> None:
-    for scenario in scenarios_for(api_version):
+    for scenario in [*scenarios_for(api_version), *machine_scenarios(api_version)]:
         if only and not scenario.__name__.startswith(only):
             continue
+        if skip and scenario.__name__.startswith(skip):
+            continue  # needs real processes: judged by subprocess runs
         recorder.context = f"scenario={scenario.__name__}, api {api_version}"
         rig = HostRig(driver, listener, recorder, **options)
         before = frozenset(recorder.violations)
@@ -159,6 +223,8 @@ def _play(scenario: Scenario, rig: HostRig) -> None:
         raise
     except ProbeGone:
         pass  # the host ended the probe: judged on what it did so far
+    except NeedsProcesses:
+        pass  # simulated: what follows needs real processes (judged on subprocess runs)
     except HostRejected as exc:
         rig.recorder.harness_errors.append(f"{scenario.__name__}: could not run: {exc}")
     except Exception as exc:  # noqa: BLE001 -- a harness failure becomes an `error` verdict, never a pass
