@@ -7,6 +7,8 @@ lives in :mod:`.server`, so an override cannot break it by accident.
 
 from __future__ import annotations
 
+import re
+import threading
 from collections.abc import Callable
 from typing import Any, TypeAlias
 
@@ -26,6 +28,11 @@ HookHandler: TypeAlias = Callable[[JsonObject, CallContext], JsonObject]
 MAX_ECHO_BYTES = 64 * 1024
 MAX_NAME_BYTES = 256
 STYLE_PREFIX = "extension.octet_reference_extension"
+# §2.5: labels and detail are plain data; control characters (ANSI escapes
+# included) are replaced before anything user-supplied lands in a snapshot.
+CONTROL_CHARACTERS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+# §2.5: a url reference must be a public absolute https URL.
+ABOUT_URL = "https://example.com/octet/reference-extension"
 
 
 def truncate_utf8(text: str, limit: int) -> str:
@@ -34,6 +41,11 @@ def truncate_utf8(text: str, limit: int) -> str:
     if len(data) <= limit:
         return text
     return data[:limit].decode("utf-8", "ignore")
+
+
+def plain_text(text: str) -> str:
+    """Text with control characters shown as U+FFFD (§2.5 plain data)."""
+    return CONTROL_CHARACTERS.sub("\ufffd", text)
 
 
 def continue_hook() -> JsonObject:
@@ -48,6 +60,11 @@ class ReferenceExtension:
             raise ValueError(f"unsupported API version {api_version!r}; expected one of {catalog.API_VERSIONS}")
         self.api_version = api_version
         self.tools = catalog.tools_for(api_version)
+        # §2.5: snapshots only when the manifest (as the host passed it in
+        # initialize) sets contributes.presentation, and never on API 0.1.
+        self.presents = False
+        self._revision = -1
+        self._revision_lock = threading.Lock()
 
     # -- routing --------------------------------------------------------------
 
@@ -92,6 +109,10 @@ class ReferenceExtension:
             message = f"this extension speaks API {self.api_version}, host asked for {requested!r}"
             raise RpcError(INVALID_PARAMS, message)
         protocol = negotiate(self.api_version, params.get("protocol"))
+        contributes = params.get("contributes")
+        self.presents = (
+            self.api_version != "0.1" and isinstance(contributes, dict) and contributes.get("presentation") is True
+        )
         features = protocol["features"] if protocol is not None else []
         result: JsonObject = {
             "api_version": self.api_version,
@@ -174,7 +195,75 @@ class ReferenceExtension:
         # §2.1: an unsolicited notification; allowed because initialize has
         # been answered before any command can run.
         ctx.notify("notification", notification)
+        self.push_contributions(who, ctx)
         return {"text": f"Hello, {who}!", "notifications": [notification], "context": []}
+
+    # -- §2.3, §2.4, §2.5 pushed contributions -----------------------------------
+
+    def push_contributions(self, who: str, ctx: CallContext) -> None:
+        """Unsolicited context and status (§2.3, §2.4, notifications on every
+        API version) and, where declared, a presentation snapshot (§2.5)."""
+        ctx.notify("context/contribution", self.greeting_context(who))
+        ctx.notify("status/contribution", self.greeting_status(who))
+        if self.presents:
+            self.publish_snapshot(who, ctx)
+
+    def greeting_context(self, who: str) -> JsonObject:
+        content = f"The person asked to be greeted as {who}."
+        return {"label": catalog.EXTENSION_NAME, "content": content, "placement": "prompt_suffix"}
+
+    def greeting_status(self, who: str) -> JsonObject:
+        return {"surface": "status", "text": f"greeted {who}", "style_role": f"{STYLE_PREFIX}.status", "priority": 0}
+
+    def publish_snapshot(self, who: str, ctx: CallContext) -> None:
+        """§2.5: one complete snapshot, correlated to the running command.
+        The revision is taken and written under one lock, so concurrent
+        greetings cannot put a lower revision on the wire after a higher one."""
+        params = self.snapshot_owner(ctx)
+        with self._revision_lock:
+            self._revision += 1
+            params["snapshot"] = self.snapshot(self._revision, plain_text(who))
+            ctx.notify("presentation/update", params)
+
+    def snapshot_owner(self, ctx: CallContext) -> JsonObject:
+        """§2.5: correlate to the running command; with a non-numeric id the
+        snapshot is process-scoped instead (and holds no session data)."""
+        return {"parent_request_id": ctx.request_id} if isinstance(ctx.request_id, int) else {}
+
+    def snapshot(self, revision: int, who: str) -> JsonObject:
+        greeting = f"Hello, {who}!"
+        return {
+            "revision": revision,
+            "status": {"state": "active", "label": f"{revision + 1} greeting(s)"},
+            "activities": [
+                {
+                    "id": "greeting",
+                    "kind": "greeting",
+                    "state": "succeeded",
+                    "summary": truncate_utf8(greeting, 1024),
+                    "provenance": "reference extension",
+                    "metrics": {"tool_calls": 0, "input_tokens": 0, "output_tokens": 0, "reasoning_tokens": 0},
+                    "references": [{"kind": "url", "id": ABOUT_URL, "label": "About"}],
+                }
+            ],
+            "collection": {
+                "kind": "tree",
+                "title": "Greetings",
+                "nodes": [
+                    {"id": "greetings", "parent_id": None, "state": "active", "label": "Greetings"},
+                    {
+                        "id": "greeting:last",
+                        "parent_id": "greetings",
+                        "state": "succeeded",
+                        "label": truncate_utf8(who, 1024),
+                        "action_ids": ["greet-again"],
+                    },
+                ],
+                "selected_node_id": "greeting:last",
+                "detail": {"node_id": "greeting:last", "title": "Last greeting", "body": greeting},
+            },
+            "actions": [{"id": "greet-again", "label": "Greet again", "command": "greet", "arguments": ["again"]}],
+        }
 
     # -- §1.4 hook/run ---------------------------------------------------------
 
