@@ -421,6 +421,9 @@ def contribution_requests(manifest: Manifest) -> list[tuple[str, dict[str, Any]]
             out.append(("status/collect", {"surface": surface, "context": ctx}))
     for name in info.declared_names("tool_renderers"):
         out.append(("tool/render", {"name": name, "arguments": {}, "output": "ok", "is_error": False, "context": ctx}))
+    # §1.6b: the menu is pulled only from API 0.2+ extensions that opt in and declare a command.
+    if info.api_version != "0.1" and info.contributes.get("menu") is True and info.declared_names("commands"):
+        out.append(("menu/collect", {"context": ctx}))
     return out
 
 

@@ -37,6 +37,7 @@ from .ext_contributions import (
     status_contribution,
 )
 from .ext_initialize import check_initialize_result, negotiated_from, tools_from
+from .ext_menu import check_menu_result
 from .ext_notifications import check_notification, check_progress_event
 from .ext_results import (
     check_command_result,
@@ -437,6 +438,8 @@ class HostSession:
             out.extend(check_status_result(result))
         elif method == "tool/render":
             out.extend(check_render_result(result))
+        elif method == "menu/collect":
+            out.extend(check_menu_result(result, commands=self._declared_commands()))
         elif method == "shutdown":
             out.append(Exercise("EXT-1.8-shutdown-ack"))
             if not isinstance(result, dict):
@@ -584,7 +587,11 @@ class HostSession:
 
     def _on_contribution(self, method: str, params: Any, *, as_request: bool) -> list[Finding]:
         """§2.3-§2.5: pushed contributions, notifications by definition (one
-        sent as a request is judged too, and flagged)."""
+        sent as a request is judged too, and flagged). Params that are not
+        structured are the envelope's fault (JSONRPC-4-params-structured)
+        and are not judged again here."""
+        if params is not None and not isinstance(params, dict | list):
+            return []
         if method == "context/contribution":
             found = list(context_contribution(params, as_request=as_request))
         elif method == "status/contribution":
@@ -598,6 +605,12 @@ class HostSession:
             return []
         return [f.at("params") if isinstance(f, Violation) and f.path[:1] != ("params",) else f for f in found]
 
+    def _declared_commands(self) -> frozenset[str]:
+        """Commands an action may route to: the manifest's, plus those the
+        initialize result returned (runtime_commands makes that list the
+        authority; without it the two lists are equal anyway)."""
+        return self.commands | frozenset(self.manifest.declared_names("commands"))
+
     def _snapshot_context(self) -> SnapshotContext:
         active = frozenset(
             r.id for r in self.requests.values() if r.state in ACTIVE and is_integer(r.id) and isinstance(r.id, int)
@@ -605,7 +618,7 @@ class HostSession:
         return SnapshotContext(
             negotiated=self.negotiated or Negotiated(self.offer.api_version),
             presentation_declared=self.manifest.contributes.get("presentation") is True,
-            commands=self.commands | frozenset(self.manifest.declared_names("commands")),
+            commands=self._declared_commands(),
             active_requests=active,
             last_revision=self.last_revision,
         )

@@ -169,3 +169,9 @@ METRIC_COUNTERS = (
     "reasoning_tokens",
     "cost_microdollars",
 )  # EXT-2.5-snapshot-shape
+
+# §1.6b menu/collect results (extension side).
+MENU_MAX_ITEMS = 256  # EXT-1.6b-menu-bounds (across all levels)
+MENU_MAX_DEPTH = 4  # EXT-1.6b-menu-bounds
+MENU_MAX_RECOMMENDED = 1  # EXT-1.6b-menu-bounds (per level)
+MENU_MAX_BYTES = 256 * 1024  # EXT-1.6b-menu-bounds (§4: compact UTF-8 encoding of the menu)

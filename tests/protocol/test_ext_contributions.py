@@ -420,3 +420,17 @@ def test_session_undeclared_presentation_reports_only_the_declaration() -> None:
     session.sent_request(1, "initialize", {})
     receive(session, {"id": 1, "result": INIT_RESULT})
     assert broken(receive(session, update(1, params={"snapshot": "nonsense"}))) == [ec.DECLARED]
+
+
+def test_unstructured_params_are_left_to_the_envelope_rule() -> None:
+    session = ready()
+    found = broken(receive(session, {"method": "status/contribution", "params": '{"surface": "status"}'}))
+    assert found == ["JSONRPC-4-params-structured"]
+
+
+def test_session_judges_menu_results_against_declared_commands() -> None:
+    session = ready()
+    session.sent_request(3, "menu/collect", {"context": {}})
+    menu = {"items": [{"id": "a", "label": "A", "command": "workers"}, {"id": "b", "label": "B", "command": "x"}]}
+    found = [f for f in receive(session, {"id": 3, "result": menu}) if isinstance(f, Violation)]
+    assert [(f.requirement, f.path) for f in found] == [("EXT-1.6b-menu-shape", ("result", "items", 1, "command"))]

@@ -78,6 +78,7 @@ class ReferenceExtension:
             "context/collect": self.context_collect,
             "status/collect": self.status_collect,
             "tool/render": self.tool_render,
+            "menu/collect": self.menu_collect,
         }
         return handlers.get(method)
 
@@ -313,6 +314,32 @@ class ReferenceExtension:
         role = f"{STYLE_PREFIX}.{'error' if params.get('is_error') is True else 'echo'}"
         first_line = output.split("\n", 1)[0][:80]
         return {"segments": [{"text": f"echo · {first_line}", "style_role": role}]}
+
+    # -- §1.6b menu/collect ------------------------------------------------------
+
+    def menu_collect(self, params: JsonObject, ctx: CallContext) -> JsonObject:
+        """A fixed menu, answered at once and without side effects: every
+        action runs the declared greet command with literal arguments."""
+        return {
+            "title": "Reference extension",
+            "status": {"state": "active", "label": "Ready"},
+            "detail": "Greets whoever you name.",
+            "items": [
+                {
+                    "id": "greet",
+                    "label": "Say hello",
+                    "command": "greet",
+                    "arguments": ["menu"],
+                    "recommended": True,
+                    "description": "Greet from the menu",
+                },
+                {
+                    "id": "more",
+                    "label": "More greetings",
+                    "items": [{"id": "world", "label": "Greet the world", "command": "greet", "arguments": ["world"]}],
+                },
+            ],
+        }
 
     # -- §1.8 shutdown ---------------------------------------------------------
 
