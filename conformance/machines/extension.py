@@ -411,6 +411,9 @@ def contribution_requests(manifest: Manifest) -> list[tuple[str, dict[str, Any]]
     out: list[tuple[str, dict[str, Any]]] = []
     for name in info.declared_names("commands"):
         out.append(("command/execute", {"name": name, "arguments": ["conformance"], "context": ctx}))
+        if info.api_version != "0.1":
+            # Without arguments a command may ask the person (§2.7 input/request).
+            out.append(("command/execute", {"name": name, "arguments": [], "context": ctx}))
     for hook in info.declared_names("hooks"):
         if hook in HOOK_PAYLOADS:
             out.append(("hook/run", {"hook": hook, "payload": HOOK_PAYLOADS[hook], "context": ctx}))

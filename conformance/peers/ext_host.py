@@ -51,12 +51,18 @@ class Patience:
         return cls(response_s=response_s, startup_s=2 * response_s)
 
 
+INPUT_ANSWER = "octet conformance"  # §2.7: well inside the 256 KiB answer bound
+
+
 @dataclass
 class ChildPolicy:
     """How the harness answers the extension's requests (deterministic)."""
 
     confirm: bool = True
     answered: int = 0
+    # §2.7: alternate a typed answer and null (the frontend cancelled), so
+    # an extension meets both outcomes the document allows.
+    input_given: bool = True
 
 
 Launcher = Callable[[Manifest], Target]
@@ -368,7 +374,9 @@ class ExtensionHostPeer:
             reply = jsonrpc.result(msg.id, {"confirmed": self.children.confirm})
             self.children.confirm = not self.children.confirm  # alternate: both paths get exercised
         elif msg.method == "input/request":
-            reply = jsonrpc.result(msg.id, {"value": None})  # §2.7: headless input is cancelled
+            value = INPUT_ANSWER if self.children.input_given else None
+            self.children.input_given = not self.children.input_given
+            reply = jsonrpc.result(msg.id, {"value": value})
         elif (
             msg.method == "policy/evaluate"
             and self.session.negotiated

@@ -39,6 +39,7 @@ from .ext_contributions import (
 from .ext_initialize import check_initialize_result, negotiated_from, tools_from
 from .ext_menu import check_menu_result
 from .ext_notifications import check_notification, check_progress_event
+from .ext_requests import check_child_params
 from .ext_results import (
     check_command_result,
     check_context_result,
@@ -274,6 +275,11 @@ class HostSession:
             findings.extend(self._before_ready(msg.method))
             findings.extend(self._on_child_request(msg))
             findings.extend(self._on_contribution(msg.method, msg.params, as_request=True))
+            negotiated = self.negotiated or Negotiated(self.offer.api_version)
+            findings.extend(
+                f.at("params") if isinstance(f, Violation) else f
+                for f in check_child_params(msg.method, msg.params, negotiated=negotiated)
+            )
             if msg.method == SHORTCUT_REGISTER:
                 findings.extend(self._shortcut_register(msg.params, as_request=True))
         elif isinstance(msg, Notification):

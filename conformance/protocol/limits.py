@@ -175,3 +175,7 @@ MENU_MAX_ITEMS = 256  # EXT-1.6b-menu-bounds (across all levels)
 MENU_MAX_DEPTH = 4  # EXT-1.6b-menu-bounds
 MENU_MAX_RECOMMENDED = 1  # EXT-1.6b-menu-bounds (per level)
 MENU_MAX_BYTES = 256 * 1024  # EXT-1.6b-menu-bounds (§4: compact UTF-8 encoding of the menu)
+
+# §2.7 input/request.
+INPUT_PROMPT_MAX_BYTES = 16 * 1024  # EXT-2.7-input-request (UTF-8 bytes of params.prompt)
+INPUT_ANSWER_MAX_BYTES = 256 * 1024  # host side: what the harness may answer (value)

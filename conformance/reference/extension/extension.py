@@ -191,13 +191,29 @@ class ReferenceExtension:
         return self.command_greet(arguments, ctx)
 
     def command_greet(self, arguments: list[str], ctx: CallContext) -> JsonObject:
-        who = truncate_utf8(" ".join(arguments).strip(), MAX_NAME_BYTES) or "world"
+        named = " ".join(arguments).strip() or self.ask_name(ctx)
+        who = truncate_utf8(plain_text(named), MAX_NAME_BYTES) or "world"
         notification = {"level": "info", "title": "Greeting", "message": f"Hello, {who}!"}
         # §2.1: an unsolicited notification; allowed because initialize has
         # been answered before any command can run.
         ctx.notify("notification", notification)
         self.push_contributions(who, ctx)
         return {"text": f"Hello, {who}!", "notifications": [notification], "context": []}
+
+    def ask_name(self, ctx: CallContext) -> str:
+        """§2.7: ask the person whom to greet (API 0.2+, parented on this
+        command). A null answer, an error, a cancelled frontend or an
+        exhausted child budget all mean "nobody said": greet the world."""
+        if self.api_version == "0.1" or not isinstance(ctx.request_id, int):
+            return ""
+        params: JsonObject = {"parent_request_id": ctx.request_id, "prompt": "Whom should I greet?", "secret": False}
+        try:
+            outcome = ctx.request("input/request", params, id_prefix="input")
+        except ChildBudgetExhausted:
+            return ""
+        answer = outcome.result if outcome.error is None else None
+        value = answer.get("value") if isinstance(answer, dict) else None
+        return value.strip() if isinstance(value, str) else ""
 
     # -- §2.3, §2.4, §2.5 pushed contributions -----------------------------------
 

@@ -1,0 +1,67 @@
+"""Param checks for the requests an extension sends its host (§2.7).
+
+Sans-IO and stateless. Id rules, parent correlation and the outstanding
+bounds are shared by every child request and live in :mod:`.ext_session`;
+this module holds one row per method for what its params must look like.
+
+Decisions where the text leaves room (never stricter than the document):
+
+* §2.7: "non-whitespace text" is read with Unicode's notion of whitespace
+  (``str.isspace``); the 16 KiB bound counts UTF-8 bytes of ``prompt``;
+  ``secret`` may be omitted (it only changes how a frontend echoes).
+* input/request belongs to API 0.2 (parent correlation including it is a base
+  0.2 invariant, not a feature string), so it is judged on 0.2 and 0.4 only;
+  on 0.1 the harness refuses it as an unknown method.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+
+from . import limits
+from .ext_types import Negotiated
+from .members import bool_member, expected_object, string_member
+from .violations import Finding, Violation, rule
+
+INPUT_REQUEST = "EXT-2.7-input-request"
+
+
+@rule(INPUT_REQUEST)
+def input_request(params: object) -> Iterator[Violation]:
+    if not isinstance(params, dict):
+        yield expected_object(params, INPUT_REQUEST, "params")
+        return
+    problems = list(string_member(params, "prompt", INPUT_REQUEST, "params", required=True))
+    yield from problems
+    yield from bool_member(params, "secret", INPUT_REQUEST, "params")
+    prompt = params.get("prompt")
+    if problems or not isinstance(prompt, str):
+        return
+    if not prompt or prompt.isspace():
+        yield Violation(INPUT_REQUEST, "params.prompt has no non-whitespace text", ("prompt",))
+    size = len(prompt.encode("utf-8", "surrogatepass"))
+    if size > limits.INPUT_PROMPT_MAX_BYTES:
+        yield Violation(
+            INPUT_REQUEST,
+            f"params.prompt is {size:,} UTF-8 bytes; limit {limits.INPUT_PROMPT_MAX_BYTES:,}",
+            ("prompt",),
+        )
+
+
+def _input_request(params: object, negotiated: Negotiated) -> Iterator[Finding]:
+    if not negotiated.is_legacy:
+        yield from input_request(params)
+
+
+ParamCheck = Callable[[object, Negotiated], Iterator[Finding]]
+# One row per child request method whose params are judged here.
+CHILD_PARAM_CHECKS: dict[str, ParamCheck] = {
+    "input/request": _input_request,
+}
+
+
+def check_child_params(method: str, params: object, *, negotiated: Negotiated) -> Iterator[Finding]:
+    """Judge the params of one extension-originated request, if its method has a row."""
+    check = CHILD_PARAM_CHECKS.get(method)
+    if check is not None:
+        yield from check(params, negotiated)

@@ -1,0 +1,95 @@
+"""Params of extension-originated requests (ext_requests): §2.7 input/request."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+import pytest
+
+from conformance.protocol import ext_requests as er
+from conformance.protocol import limits
+from conformance.protocol.ext_session import HostSession
+from conformance.protocol.ext_types import ManifestInfo, Negotiated, Offer
+from conformance.protocol.framing import Frame
+from conformance.protocol.jsonrpc import decode_frame
+from conformance.protocol.strict_json import dumps
+from conformance.protocol.violations import Exercise, Finding, Violation
+
+NEGOTIATED = Negotiated("0.2", frozenset({"request_cancellation", "content_parts"}))
+
+
+def judge(params: Any, negotiated: Negotiated = NEGOTIATED) -> list[Finding]:
+    return list(er.check_child_params("input/request", params, negotiated=negotiated))
+
+
+def broken(findings: Iterable[Finding]) -> list[str]:
+    return [f.requirement for f in findings if isinstance(f, Violation)]
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"parent_request_id": 2, "prompt": "Password:", "secret": True},  # the document's example
+        {"parent_request_id": 2, "prompt": "  name? "},
+        {"parent_request_id": 2, "prompt": "x", "secret": None},
+        {"parent_request_id": 2, "prompt": "é" * (limits.INPUT_PROMPT_MAX_BYTES // 2)},  # exactly 16 KiB
+    ],
+)
+def test_valid_input_requests(params: Any) -> None:
+    found = judge(params)
+    assert Exercise(er.INPUT_REQUEST) in found
+    assert broken(found) == []
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"parent_request_id": 2},
+        {"parent_request_id": 2, "prompt": ""},
+        {"parent_request_id": 2, "prompt": " \t\n\u3000"},
+        {"parent_request_id": 2, "prompt": 5},
+        {"parent_request_id": 2, "prompt": "x", "secret": "yes"},
+        {"parent_request_id": 2, "prompt": "x" * (limits.INPUT_PROMPT_MAX_BYTES + 1)},
+        {"parent_request_id": 2, "prompt": "é" * (limits.INPUT_PROMPT_MAX_BYTES // 2) + "x"},
+        [],
+    ],
+)
+def test_invalid_input_requests(params: Any) -> None:
+    assert broken(judge(params)) == [er.INPUT_REQUEST]
+
+
+def test_prompt_one_below_the_bound_passes() -> None:
+    assert broken(judge({"prompt": "x" * (limits.INPUT_PROMPT_MAX_BYTES - 1)})) == []
+
+
+def test_not_judged_on_api_0_1_nor_for_other_methods() -> None:
+    assert judge({"prompt": ""}, Negotiated("0.1")) == []
+    assert list(er.check_child_params("confirmation/request", {}, negotiated=NEGOTIATED)) == []
+
+
+def test_session_judges_input_request_params_with_their_path() -> None:
+    manifest = ManifestInfo("t", "1", "0.2", {"commands": ["greet"]}, {})
+    session = HostSession(manifest, Offer("0.2", "0.2", limits.REQUIRED_FEATURES, (), 8))
+    session.sent_request(1, "initialize", {})
+    result = {
+        "api_version": "0.2",
+        "tools": [],
+        "commands": [{"name": "greet", "description": "d"}],
+        "protocol": {
+            "version": "0.2",
+            "features": list(limits.REQUIRED_FEATURES),
+            "limits": {"max_concurrent_requests": 4},
+        },
+    }
+    assert broken(receive(session, {"id": 1, "result": result})) == []
+    session.sent_request(2, "command/execute", {"name": "greet"})
+    good = {"id": "input-1", "method": "input/request", "params": {"parent_request_id": 2, "prompt": "Who?"}}
+    assert broken(receive(session, good)) == []
+    bad = {"id": "input-2", "method": "input/request", "params": {"parent_request_id": 2, "prompt": " "}}
+    found = [f for f in receive(session, bad) if isinstance(f, Violation)]
+    assert [(f.requirement, f.path) for f in found] == [(er.INPUT_REQUEST, ("params", "prompt"))]
+
+
+def receive(session: HostSession, msg: dict[str, Any]) -> list[Finding]:
+    return session.received(decode_frame(Frame(0, dumps({"jsonrpc": "2.0", **msg}), "lf")))
