@@ -134,7 +134,8 @@ class ExtensionMachine(RuleBasedStateMachine):
     # -- life ----------------------------------------------------------------------
     @initialize(data=st.data())
     def start(self, data: st.DataObject) -> None:
-        offer = data.draw(offers(api_version=self.manifest.api_version), label="offer")
+        secrets = bool(self.manifest.info.secret_names())
+        offer = data.draw(offers(api_version=self.manifest.api_version, secrets=secrets), label="offer")
         self._context(offer)
         try:
             self.peer.start(offer)

@@ -39,7 +39,7 @@ from .ext_contributions import (
 from .ext_initialize import check_initialize_result, negotiated_from, tools_from
 from .ext_menu import check_menu_result
 from .ext_notifications import check_notification, check_progress_event
-from .ext_requests import check_child_params
+from .ext_requests import ChildContext, check_child_params
 from .ext_results import (
     check_command_result,
     check_context_result,
@@ -276,9 +276,10 @@ class HostSession:
             findings.extend(self._on_child_request(msg))
             findings.extend(self._on_contribution(msg.method, msg.params, as_request=True))
             negotiated = self.negotiated or Negotiated(self.offer.api_version)
+            context = ChildContext(negotiated, self.manifest.secret_names())
             findings.extend(
                 f.at("params") if isinstance(f, Violation) else f
-                for f in check_child_params(msg.method, msg.params, negotiated=negotiated)
+                for f in check_child_params(msg.method, msg.params, context=context)
             )
             if msg.method == SHORTCUT_REGISTER:
                 findings.extend(self._shortcut_register(msg.params, as_request=True))

@@ -20,7 +20,7 @@ NEGOTIATED = Negotiated("0.2", frozenset({"request_cancellation", "content_parts
 
 
 def judge(params: Any, negotiated: Negotiated = NEGOTIATED) -> list[Finding]:
-    return list(er.check_child_params("input/request", params, negotiated=negotiated))
+    return list(er.check_child_params("input/request", params, context=er.ChildContext(negotiated)))
 
 
 def broken(findings: Iterable[Finding]) -> list[str]:
@@ -65,7 +65,7 @@ def test_prompt_one_below_the_bound_passes() -> None:
 
 def test_not_judged_on_api_0_1_nor_for_other_methods() -> None:
     assert judge({"prompt": ""}, Negotiated("0.1")) == []
-    assert list(er.check_child_params("confirmation/request", {}, negotiated=NEGOTIATED)) == []
+    assert list(er.check_child_params("confirmation/request", {}, context=er.ChildContext(NEGOTIATED))) == []
 
 
 def test_session_judges_input_request_params_with_their_path() -> None:
@@ -93,3 +93,31 @@ def test_session_judges_input_request_params_with_their_path() -> None:
 
 def receive(session: HostSession, msg: dict[str, Any]) -> list[Finding]:
     return session.received(decode_frame(Frame(0, dumps({"jsonrpc": "2.0", **msg}), "lf")))
+
+
+SECRETS = Negotiated("0.2", NEGOTIATED.features | {"secrets"})
+ALLOWED = frozenset({"browser.api_token"})
+
+
+def secret(params: Any, negotiated: Negotiated = SECRETS) -> list[str]:
+    context = er.ChildContext(negotiated, ALLOWED)
+    return broken(er.check_child_params("secret/get", params, context=context))
+
+
+def test_secret_get_for_an_allowlisted_name_passes() -> None:
+    assert secret({"parent_request_id": 2, "name": "browser.api_token"}) == []
+
+
+@pytest.mark.parametrize(
+    ("params", "negotiated"),
+    [
+        ({"parent_request_id": 2, "name": "browser.api_token"}, NEGOTIATED),  # feature not negotiated
+        ({"parent_request_id": 2, "name": "browser.API_TOKEN"}, SECRETS),  # exact names only
+        ({"parent_request_id": 2, "name": "browser.api_token "}, SECRETS),
+        ({"parent_request_id": 2}, SECRETS),
+        ({"parent_request_id": 2, "name": 7}, SECRETS),
+        ("browser.api_token", SECRETS),
+    ],
+)
+def test_secret_get_violations(params: Any, negotiated: Negotiated) -> None:
+    assert secret(params, negotiated) == [er.SECRET_GET]

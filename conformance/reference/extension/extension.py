@@ -33,6 +33,8 @@ STYLE_PREFIX = "extension.octet_reference_extension"
 CONTROL_CHARACTERS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 # §2.5: a url reference must be a public absolute https URL.
 ABOUT_URL = "https://example.com/octet/reference-extension"
+# §2.10: the one name in the manifests' [capabilities].secrets allowlist.
+SECRET_NAME = "reference.token"
 
 
 def truncate_utf8(text: str, limit: int) -> str:
@@ -63,6 +65,7 @@ class ReferenceExtension:
         # §2.5: snapshots only when the manifest (as the host passed it in
         # initialize) sets contributes.presentation, and never on API 0.1.
         self.presents = False
+        self.secret_names: frozenset[str] = frozenset()  # §1.1 allowlist, as the host passed it
         self._revision = -1
         self._revision_lock = threading.Lock()
 
@@ -110,6 +113,10 @@ class ReferenceExtension:
             message = f"this extension speaks API {self.api_version}, host asked for {requested!r}"
             raise RpcError(INVALID_PARAMS, message)
         protocol = negotiate(self.api_version, params.get("protocol"))
+        capabilities = params.get("capabilities")
+        secrets = capabilities.get("secrets") if isinstance(capabilities, dict) else None
+        if isinstance(secrets, list):
+            self.secret_names = frozenset(name for name in secrets if isinstance(name, str))
         contributes = params.get("contributes")
         self.presents = (
             self.api_version != "0.1" and isinstance(contributes, dict) and contributes.get("presentation") is True
@@ -197,6 +204,7 @@ class ReferenceExtension:
         # §2.1: an unsolicited notification; allowed because initialize has
         # been answered before any command can run.
         ctx.notify("notification", notification)
+        self.check_token(ctx)
         self.push_contributions(who, ctx)
         return {"text": f"Hello, {who}!", "notifications": [notification], "context": []}
 
@@ -214,6 +222,23 @@ class ReferenceExtension:
         answer = outcome.result if outcome.error is None else None
         value = answer.get("value") if isinstance(answer, dict) else None
         return value.strip() if isinstance(value, str) else ""
+
+    def check_token(self, ctx: CallContext) -> bool:
+        """§2.10: look the token up where the host brokers secrets. The value
+        is never logged, echoed or kept; an error (-32004 unavailable, ...)
+        just means no token."""
+        if "secrets" not in ctx.session.features or SECRET_NAME not in self.secret_names:
+            return False  # §2.10: only exact allowlisted names, only with the feature
+        if not isinstance(ctx.request_id, int):
+            return False
+        try:
+            outcome = ctx.request(
+                "secret/get", {"parent_request_id": ctx.request_id, "name": SECRET_NAME}, id_prefix="secret"
+            )
+        except ChildBudgetExhausted:
+            return False
+        answer = outcome.result if outcome.error is None else None
+        return isinstance(answer, dict) and isinstance(answer.get("value"), str)
 
     # -- §2.3, §2.4, §2.5 pushed contributions -----------------------------------
 
