@@ -410,11 +410,13 @@ def contribution_requests(manifest: Manifest) -> list[tuple[str, dict[str, Any]]
     info = manifest.info
     ctx = call_context()
     out: list[tuple[str, dict[str, Any]]] = []
-    for name in info.declared_names("commands"):
-        out.append(("command/execute", {"name": name, "arguments": ["conformance"], "context": ctx}))
-        if info.api_version != "0.1":
-            # Without arguments a command may ask the person (§2.7 input/request).
-            out.append(("command/execute", {"name": name, "arguments": [], "context": ctx}))
+    for index, name in enumerate(info.declared_names("commands")):
+        # On API 0.2+ the first command runs without arguments, so it may ask
+        # the person (§2.7 input/request); the rest get one literal argument.
+        # (One request per command either way: the generated orders, and so
+        # every other draw of a run, stay what they were.)
+        arguments = [] if index == 0 and info.api_version != "0.1" else ["conformance"]
+        out.append(("command/execute", {"name": name, "arguments": arguments, "context": ctx}))
     for hook in info.declared_names("hooks"):
         if hook in HOOK_PAYLOADS:
             out.append(("hook/run", {"hook": hook, "payload": HOOK_PAYLOADS[hook], "context": ctx}))
