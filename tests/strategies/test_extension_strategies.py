@@ -45,6 +45,7 @@ def test_offers_only_hosted_features(data: st.DataObject) -> None:
         assert offer.required_features == limits.REQUIRED_FEATURES
 
 
+@settings(max_examples=25)
 @given(st.data())
 def test_secrets_is_offered_only_to_an_allowlisting_manifest(data: st.DataObject) -> None:
     api = data.draw(st.sampled_from(["0.1", "0.2", "0.4"]))
