@@ -1,4 +1,4 @@
-"""Param checks for the requests an extension sends its host (§2.7, §2.10).
+"""Param checks for the requests an extension sends its host (§2.2, §2.7, §2.10).
 
 Sans-IO and stateless. Id rules, parent correlation and the outstanding
 bounds are shared by every child request and live in :mod:`.ext_session`;
@@ -28,6 +28,7 @@ from .ext_types import Negotiated
 from .members import bool_member, excerpt, expected_object, string_member
 from .violations import Finding, Violation, rule
 
+CONFIRMATION_SHAPE = "EXT-2.2-request-shape"
 INPUT_REQUEST = "EXT-2.7-input-request"
 SECRET_GET = "EXT-2.10-secret-get"
 
@@ -38,6 +39,18 @@ class ChildContext:
 
     negotiated: Negotiated
     secret_names: frozenset[str] = frozenset()
+
+
+@rule(CONFIRMATION_SHAPE)
+def confirmation_shape(params: object) -> Iterator[Violation]:
+    """§2.2 on every API version: the parent id is judged by the session."""
+    if not isinstance(params, dict):
+        yield expected_object(params, CONFIRMATION_SHAPE, "params")
+        return
+    yield from string_member(params, "prompt", CONFIRMATION_SHAPE, "params", required=True)
+    yield from string_member(params, "detail", CONFIRMATION_SHAPE, "params", required=False)
+    yield from bool_member(params, "destructive", CONFIRMATION_SHAPE, "params")
+    yield from bool_member(params, "default", CONFIRMATION_SHAPE, "params")
 
 
 @rule(INPUT_REQUEST)
@@ -79,6 +92,10 @@ def secret_get(params: object, *, context: ChildContext) -> Iterator[Violation]:
         )
 
 
+def _confirmation(params: object, context: ChildContext) -> Iterator[Finding]:
+    yield from confirmation_shape(params)
+
+
 def _input_request(params: object, context: ChildContext) -> Iterator[Finding]:
     if not context.negotiated.is_legacy:
         yield from input_request(params)
@@ -92,6 +109,7 @@ def _secret_get(params: object, context: ChildContext) -> Iterator[Finding]:
 ParamCheck = Callable[[object, ChildContext], Iterator[Finding]]
 # One row per child request method whose params are judged here.
 CHILD_PARAM_CHECKS: dict[str, ParamCheck] = {
+    "confirmation/request": _confirmation,
     "input/request": _input_request,
     "secret/get": _secret_get,
 }

@@ -65,7 +65,7 @@ def test_prompt_one_below_the_bound_passes() -> None:
 
 def test_not_judged_on_api_0_1_nor_for_other_methods() -> None:
     assert judge({"prompt": ""}, Negotiated("0.1")) == []
-    assert list(er.check_child_params("confirmation/request", {}, context=er.ChildContext(NEGOTIATED))) == []
+    assert list(er.check_child_params("tools/register", {}, context=er.ChildContext(NEGOTIATED))) == []
 
 
 def test_session_judges_input_request_params_with_their_path() -> None:
@@ -121,3 +121,25 @@ def test_secret_get_for_an_allowlisted_name_passes() -> None:
 )
 def test_secret_get_violations(params: Any, negotiated: Negotiated) -> None:
     assert secret(params, negotiated) == [er.SECRET_GET]
+
+
+@pytest.mark.parametrize(
+    ("params", "ok"),
+    [
+        (
+            {"parent_request_id": 2, "prompt": "Push?", "detail": "5 commits", "destructive": False, "default": False},
+            True,
+        ),
+        ({"prompt": ""}, True),  # API 0.1 shape; no floor on the prompt
+        ({"prompt": "p", "detail": None, "default": None}, True),
+        ({"prompt": "p", "destructive": "no"}, False),
+        ({"prompt": "p", "default": 0}, False),
+        ({"prompt": "p", "detail": 5}, False),
+        ({"detail": "d"}, False),
+        ("Push?", False),
+    ],
+)
+def test_confirmation_request_shape(params: Any, ok: bool) -> None:
+    context = er.ChildContext(Negotiated("0.1"))
+    found = broken(er.check_child_params("confirmation/request", params, context=context))
+    assert found == ([] if ok else [er.CONFIRMATION_SHAPE])
