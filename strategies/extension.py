@@ -15,13 +15,17 @@ from conformance.protocol.schema_dialects import schema_problem, validators
 
 # Optional features the harness can honestly host, per API version (§1.1):
 # it answers policy/evaluate (deny), sends lifecycle notifications, accepts
-# progress. Conditional services (agent_sessions, secrets, approvals ...) are
-# never offered, so an extension negotiating them is caught.
+# progress. Conditional services (agent_sessions, approvals ...) are never
+# offered, so an extension negotiating them is caught; secrets is offered only
+# where §1.1 allows it (see ``offers``).
 HOSTED_OPTIONAL_FEATURES: dict[str, tuple[str, ...]] = {
     "0.1": (),
     "0.2": ("request_progress", "lifecycle_events", "policy_intents"),
     "0.4": ("request_progress", "lifecycle_events", "policy_intents", "tool_prompt_metadata_v1"),
 }
+# §1.1: offered only to a manifest with a non-empty secrets allowlist; the
+# harness then answers secret/get from a scripted broker (§2.10).
+SECRETS_FEATURE = "secrets"
 PROTOCOL_VERSION = "0.2"  # §1.1: the feature-negotiated wire of API 0.2, retained by 0.4
 OFFERED_CONCURRENCY = 16
 
@@ -30,13 +34,17 @@ OFFERED_CONCURRENCY = 16
 SPECIAL_IDS: tuple[Any, ...] = (0, 2**53 + 1, limits.MAX_U64, "octet-conformance", "ïd-☃", "")
 
 
-def offers(*, api_version: str) -> st.SearchStrategy[Offer]:
-    """Initialize offers: everything the harness hosts, nothing optional, or a subset."""
+def offers(*, api_version: str, secrets: bool = False) -> st.SearchStrategy[Offer]:
+    """Initialize offers: everything the harness hosts, nothing optional, or a subset.
+
+    ``secrets``: the manifest's [capabilities].secrets allowlist is non-empty,
+    so the harness's scripted broker may be offered too (§1.1, §2.10).
+    """
     if api_version not in API_VERSIONS:
         raise InvalidArgument(f"api_version must be one of {API_VERSIONS}; got {api_version!r}")
     if api_version == "0.1":
         return st.just(Offer("0.1", None))
-    hosted = HOSTED_OPTIONAL_FEATURES[api_version]
+    hosted = HOSTED_OPTIONAL_FEATURES[api_version] + ((SECRETS_FEATURE,) if secrets else ())
 
     def make(features: tuple[str, ...]) -> Offer:
         return Offer(api_version, PROTOCOL_VERSION, limits.REQUIRED_FEATURES, features, OFFERED_CONCURRENCY)

@@ -134,7 +134,8 @@ class ExtensionMachine(RuleBasedStateMachine):
     # -- life ----------------------------------------------------------------------
     @initialize(data=st.data())
     def start(self, data: st.DataObject) -> None:
-        offer = data.draw(offers(api_version=self.manifest.api_version), label="offer")
+        secrets = bool(self.manifest.info.secret_names())
+        offer = data.draw(offers(api_version=self.manifest.api_version, secrets=secrets), label="offer")
         self._context(offer)
         try:
             self.peer.start(offer)
@@ -409,8 +410,13 @@ def contribution_requests(manifest: Manifest) -> list[tuple[str, dict[str, Any]]
     info = manifest.info
     ctx = call_context()
     out: list[tuple[str, dict[str, Any]]] = []
-    for name in info.declared_names("commands"):
-        out.append(("command/execute", {"name": name, "arguments": ["conformance"], "context": ctx}))
+    for index, name in enumerate(info.declared_names("commands")):
+        # On API 0.2+ the first command runs without arguments, so it may ask
+        # the person (§2.7 input/request); the rest get one literal argument.
+        # (One request per command either way: the generated orders, and so
+        # every other draw of a run, stay what they were.)
+        arguments = [] if index == 0 and info.api_version != "0.1" else ["conformance"]
+        out.append(("command/execute", {"name": name, "arguments": arguments, "context": ctx}))
     for hook in info.declared_names("hooks"):
         if hook in HOOK_PAYLOADS:
             out.append(("hook/run", {"hook": hook, "payload": HOOK_PAYLOADS[hook], "context": ctx}))
@@ -421,6 +427,9 @@ def contribution_requests(manifest: Manifest) -> list[tuple[str, dict[str, Any]]
             out.append(("status/collect", {"surface": surface, "context": ctx}))
     for name in info.declared_names("tool_renderers"):
         out.append(("tool/render", {"name": name, "arguments": {}, "output": "ok", "is_error": False, "context": ctx}))
+    # §1.6b: the menu is pulled only from API 0.2+ extensions that opt in and declare a command.
+    if info.api_version != "0.1" and info.contributes.get("menu") is True and info.declared_names("commands"):
+        out.append(("menu/collect", {"context": ctx}))
     return out
 
 

@@ -54,12 +54,22 @@ class Patience:
         return cls(response_s=response_s, startup_s=2 * response_s)
 
 
+INPUT_ANSWER = "octet conformance"  # §2.7: well inside the 256 KiB answer bound
+SECRET_VALUE = "conformance-not-a-real-secret"  # §2.10: well inside the 64 KiB value bound
+SECRET_UNAVAILABLE = -32004  # §2.10: no value, or the broker failed
+
+
 @dataclass
 class ChildPolicy:
     """How the harness answers the extension's requests (deterministic)."""
 
     confirm: bool = True
     answered: int = 0
+    # §2.7: alternate a typed answer and null (the frontend cancelled), so
+    # an extension meets both outcomes the document allows.
+    input_given: bool = True
+    # §2.10: alternate a value and the -32004 "unavailable" refusal.
+    secret_given: bool = True
 
 
 Launcher = Callable[[Manifest], Target]
@@ -373,7 +383,11 @@ class ExtensionHostPeer:
             reply = jsonrpc.result(msg.id, {"confirmed": self.children.confirm})
             self.children.confirm = not self.children.confirm  # alternate: both paths get exercised
         elif msg.method == "input/request":
-            reply = jsonrpc.result(msg.id, {"value": None})  # §2.7: headless input is cancelled
+            value = INPUT_ANSWER if self.children.input_given else None
+            self.children.input_given = not self.children.input_given
+            reply = jsonrpc.result(msg.id, {"value": value})
+        elif msg.method == "secret/get" and self.session.negotiated and self.session.negotiated.has("secrets"):
+            reply = self._secret_answer(msg)
         elif (
             msg.method == "policy/evaluate"
             and self.session.negotiated
@@ -383,6 +397,19 @@ class ExtensionHostPeer:
         else:
             reply = jsonrpc.error(msg.id, jsonrpc.METHOD_NOT_FOUND, f"{msg.method} is not hosted by the harness")
         self._held_answers.append((msg.id, reply))
+
+    def _secret_answer(self, msg: jsonrpc.Request) -> dict[str, Any]:
+        """§2.10 from a scripted broker: an undeclared name is invalid
+        params; a declared one alternately yields a value and the generic
+        unavailable refusal (a broker with no value), both allowed outcomes."""
+        assert self.session is not None
+        name = msg.params.get("name") if isinstance(msg.params, dict) else None
+        if not isinstance(name, str) or name not in self.session.manifest.secret_names():
+            return jsonrpc.error(msg.id, jsonrpc.INVALID_PARAMS, "secret name is not in the manifest allowlist")
+        given, self.children.secret_given = self.children.secret_given, not self.children.secret_given
+        if given:
+            return jsonrpc.result(msg.id, {"value": SECRET_VALUE})
+        return jsonrpc.error(msg.id, SECRET_UNAVAILABLE, "secret is unavailable")
 
     def _answer_held(self) -> None:
         """Write the answers held back while the extension's frames kept

@@ -29,8 +29,17 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import limits
+from .ext_contributions import (
+    SnapshotContext,
+    check_presentation,
+    context_contribution,
+    revision_of,
+    status_contribution,
+)
 from .ext_initialize import check_initialize_result, negotiated_from, tools_from
+from .ext_menu import check_menu_result
 from .ext_notifications import check_notification, check_progress_event
+from .ext_requests import ChildContext, check_child_params
 from .ext_results import (
     check_command_result,
     check_context_result,
@@ -200,6 +209,10 @@ class HostSession:
     # (answered it, reported progress on it, or named it as a parent). Input
     # is read in order, so every frame written up to there was read too.
     read_through: int = 0
+    # Command names the initialize result returned (§2.5 actions may name
+    # these or the manifest's), and the highest §2.5 snapshot revision seen.
+    commands: frozenset[str] = frozenset()
+    last_revision: int | None = None
 
     # -- what the host did -------------------------------------------------
     def advance(self, event: LifecycleInput) -> None:
@@ -261,6 +274,13 @@ class HostSession:
         elif isinstance(msg, Request):
             findings.extend(self._before_ready(msg.method))
             findings.extend(self._on_child_request(msg))
+            findings.extend(self._on_contribution(msg.method, msg.params, as_request=True))
+            negotiated = self.negotiated or Negotiated(self.offer.api_version)
+            context = ChildContext(negotiated, self.manifest.secret_names())
+            findings.extend(
+                f.at("params") if isinstance(f, Violation) else f
+                for f in check_child_params(msg.method, msg.params, context=context)
+            )
             if msg.method == SHORTCUT_REGISTER:
                 findings.extend(self._shortcut_register(msg.params, as_request=True))
         elif isinstance(msg, Notification):
@@ -425,6 +445,8 @@ class HostSession:
             out.extend(check_status_result(result))
         elif method == "tool/render":
             out.extend(check_render_result(result))
+        elif method == "menu/collect":
+            out.extend(check_menu_result(result, commands=self._declared_commands()))
         elif method == "shutdown":
             out.append(Exercise("EXT-1.8-shutdown-ack"))
             if not isinstance(result, dict):
@@ -435,6 +457,7 @@ class HostSession:
         out: list[Finding] = list(check_initialize_result(result, offer=self.offer, manifest=self.manifest))
         self.negotiated = negotiated_from(result, offer=self.offer)
         self.tools = tools_from(result)
+        self.commands = _command_names(result)
         out.append(Exercise("EXT-0-messages-after-initialize"))
         # Every shortcut/register of the initialize scope has been judged by
         # now; any later one is judged as it comes (and breaks the rule).
@@ -567,7 +590,45 @@ class HostSession:
             return self._on_progress(msg.params)
         if msg.method == "notification":
             return [f.at("params") if isinstance(f, Violation) else f for f in check_notification(msg.params)]
-        return []
+        return self._on_contribution(msg.method, msg.params, as_request=False)
+
+    def _on_contribution(self, method: str, params: Any, *, as_request: bool) -> list[Finding]:
+        """§2.3-§2.5: pushed contributions, notifications by definition (one
+        sent as a request is judged too, and flagged). Params that are not
+        structured are the envelope's fault (JSONRPC-4-params-structured)
+        and are not judged again here."""
+        if params is not None and not isinstance(params, dict | list):
+            return []
+        if method == "context/contribution":
+            found = list(context_contribution(params, as_request=as_request))
+        elif method == "status/contribution":
+            found = list(status_contribution(params, as_request=as_request))
+        elif method == "presentation/update":
+            found = list(check_presentation(params, as_request=as_request, context=self._snapshot_context()))
+            revision = revision_of(params)
+            if revision is not None:
+                self.last_revision = revision if self.last_revision is None else max(revision, self.last_revision)
+        else:
+            return []
+        return [f.at("params") if isinstance(f, Violation) and f.path[:1] != ("params",) else f for f in found]
+
+    def _declared_commands(self) -> frozenset[str]:
+        """Commands an action may route to: the manifest's, plus those the
+        initialize result returned (runtime_commands makes that list the
+        authority; without it the two lists are equal anyway)."""
+        return self.commands | frozenset(self.manifest.declared_names("commands"))
+
+    def _snapshot_context(self) -> SnapshotContext:
+        active = frozenset(
+            r.id for r in self.requests.values() if r.state in ACTIVE and is_integer(r.id) and isinstance(r.id, int)
+        )
+        return SnapshotContext(
+            negotiated=self.negotiated or Negotiated(self.offer.api_version),
+            presentation_declared=self.manifest.contributes.get("presentation") is True,
+            commands=self._declared_commands(),
+            active_requests=active,
+            last_revision=self.last_revision,
+        )
 
     def _on_progress(self, params: Any) -> list[Finding]:
         negotiated = self.negotiated or Negotiated(self.offer.api_version)
@@ -622,6 +683,13 @@ _CHILD_ID_RULES = (
     "EXT-2-child-max-outstanding",
     "EXT-2-child-max-ids",
 )
+
+
+def _command_names(result: Any) -> frozenset[str]:
+    commands = result.get("commands") if isinstance(result, dict) else None
+    if not isinstance(commands, list):
+        return frozenset()
+    return frozenset(c["name"] for c in commands if isinstance(c, dict) and isinstance(c.get("name"), str))
 
 
 def _legal_child_id(cid: Any) -> bool:

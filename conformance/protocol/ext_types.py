@@ -29,6 +29,11 @@ class ManifestInfo:
         value = self.contributes.get(kind, [])
         return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
 
+    def secret_names(self) -> frozenset[str]:
+        """[capabilities].secrets, the broker allowlist, as names (§1.1, §2.10)."""
+        value = self.capabilities.get("secrets", [])
+        return frozenset(v for v in value if isinstance(v, str)) if isinstance(value, list) else frozenset()
+
 
 @dataclass(frozen=True)
 class Offer:

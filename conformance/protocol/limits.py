@@ -133,3 +133,49 @@ RESTART_BACKOFF_BASE_S = 0.25  # EXT-5-host-backoff (full jitter, exponential)
 RESTART_BACKOFF_CAP_S = 30.0  # EXT-5-host-backoff
 FAILED_RESTARTS_BEFORE_PARK = 8  # EXT-5-host-parks-after-failures
 READY_RESETS_BUDGET_S = 30.0  # EXT-5-host-parks-after-failures
+
+# §2.5 presentation/update snapshots (extension side). Every bound is the
+# document's; the ids beside them are the rules that judge them.
+SNAPSHOT_MAX_BYTES = 256 * 1024  # EXT-2.5-snapshot-bounds (compact UTF-8 encoding of params.snapshot)
+SNAPSHOT_MAX_ACTIVITIES = 128  # EXT-2.5-snapshot-bounds
+SNAPSHOT_MAX_NODES = 256  # EXT-2.5-snapshot-bounds
+SNAPSHOT_MAX_ACTIONS = 64  # EXT-2.5-snapshot-bounds
+SNAPSHOT_MAX_REFERENCES = 8  # EXT-2.5-snapshot-bounds (per item)
+SNAPSHOT_MAX_LABEL_BYTES = 1024  # EXT-2.5-snapshot-bounds (every compact label and id)
+SNAPSHOT_MAX_BODY_BYTES = 64 * 1024  # EXT-2.5-snapshot-bounds (detail body)
+SNAPSHOT_MAX_TREE_DEPTH = 16  # EXT-2.5-collection-integrity
+MAX_SAFE_JSON_INTEGER = 2**53 - 1  # EXT-2.5-snapshot-bounds, EXT-2.5-snapshot-shape (portable JSON integer)
+PRESENTATION_STATES = (
+    "empty",
+    "loading",
+    "pending",
+    "active",
+    "running",
+    "succeeded",
+    "failed",
+    "cancelled",
+    "degraded",
+    "stopped",
+    "unavailable",
+)  # EXT-2.5-snapshot-shape
+COLLECTION_KINDS = ("list", "tree")  # EXT-2.5-snapshot-shape
+REFERENCE_KINDS = ("session", "artifact", "resource", "url")  # EXT-2.5-snapshot-shape
+METRIC_COUNTERS = (
+    "tool_calls",
+    "input_tokens",
+    "cache_read_tokens",
+    "cache_write_tokens",
+    "output_tokens",
+    "reasoning_tokens",
+    "cost_microdollars",
+)  # EXT-2.5-snapshot-shape
+
+# §1.6b menu/collect results (extension side).
+MENU_MAX_ITEMS = 256  # EXT-1.6b-menu-bounds (across all levels)
+MENU_MAX_DEPTH = 4  # EXT-1.6b-menu-bounds
+MENU_MAX_RECOMMENDED = 1  # EXT-1.6b-menu-bounds (per level)
+MENU_MAX_BYTES = 256 * 1024  # EXT-1.6b-menu-bounds (§4: compact UTF-8 encoding of the menu)
+
+# §2.7 input/request.
+INPUT_PROMPT_MAX_BYTES = 16 * 1024  # EXT-2.7-input-request (UTF-8 bytes of params.prompt)
+INPUT_ANSWER_MAX_BYTES = 256 * 1024  # host side: what the harness may answer (value)

@@ -120,8 +120,8 @@ class Peer:
             message = self.read(seconds)
             pytest.fail(f"unexpected message: {message}")
 
-    def initialize(self, protocol: Message | None = None) -> Message:
-        params: Message = {"api_version": self.api_version, "octet_version": "0.8.0", "workspace": str(REPO)}
+    def initialize(self, protocol: Message | None = None, **extra: Any) -> Message:
+        params: Message = {"api_version": self.api_version, "octet_version": "0.8.0", "workspace": str(REPO), **extra}
         if self.api_version != "0.1":
             offered = list(OPTIONAL) + (["tool_prompt_metadata_v1"] if self.api_version == "0.4" else [])
             params["protocol"] = protocol or {
@@ -446,7 +446,8 @@ def test_confirm_cancelled_while_waiting(peer02: Peer) -> None:
 def test_other_methods(peer: Peer) -> None:
     greet = peer.response_to(peer.request("command/execute", {"name": "greet", "arguments": ["Ada"]}))
     assert greet[0]["result"]["text"] == "Hello, Ada!"
-    assert [m["method"] for m in greet[1]] == ["notification"]
+    # §2.1, §2.3, §2.4: pushed as notifications; no snapshot without contributes.presentation.
+    assert [m["method"] for m in greet[1]] == ["notification", "context/contribution", "status/contribution"]
     for hook in ("before_prompt", "after_response", "before_tool_call", "after_tool_call"):
         result = peer.call("hook/run", {"hook": hook, "payload": {}})["result"]
         assert result["disposition"] == {"action": "continue"}
@@ -455,6 +456,29 @@ def test_other_methods(peer: Peer) -> None:
     assert peer.call("status/collect", {"surface": "footer"})["result"] is None
     render = peer.call("tool/render", {"name": "echo", "arguments": {}, "output": "hi", "is_error": False})
     assert render["result"]["segments"][0]["text"]
+
+
+def test_greet_asks_publishes_and_menu(spawn: Callable[[str], Peer]) -> None:
+    """§2.7 input/request without arguments, §2.5 snapshots with rising
+    revisions when presentation is declared, §1.6b a menu of declared commands."""
+    peer = spawn("0.2")
+    peer.initialize(contributes={"presentation": True, "menu": True, "commands": ["greet"]})
+    request_id = peer.request("command/execute", {"name": "greet", "arguments": []})
+    child = peer.read()
+    assert child["method"] == "input/request"
+    assert child["params"]["parent_request_id"] == request_id and child["params"]["prompt"].strip()
+    peer.send({"jsonrpc": "2.0", "id": child["id"], "result": {"value": "Ada"}})
+    response, before = peer.response_to(request_id)
+    assert response["result"]["text"] == "Hello, Ada!"
+    snapshots = [m["params"] for m in before if m["method"] == "presentation/update"]
+    assert [s["parent_request_id"] for s in snapshots] == [request_id]
+    again = peer.request("command/execute", {"name": "greet", "arguments": ["Bo"]})
+    _, before = peer.response_to(again)
+    revisions = [snapshots[0]["snapshot"]["revision"]]
+    revisions += [m["params"]["snapshot"]["revision"] for m in before if m["method"] == "presentation/update"]
+    assert revisions == sorted(revisions) and len(set(revisions)) == 2
+    menu = peer.call("menu/collect", {"context": {}})["result"]
+    assert {item["command"] for item in menu["items"] if "command" in item} == {"greet"}
 
 
 # -- process lifecycle -------------------------------------------------------------------------------

@@ -12,7 +12,7 @@ from conformance.strategies import (
     oversized_sizes,
     tool_arguments,
 )
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, find, given, settings
 from hypothesis import strategies as st
 from hypothesis.errors import InvalidArgument
 
@@ -43,6 +43,22 @@ def test_offers_only_hosted_features(data: st.DataObject) -> None:
         assert offer.protocol_version is None
     else:
         assert offer.required_features == limits.REQUIRED_FEATURES
+
+
+@settings(max_examples=25)
+@given(st.data())
+def test_secrets_is_offered_only_to_an_allowlisting_manifest(data: st.DataObject) -> None:
+    api = data.draw(st.sampled_from(["0.1", "0.2", "0.4"]))
+    with_secrets: Offer = data.draw(offers(api_version=api, secrets=True))
+    assert set(with_secrets.optional_features) <= {
+        *HOSTED_OPTIONAL_FEATURES[api],
+        *(() if api == "0.1" else ("secrets",)),
+    }
+    assert "secrets" not in data.draw(offers(api_version=api)).offered
+
+
+def test_secrets_can_be_offered_when_allowed() -> None:
+    assert "secrets" in find(offers(api_version="0.2", secrets=True), lambda o: "secrets" in o.offered).offered
 
 
 @settings(max_examples=30)

@@ -7,6 +7,8 @@ lives in :mod:`.server`, so an override cannot break it by accident.
 
 from __future__ import annotations
 
+import re
+import threading
 from collections.abc import Callable
 from typing import Any, TypeAlias
 
@@ -26,6 +28,13 @@ HookHandler: TypeAlias = Callable[[JsonObject, CallContext], JsonObject]
 MAX_ECHO_BYTES = 64 * 1024
 MAX_NAME_BYTES = 256
 STYLE_PREFIX = "extension.octet_reference_extension"
+# §2.5: labels and detail are plain data; control characters (ANSI escapes
+# included) are replaced before anything user-supplied lands in a snapshot.
+CONTROL_CHARACTERS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+# §2.5: a url reference must be a public absolute https URL.
+ABOUT_URL = "https://example.com/octet/reference-extension"
+# §2.10: the one name in the manifests' [capabilities].secrets allowlist.
+SECRET_NAME = "reference.token"
 
 
 def truncate_utf8(text: str, limit: int) -> str:
@@ -34,6 +43,11 @@ def truncate_utf8(text: str, limit: int) -> str:
     if len(data) <= limit:
         return text
     return data[:limit].decode("utf-8", "ignore")
+
+
+def plain_text(text: str) -> str:
+    """Text with control characters shown as U+FFFD (§2.5 plain data)."""
+    return CONTROL_CHARACTERS.sub("\ufffd", text)
 
 
 def continue_hook() -> JsonObject:
@@ -48,6 +62,12 @@ class ReferenceExtension:
             raise ValueError(f"unsupported API version {api_version!r}; expected one of {catalog.API_VERSIONS}")
         self.api_version = api_version
         self.tools = catalog.tools_for(api_version)
+        # §2.5: snapshots only when the manifest (as the host passed it in
+        # initialize) sets contributes.presentation, and never on API 0.1.
+        self.presents = False
+        self.secret_names: frozenset[str] = frozenset()  # §1.1 allowlist, as the host passed it
+        self._revision = -1
+        self._revision_lock = threading.Lock()
 
     # -- routing --------------------------------------------------------------
 
@@ -61,6 +81,7 @@ class ReferenceExtension:
             "context/collect": self.context_collect,
             "status/collect": self.status_collect,
             "tool/render": self.tool_render,
+            "menu/collect": self.menu_collect,
         }
         return handlers.get(method)
 
@@ -92,6 +113,14 @@ class ReferenceExtension:
             message = f"this extension speaks API {self.api_version}, host asked for {requested!r}"
             raise RpcError(INVALID_PARAMS, message)
         protocol = negotiate(self.api_version, params.get("protocol"))
+        capabilities = params.get("capabilities")
+        secrets = capabilities.get("secrets") if isinstance(capabilities, dict) else None
+        if isinstance(secrets, list):
+            self.secret_names = frozenset(name for name in secrets if isinstance(name, str))
+        contributes = params.get("contributes")
+        self.presents = (
+            self.api_version != "0.1" and isinstance(contributes, dict) and contributes.get("presentation") is True
+        )
         features = protocol["features"] if protocol is not None else []
         result: JsonObject = {
             "api_version": self.api_version,
@@ -169,12 +198,114 @@ class ReferenceExtension:
         return self.command_greet(arguments, ctx)
 
     def command_greet(self, arguments: list[str], ctx: CallContext) -> JsonObject:
-        who = truncate_utf8(" ".join(arguments).strip(), MAX_NAME_BYTES) or "world"
+        named = " ".join(arguments).strip() or self.ask_name(ctx)
+        who = truncate_utf8(plain_text(named), MAX_NAME_BYTES) or "world"
         notification = {"level": "info", "title": "Greeting", "message": f"Hello, {who}!"}
         # §2.1: an unsolicited notification; allowed because initialize has
         # been answered before any command can run.
         ctx.notify("notification", notification)
+        self.check_token(ctx)
+        self.push_contributions(who, ctx)
         return {"text": f"Hello, {who}!", "notifications": [notification], "context": []}
+
+    def ask_name(self, ctx: CallContext) -> str:
+        """§2.7: ask the person whom to greet (API 0.2+, parented on this
+        command). A null answer, an error, a cancelled frontend or an
+        exhausted child budget all mean "nobody said": greet the world."""
+        if self.api_version == "0.1" or not isinstance(ctx.request_id, int):
+            return ""
+        params: JsonObject = {"parent_request_id": ctx.request_id, "prompt": "Whom should I greet?", "secret": False}
+        try:
+            outcome = ctx.request("input/request", params, id_prefix="input")
+        except ChildBudgetExhausted:
+            return ""
+        answer = outcome.result if outcome.error is None else None
+        value = answer.get("value") if isinstance(answer, dict) else None
+        return value.strip() if isinstance(value, str) else ""
+
+    def check_token(self, ctx: CallContext) -> bool:
+        """§2.10: look the token up where the host brokers secrets. The value
+        is never logged, echoed or kept; an error (-32004 unavailable, ...)
+        just means no token."""
+        if "secrets" not in ctx.session.features or SECRET_NAME not in self.secret_names:
+            return False  # §2.10: only exact allowlisted names, only with the feature
+        if not isinstance(ctx.request_id, int):
+            return False
+        try:
+            outcome = ctx.request(
+                "secret/get", {"parent_request_id": ctx.request_id, "name": SECRET_NAME}, id_prefix="secret"
+            )
+        except ChildBudgetExhausted:
+            return False
+        answer = outcome.result if outcome.error is None else None
+        return isinstance(answer, dict) and isinstance(answer.get("value"), str)
+
+    # -- §2.3, §2.4, §2.5 pushed contributions -----------------------------------
+
+    def push_contributions(self, who: str, ctx: CallContext) -> None:
+        """Unsolicited context and status (§2.3, §2.4, notifications on every
+        API version) and, where declared, a presentation snapshot (§2.5)."""
+        ctx.notify("context/contribution", self.greeting_context(who))
+        ctx.notify("status/contribution", self.greeting_status(who))
+        if self.presents:
+            self.publish_snapshot(who, ctx)
+
+    def greeting_context(self, who: str) -> JsonObject:
+        content = f"The person asked to be greeted as {who}."
+        return {"label": catalog.EXTENSION_NAME, "content": content, "placement": "prompt_suffix"}
+
+    def greeting_status(self, who: str) -> JsonObject:
+        return {"surface": "status", "text": f"greeted {who}", "style_role": f"{STYLE_PREFIX}.status", "priority": 0}
+
+    def publish_snapshot(self, who: str, ctx: CallContext) -> None:
+        """§2.5: one complete snapshot, correlated to the running command.
+        The revision is taken and written under one lock, so concurrent
+        greetings cannot put a lower revision on the wire after a higher one."""
+        params = self.snapshot_owner(ctx)
+        with self._revision_lock:
+            self._revision += 1
+            params["snapshot"] = self.snapshot(self._revision, plain_text(who))
+            ctx.notify("presentation/update", params)
+
+    def snapshot_owner(self, ctx: CallContext) -> JsonObject:
+        """§2.5: correlate to the running command; with a non-numeric id the
+        snapshot is process-scoped instead (and holds no session data)."""
+        return {"parent_request_id": ctx.request_id} if isinstance(ctx.request_id, int) else {}
+
+    def snapshot(self, revision: int, who: str) -> JsonObject:
+        greeting = f"Hello, {who}!"
+        return {
+            "revision": revision,
+            "status": {"state": "active", "label": f"{revision + 1} greeting(s)"},
+            "activities": [
+                {
+                    "id": "greeting",
+                    "kind": "greeting",
+                    "state": "succeeded",
+                    "summary": truncate_utf8(greeting, 1024),
+                    "provenance": "reference extension",
+                    "metrics": {"tool_calls": 0, "input_tokens": 0, "output_tokens": 0, "reasoning_tokens": 0},
+                    "references": [{"kind": "url", "id": ABOUT_URL, "label": "About"}],
+                }
+            ],
+            "collection": {
+                "kind": "tree",
+                "title": "Greetings",
+                "nodes": [
+                    {"id": "greetings", "parent_id": None, "state": "active", "label": "Greetings"},
+                    {
+                        "id": "greeting:last",
+                        "parent_id": "greetings",
+                        "state": "succeeded",
+                        "label": truncate_utf8(who, 1024),
+                        "action_ids": ["greet-again"],
+                    },
+                ],
+                "selected_node_id": "greeting:last",
+                "detail": {"node_id": "greeting:last", "title": "Last greeting", "body": greeting},
+            },
+            "actions": [{"id": "greet-again", "label": "Greet again", "command": "greet", "arguments": ["again"]}],
+        }
 
     # -- §1.4 hook/run ---------------------------------------------------------
 
@@ -224,6 +355,32 @@ class ReferenceExtension:
         role = f"{STYLE_PREFIX}.{'error' if params.get('is_error') is True else 'echo'}"
         first_line = output.split("\n", 1)[0][:80]
         return {"segments": [{"text": f"echo · {first_line}", "style_role": role}]}
+
+    # -- §1.6b menu/collect ------------------------------------------------------
+
+    def menu_collect(self, params: JsonObject, ctx: CallContext) -> JsonObject:
+        """A fixed menu, answered at once and without side effects: every
+        action runs the declared greet command with literal arguments."""
+        return {
+            "title": "Reference extension",
+            "status": {"state": "active", "label": "Ready"},
+            "detail": "Greets whoever you name.",
+            "items": [
+                {
+                    "id": "greet",
+                    "label": "Say hello",
+                    "command": "greet",
+                    "arguments": ["menu"],
+                    "recommended": True,
+                    "description": "Greet from the menu",
+                },
+                {
+                    "id": "more",
+                    "label": "More greetings",
+                    "items": [{"id": "world", "label": "Greet the world", "command": "greet", "arguments": ["world"]}],
+                },
+            ],
+        }
 
     # -- §1.8 shutdown ---------------------------------------------------------
 
