@@ -204,11 +204,11 @@ def _metrics(value: object, path: Path) -> Iterator[Violation]:
         if counter is None:
             continue
         number = _as_int(counter)
-        if number is None or not 0 <= number <= limits.MAX_SAFE_JSON_INTEGER:
+        if number is None or not 0 <= number <= limits.LARGEST_SAFE_JSON_INTEGER:
             shown = excerpt(counter) if is_integer(counter) else kind(counter)
             yield Violation(
                 SHAPE,
-                f"{name(ROOT, where)} is {shown}; expected an integer in 0..{limits.MAX_SAFE_JSON_INTEGER}",
+                f"{name(ROOT, where)} is {shown}; expected an integer in 0..{limits.LARGEST_SAFE_JSON_INTEGER}",
                 where,
             )
     output, reasoning = _as_int(value.get("output_tokens")), _as_int(value.get("reasoning_tokens"))
@@ -341,8 +341,8 @@ def _member_bound(key: str, member: object, where: Path) -> Iterator[Violation]:
                 yield from _byte_bound(item, limits.SNAPSHOT_MAX_LABEL_BYTES, (*where, index))
     elif key == "body" and isinstance(member, str):
         yield from _byte_bound(member, limits.SNAPSHOT_MAX_BODY_BYTES, where)
-    elif (key == "revision" or key.endswith("_at_ms")) and (_as_int(member) or 0) > limits.MAX_SAFE_JSON_INTEGER:
-        yield Violation(BOUNDS, f"{name(ROOT, where)} is {member}; limit {limits.MAX_SAFE_JSON_INTEGER}", where)
+    elif (key == "revision" or key.endswith("_at_ms")) and (_as_int(member) or 0) > limits.LARGEST_SAFE_JSON_INTEGER:
+        yield Violation(BOUNDS, f"{name(ROOT, where)} is {member}; limit {limits.LARGEST_SAFE_JSON_INTEGER}", where)
 
 
 def _byte_bound(text: str, limit: int, where: Path) -> Iterator[Violation]:

@@ -144,7 +144,7 @@ SNAPSHOT_MAX_REFERENCES = 8  # EXT-2.5-snapshot-bounds (per item)
 SNAPSHOT_MAX_LABEL_BYTES = 1024  # EXT-2.5-snapshot-bounds (every compact label and id)
 SNAPSHOT_MAX_BODY_BYTES = 64 * 1024  # EXT-2.5-snapshot-bounds (detail body)
 SNAPSHOT_MAX_TREE_DEPTH = 16  # EXT-2.5-collection-integrity
-MAX_SAFE_JSON_INTEGER = 2**53 - 1  # EXT-2.5-snapshot-bounds, EXT-2.5-snapshot-shape (portable JSON integer)
+LARGEST_SAFE_JSON_INTEGER = 2**53 - 1  # EXT-2.5-snapshot-bounds, EXT-2.5-snapshot-shape (portable JSON integer)
 PRESENTATION_STATES = (
     "empty",
     "loading",

@@ -172,7 +172,7 @@ S, A, C = ("snapshot",), ("snapshot", "activities", 0), ("snapshot", "collection
         ((*A, "state"), "done"),
         ((*A, "metrics", "input_tokens"), -1),
         ((*A, "metrics", "reasoning_tokens"), 221),
-        ((*A, "metrics", "tool_calls"), limits.MAX_SAFE_JSON_INTEGER + 1),
+        ((*A, "metrics", "tool_calls"), limits.LARGEST_SAFE_JSON_INTEGER + 1),
         ((*A, "references"), [{"kind": "file", "id": "x"}]),
         ((*C, "kind"), "grid"),
         ((*S, "actions", 0, "arguments"), [1]),
@@ -236,7 +236,7 @@ def test_text_bounds(path: tuple[Any, ...], limit: int, delta: int) -> None:
 
 @pytest.mark.parametrize("delta", [-1, 0, 1])
 def test_revision_and_timestamp_bounds(delta: int) -> None:
-    value = limits.MAX_SAFE_JSON_INTEGER + delta
+    value = limits.LARGEST_SAFE_JSON_INTEGER + delta
     assert judge(mutate((*S, "revision"), value)) == ([ec.BOUNDS] if delta > 0 else [])
     assert judge(mutate((*A, "started_at_ms"), value)) == ([ec.BOUNDS] if delta > 0 else [])
 
