@@ -128,6 +128,22 @@ def certify_extension(
     )
 
 
+def machine_settings(profile: Profile) -> settings:
+    """Hypothesis settings of a certification's state machine: the profile's
+    budget, no deadline (steps talk to processes), no example database (a
+    failure is kept as a self-contained trace instead)."""
+    return settings(
+        max_examples=profile.examples,
+        stateful_step_count=profile.steps,
+        deadline=None,
+        database=None,
+        derandomize=False,
+        phases=[Phase.explicit, Phase.generate],
+        suppress_health_check=list(HealthCheck),
+        print_blob=False,
+    )
+
+
 def _guarded(recorder: Recorder, what: str, fn: Any) -> None:
     try:
         fn()
@@ -147,19 +163,7 @@ def _run_machine(
 ) -> None:
     machine = machine_for(manifest, recorder, patience, launcher)
     machine = seed(run_seed)(machine)
-    run_state_machine_as_test(
-        machine,
-        settings=settings(
-            max_examples=profile.examples,
-            stateful_step_count=profile.steps,
-            deadline=None,
-            database=None,
-            derandomize=False,
-            phases=[Phase.explicit, Phase.generate],
-            suppress_health_check=list(HealthCheck),
-            print_blob=False,
-        ),
-    )
+    run_state_machine_as_test(machine, settings=machine_settings(profile))
 
 
 def _started(

@@ -14,7 +14,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from hypothesis import HealthCheck, Phase, seed, settings
+from hypothesis import seed
 from hypothesis.stateful import run_state_machine_as_test
 
 from conformance.evidence import Recorder
@@ -27,7 +27,7 @@ from conformance.requirements import load_catalog
 from conformance.results import RunResult
 from conformance.verdicts import Verdict, decide
 
-from .extension import _guarded, with_trace
+from .extension import _guarded, machine_settings, with_trace
 from .profiles import Profile
 
 API_VERSION = str(rpc_limits.PROTOCOL_VERSION)
@@ -114,19 +114,7 @@ def _with_trace(verdict: Verdict, trace: Path | None) -> Verdict:
 
 
 def _run_machine(machine: type[HostcoreMachine], profile: Profile, run_seed: int) -> None:
-    run_state_machine_as_test(
-        seed(run_seed)(machine),
-        settings=settings(
-            max_examples=profile.examples,
-            stateful_step_count=profile.steps,
-            deadline=None,
-            database=None,
-            derandomize=False,
-            phases=[Phase.explicit, Phase.generate],
-            suppress_health_check=list(HealthCheck),
-            print_blob=False,
-        ),
-    )
+    run_state_machine_as_test(seed(run_seed)(machine), settings=machine_settings(profile))
 
 
 def _peer(command: HostcoreCommand, recorder: Recorder, response_s: float, work: Path) -> HostcorePeer:
