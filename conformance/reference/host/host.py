@@ -138,6 +138,7 @@ class ReferenceHost:
         except LoadError as exc:
             record.budget.park(f"initial start failed: {exc}")  # not retried (§5)
             record.last_error = str(exc)
+            self.events.supervisor_state(manifest.name, 0, "parked")  # a generation-0 parked entry
             raise
         with self._lock:
             record.connection, record.generation = connection, 1
@@ -397,7 +398,7 @@ class ReferenceHost:
         if old is not None and old.negotiated is not None and candidate.negotiated is not None:
             before = (old.negotiated.tools, old.negotiated.commands)
             after = (candidate.negotiated.tools, candidate.negotiated.commands)
-            if before != after and not candidate.negotiated.has("dynamic_tools"):
+            if self._registration_changed(before, after) and not candidate.negotiated.has("dynamic_tools"):
                 candidate.shutdown(self.runtime.now() + 2 * self.config.shutdown_stage_s)
                 raise LoadError(f"{record.manifest.name}: changed catalog; re-registration required", permanent=True)
         return candidate
@@ -416,13 +417,17 @@ class ReferenceHost:
             )
         except ManifestError as exc:
             raise LoadError(str(exc), permanent=True) from None
-        if (fresh.name, fresh.api_version, fresh.contributes) != (
-            current.name,
-            current.api_version,
-            current.contributes,
+        if self._registration_changed(
+            (current.name, current.api_version, current.contributes), (fresh.name, fresh.api_version, fresh.contributes)
         ):
             raise LoadError(f"{current.name}: manifest contributions changed; re-registration required", permanent=True)
         record.manifest = fresh
+
+    @staticmethod
+    def _registration_changed(before: object, after: object) -> bool:
+        """§5: what an extension registered (its manifest identity and
+        contributions, its negotiated catalog) differs between generations."""
+        return before != after
 
     # -- §5 supervisor -------------------------------------------------------------------
 
@@ -447,8 +452,10 @@ class ReferenceHost:
                 delay = record.budget.next_delay()
             if delay is None:
                 self._note(record, f"parked: {record.budget.park_reason}")
+                self.events.supervisor_state(record.manifest.name, self._generation_of(record), "parked")
                 return
             self._note(record, f"restarting in {delay * 1000:.0f} ms (attempt {record.budget.failed + 1})")
+            self.events.supervisor_state(record.manifest.name, self._generation_of(record), "backoff", delay)
             self.runtime.sleep(delay)
             with self._lock:
                 if not record.supervised or self._closed or record.reloading:
@@ -462,8 +469,12 @@ class ReferenceHost:
                 continue
             return
 
+    @staticmethod
+    def _generation_of(record: _Extension) -> int:
+        return record.connection.generation if record.connection else 0
+
     def _note(self, record: _Extension, message: str) -> None:
-        generation = record.connection.generation if record.connection else 0
+        generation = self._generation_of(record)
         self.events.diagnostic(Diagnostic(record.manifest.name, generation, "supervisor", message))
 
     # -- §1.8 shutdown --------------------------------------------------------------------
