@@ -175,6 +175,7 @@ class Reload:
     api_version: str
 
     order_ids: tuple[str, ...] = ()  # set by run(): the reload-order requirements of this API version
+    watch: Watch | None = None  # driver events about the extension during run()
 
     def _violate(self, ids: tuple[str, ...], message: str) -> None:
         for rid in ids:
@@ -183,6 +184,13 @@ class Reload:
     def run(self, in_flight: list[tuple[str, HostRequest]]) -> bool:
         """True when N+1 is the current generation afterwards (N asked to shut
         down and gone); False when the reload did not go through."""
+        self.watch = Watch(self.rig)
+        try:
+            return self._run(in_flight)
+        finally:
+            self.watch.close()
+
+    def _run(self, in_flight: list[tuple[str, HostRequest]]) -> bool:
         rig = self.rig
         self.order_ids = ("EXT-5-host-reload-candidate-first",)
         if self.api_version == "0.1":
@@ -270,16 +278,13 @@ class Reload:
         for call, _ in in_flight:
             if rig.settled(call) is None:
                 self._violate(drain_ids, f"call {call} of generation N never settled after the reload")
-        if drain_ids:
-            rig.driver.wait_event(
-                lambda e: e.method == "state" and e.params.get("extension") == rig.handle
-                and e.params.get("generation") == gen and e.params.get("state") in ENDS,
-                rig.patience_s,
-                idle=lambda: rig.tick(0.0),
-            )  # fmt: skip
-            reported = [e.params.get("state") for e in rig.events("state") if e.params.get("generation") == gen]
-            if "stopped" in reported and "draining" not in reported:
-                self._violate(drain_ids, "generation N was stopped by the reload without being marked draining")
+        # N's end is reported before N+1 takes over; a reload marks N draining first (§5).
+        rig.until(lambda: self.watch is not None and self.watch.ended(gen))
+        reported = (
+            [e.params.get("state") for e in self.watch.seen if e.params.get("generation") == gen] if self.watch else []
+        )
+        if "stopped" in reported and "draining" not in reported:
+            self._violate(drain_ids, "generation N was stopped by the reload without being marked draining")
         return True
 
     def _no_replay(self, in_flight: list[tuple[str, HostRequest]]) -> None:
@@ -529,9 +534,20 @@ def _revive(rig: HostRig, api_version: str) -> None:
             )
         )
         return
-    if _answer_initialize(rig, api_version):
-        rig.until(lambda: any(e.params.get("state") == "ready" for e in rig.events("state")))
-        shutdown_with(rig, ack=True, exit_after_ack=True)
+    _ready_again(rig, api_version)
+
+
+def _ready_again(rig: HostRig, api_version: str) -> None:
+    """Answer a restarted generation's initialize, wait until it is reported
+    ready, then shut it down."""
+    watch = Watch(rig)
+    try:
+        if not _answer_initialize(rig, api_version):
+            return
+        rig.until(lambda: watch.states("ready"))
+    finally:
+        watch.close()
+    shutdown_with(rig, ack=True, exit_after_ack=True)
 
 
 def dead_tools(api_version: str) -> Scenario:
@@ -557,8 +573,11 @@ def dead_tools(api_version: str) -> Scenario:
         relaunched = rig.relaunched(backoff.cap_s + backoff.slack_s)
         init = rig.next_request("initialize") if relaunched is not None else None
         answer = rig.driver.wait_answer(rid, 5.0, idle=lambda: rig.tick(0.0))  # before N+1 can be ready
+        watch = Watch(rig)
         if init is not None:
             rig.respond(init.wire_id, initialize_result(init.params, api_version))
+            rig.until(lambda: watch.states("ready"))
+        watch.close()
         rig.recorder.exercise("EXT-5-host-removes-dead-tools")
         if not isinstance(answer, OperationError):
             rig.until(lambda: _calls_with(rig.requests, {"while-dead"}) or rig.driver.settled.get(call))

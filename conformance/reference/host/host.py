@@ -74,6 +74,7 @@ class _Extension:
     connection: Connection | None = None
     generation: int = 0
     supervised: bool = True
+    stopped: bool = False  # explicitly shut down (§5: supervision cancelled until a manual reload)
     reloading: bool = False  # between the candidate's success and the swap: new calls wait
     in_reload: bool = False  # the reload lock (§5): one reload at a time
     last_error: str | None = None
@@ -346,6 +347,10 @@ class ReferenceHost:
         """Candidate N+1 fully negotiated while N stays ready; then N drained,
         cancelled and shut down; then new calls go to N+1. A failed candidate
         leaves N live (LoadError). A manual reload revives a parked watcher."""
+        with self._lock:
+            record = self._extensions.get(name)
+            if record is not None:
+                record.stopped = False  # a manual generation change starts it again
         return self._reload(name, manual=True)
 
     def _reload(self, name: str, *, manual: bool) -> ExtensionStatus:
@@ -365,11 +370,14 @@ class ReferenceHost:
                 record.connection, record.generation = candidate, candidate.generation
                 if manual:
                     record.budget.revive()
+                stopped_meanwhile = record.stopped
+            if stopped_meanwhile:  # shut down while the candidate negotiated: it must not live on
+                candidate.shutdown(self.runtime.now() + 2 * self.config.shutdown_stage_s)
         finally:
             with self._lock:
                 record.reloading = False
                 record.in_reload = False
-                record.supervised = not self._closed
+                record.supervised = not self._closed and not record.stopped
                 self._lock.notify_all()
         return self.inspect(name)
 
@@ -494,6 +502,7 @@ class ReferenceHost:
                 if record is None:
                     continue
                 record.supervised = False
+                record.stopped = True
                 if record.connection is not None:
                     targets.append(record.connection)
         if coordinated:
