@@ -31,6 +31,7 @@ No false positives (the readings are in docs/catalog.md's host decisions):
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -420,7 +421,10 @@ def reload_changed(api_version: str) -> Scenario:
             def decided() -> bool:
                 if not answered:
                     candidate = rig.candidate(0.0)
-                    if candidate is not None:
+                    if candidate is not None and candidate.session is not None:
+                        manifest = candidate.session.manifest  # judged against the manifest it was started from
+                        contributes = {**manifest.contributes, "commands": [EXTRA_COMMAND]}
+                        candidate.session.manifest = dataclasses.replace(manifest, contributes=contributes)
                         answered.append(candidate)
                 for candidate in answered[:1]:
                     with rig.acting(candidate):

@@ -37,6 +37,7 @@ from .connection import Connection
 from .diagnostics import Diagnostic
 from .frontend import Frontend, HostEvents, Prompt
 from .host import LoadError, ReferenceHost
+from .lifecycle_faults import LIFECYCLE_FAULTS
 from .manifest import ManifestError, load_manifest
 from .writer import SerialWriter
 
@@ -1156,6 +1157,7 @@ FAULTS: dict[str, Any] = {
     "stderr-not-drained": _fault_stderr_not_drained,
     "headless-confirms": lambda: None,  # in Reporter.confirm
 }
+FAULTS.update(LIFECYCLE_FAULTS)  # §5, in their own module
 
 
 def main(argv: Sequence[str] | None = None) -> int:
