@@ -50,7 +50,7 @@ from conformance.machines.host_scenarios import (
     start_call,
     tool_result,
 )
-from conformance.machines.host_storms import Backoff, storms_measurable
+from conformance.machines.host_storms import Backoff, Storm, crash_quietly, storms_measurable
 from conformance.peers.host_driver import NOT_READY, DriverEvent, OperationError
 from conformance.peers.host_rig import Followed, HostRequest, HostRig
 from conformance.protocol.host_states import ReportedStates
@@ -654,6 +654,51 @@ def initial_failure(api_version: str) -> Scenario:
     return run
 
 
+# Scaled §5 ready interval asked of a driver with ``timing`` (the spec's 30 s otherwise).
+SCALED_READY_RESET_MS = 500
+READY_RESET_S = 30.0
+FIRST_STORM_FAILURES = 3  # restarts that die before the generation stays ready
+SECOND_STORM_FAILURES = 6  # then, after the ready interval: a full budget of 8 allows at least 7 attempts
+
+
+def ready_reset(api_version: str) -> Scenario:
+    """§5: 30 s continuously ready restores the restart budget. A short storm
+    uses part of it; the restarted generation then stays ready past the
+    interval; a second storm of six failed restarts must still be followed by
+    a seventh attempt (a full budget of eight allows it, even counted one off)."""
+
+    def run(rig: HostRig) -> None:
+        if not storms_measurable(rig):
+            return
+        reset_s = READY_RESET_S
+        if rig.driver.has("timing"):
+            rig.timing = {**rig.timing, "ready_reset_ms": SCALED_READY_RESET_MS}
+            reset_s = SCALED_READY_RESET_MS / 1000
+        ready(rig, api_version)
+        if not crash_quietly(Storm(rig, api_version, Backoff.of(rig)), FIRST_STORM_FAILURES):
+            return  # parked already (allowed: a host may count more): nothing to judge
+        rig.until(lambda: rig.link is None or not rig.link.running(), reset_s * 1.2 + 0.1)
+        if rig.link is None or not rig.link.running():
+            return
+        storm = Storm(rig, api_version, Backoff.of(rig))
+        live = crash_quietly(storm, SECOND_STORM_FAILURES)
+        rig.recorder.exercise("EXT-5-host-parks-after-failures")
+        if not live and storm.attempts <= SECOND_STORM_FAILURES:
+            rig.recorder.violate(
+                Violation(
+                    "EXT-5-host-parks-after-failures",
+                    f"after staying ready past the {reset_s:g} s interval, the extension was parked "
+                    f"after {storm.attempts} failed restart(s): its budget was not restored",
+                ),
+                measured={"ready_interval_s": reset_s, "attempts": storm.attempts},
+            )
+        if live:
+            shutdown_with(rig, ack=True, exit_after_ack=True)
+
+    run.__name__ = "lifecycle-ready-reset"
+    return run
+
+
 # -- residency and heartbeats -----------------------------------------------------------------
 
 
@@ -721,5 +766,6 @@ def lifecycle_scenarios(api_version: str) -> list[Scenario]:
             shutdown_no_restart,
             initial_failure,
             idle,
+            ready_reset,
         )
     ]

@@ -138,6 +138,11 @@ def _retries_permanent() -> None:
     RestartBudget.on_attempt_failed = lambda self, *, permanent, reason: None  # type: ignore[method-assign]  # the fault
 
 
+def _no_ready_reset() -> None:
+    """§5: staying ready for the ready interval does not restore the restart budget."""
+    RestartBudget.on_unexpected_end = lambda self, ready_since, now: None  # type: ignore[method-assign]  # the fault
+
+
 def _revive_ignored() -> None:
     """§5: a manual reload does not revive a parked extension's watcher."""
     RestartBudget.revive = lambda self: None  # type: ignore[method-assign]  # the fault
@@ -220,6 +225,7 @@ LIFECYCLE_FAULTS: dict[str, Any] = {
     "lifecycle-keeps-dead-tools": _keeps_dead_tools,
     "lifecycle-retries-permanent": _retries_permanent,
     "lifecycle-revive-ignored": _revive_ignored,
+    "lifecycle-no-ready-reset": _no_ready_reset,
     "lifecycle-restarts-after-shutdown": _restarts_after_shutdown,
     "lifecycle-retries-initial-failure": _retries_initial_failure,
     "lifecycle-heartbeat": _heartbeat,
