@@ -573,17 +573,21 @@ def dead_tools(api_version: str) -> Scenario:
         call = rig.driver.new_call_id()
         params = {"name": TOOL, "arguments": {"text": "while-dead"}}
         rid = rig.driver.start("call", {"extension": rig.handle, "call": call, "method": "tool/call", "params": params})
-        backoff = Backoff.of(rig)
-        relaunched = rig.relaunched(backoff.cap_s + backoff.slack_s)
-        init = rig.next_request("initialize") if relaunched is not None else None
-        answer = rig.driver.wait_answer(rid, 5.0, idle=lambda: rig.tick(0.0))  # before N+1 can be ready
-        watch = Watch(rig)
-        if init is not None:
-            rig.respond(init.wire_id, initialize_result(init.params, api_version))
-            rig.until(lambda: watch.states("ready"))
-        watch.close()
+        # Answered before any restart can be ready: its initialize waits for us.
+        answer = rig.driver.wait_answer(rid, 5.0, idle=lambda: rig.tick(0.0))
         rig.recorder.exercise("EXT-5-host-removes-dead-tools")
-        if not isinstance(answer, OperationError):
+        backoff = Backoff.of(rig)
+        refused = isinstance(answer, OperationError)
+        # A refusal needs no restart to be judged: follow one only as far as the first ceilings.
+        wait_s = backoff.ceiling(1) + NO_RESTART_WINDOW_S if refused else backoff.cap_s + backoff.slack_s
+        watch = Watch(rig)
+        try:
+            restarted = rig.relaunched(wait_s) is not None and _answer_initialize(rig, api_version)
+            if restarted:
+                rig.until(lambda: watch.states("ready"))
+        finally:
+            watch.close()
+        if not refused:
             rig.until(lambda: _calls_with(rig.requests, {"while-dead"}) or rig.driver.settled.get(call))
             routed = _calls_with(rig.requests, {"while-dead"})
             settled = rig.driver.settled.get(call)
@@ -598,7 +602,7 @@ def dead_tools(api_version: str) -> Scenario:
                 rig.requests.remove(req)
                 rig.respond(req.wire_id, tool_result(api_version))
             rig.settled(call)
-        if init is not None:
+        if restarted:
             shutdown_with(rig, ack=True, exit_after_ack=True)
 
     run.__name__ = "lifecycle-dead-tools"
