@@ -438,6 +438,7 @@ def reload_changed(api_version: str) -> Scenario:
             rig.until(decided)
             rig.recorder.exercise("EXT-5-host-reload-rejects-changes")
             if watch.states("ready", other_than=generation):
+                rig.close()  # the host is replacing N: nothing left to script
                 rig.recorder.violate(
                     Violation(
                         "EXT-5-host-reload-rejects-changes",
