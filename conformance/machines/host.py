@@ -5,7 +5,8 @@ answers initialize validly; then a generated sequence of steps -- start tool
 calls, answer them validly, cancel them, answer cancelled ones late, send
 progress with fresh, repeated or decreasing sequences, and make child
 requests (confirmation/request) with an active, a settled, a never-issued or
-a missing parent, under fresh or reused ids -- then shutdown. Every frame the
+a missing parent, under fresh or reused ids, crash the probe, reload with the
+open calls in flight -- then shutdown. Every frame the
 host writes, and every answer it gives the probe, goes through the sans-IO
 :class:`ProbeSession` (via :class:`HostRig`), so rules never assert; a
 requirement that breaks is recorded and exploration goes on.
@@ -26,6 +27,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, precondition, rule
 
 from conformance.evidence import Recorder
+from conformance.machines.host_lifecycle import Reload
 from conformance.machines.host_scenarios import ready as load_ready
 from conformance.machines.host_scenarios import shutdown_with, start_call, tool_result
 from conformance.machines.host_storms import (
@@ -123,6 +125,23 @@ class HostMachine(RuleBasedStateMachine):
         self.model.open.clear()
         self.model.progress.clear()
         self.live = crash_quietly(self.storm, failures)
+
+    @precondition(lambda self: self.live and bool(self.model.open))
+    @rule()
+    def reload(self) -> None:
+        """§5: a reload with the open calls in flight, followed on both generations
+        (:class:`Reload`): what crosses the boundary, and in which order."""
+        self._step()
+        if not self.driver.has("reload"):
+            return
+        in_flight = sorted(self.model.open.items())
+        self.model.settled.extend(self.model.open.values())  # drained, cancelled or lost: their ids are spent
+        self.model.open.clear()
+        self.model.progress.clear()
+        try:
+            self.live = Reload(self.rig, self.api_version).run(in_flight)
+        except ProbeGone:
+            self.live = False
 
     @precondition(lambda self: bool(self.model.open) and self.api_version != "0.1")
     @rule(data=st.data(), late_result=st.booleans())

@@ -145,6 +145,9 @@ class HostDriver:
     calls: dict[str, str] = field(default_factory=dict)  # call id -> extension handle
     settled: dict[str, DriverEvent] = field(default_factory=dict)
     clock: Callable[[], float] = time.monotonic  # the virtual clock when the run is simulated
+    # Called with every event as it is read (after the contract checks), so a
+    # judge sees each one even when a scenario consumes the queue.
+    observers: list[Callable[[DriverEvent], None]] = field(default_factory=list)
 
     @classmethod
     def spawn(cls, argv: Sequence[str], *, cwd: Path | None = None) -> HostDriver:
@@ -327,7 +330,10 @@ class HostDriver:
         check = _EVENT_CHECKS.get(method)
         if check is not None:
             check(self, params)
-        self.events.append(DriverEvent(method, params, at))
+        event = DriverEvent(method, params, at)
+        self.events.append(event)
+        for observe in self.observers:
+            observe(event)
 
     def _check_extension(self, method: str, params: dict[str, Any]) -> None:
         handle = params.get("extension")

@@ -10,7 +10,10 @@ How to use::
     rig.shutdown(ack=True)
     rig.close()
 
-One rig is one loaded extension (one probe generation at a time). It pumps the
+One rig is one loaded extension. It follows the current probe generation and,
+during a §5 reload, the other one too (:meth:`HostRig.candidate` accepts
+generation N+1 while N still runs; :meth:`HostRig.acting` scripts either;
+:meth:`HostRig.switch_to` makes N+1 the current one). It pumps the
 driver and the probe together (every wait bounded), records the probe's
 side of the exchange in a :class:`Trace` (same format as the extension side:
 ``host->target`` entries are what the harness wrote, here to the host through
@@ -27,10 +30,12 @@ is judged by the scenarios.
 from __future__ import annotations
 
 import collections
+import contextlib
 import select
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from conformance import __version__
@@ -64,6 +69,27 @@ class HostRequest:
     call: str | None = None
 
 
+# What belongs to one probe generation (the rest of a rig is per extension).
+GENERATION_FIELDS = (
+    "link", "session", "requests", "notifications", "answers", "stdin_closed", "eof_while_running", "ending_ordered",
+)  # fmt: skip
+
+
+@dataclass
+class Followed:
+    """Another probe generation of the rig's extension, followed beside the
+    current one (a reload's candidate, or the generation it replaces)."""
+
+    link: ProbeLink | None
+    session: ProbeSession | None
+    requests: collections.deque[HostRequest] = field(default_factory=collections.deque)
+    notifications: list[jsonrpc.Notification] = field(default_factory=list)
+    answers: dict[Any, jsonrpc.Response | jsonrpc.ErrorResponse] = field(default_factory=dict)
+    stdin_closed: bool = False
+    eof_while_running: bool = False
+    ending_ordered: bool = False
+
+
 @dataclass
 class HostRig:
     driver: HostDriver
@@ -86,6 +112,8 @@ class HostRig:
     stdin_closed: bool = False
     eof_while_running: bool = False  # the host closed the probe's stdin (not: the probe ended)
     step: int = 0
+    manifest_path: Path | None = None  # the probe manifest the last load used
+    others: list[Followed] = field(default_factory=list)  # generations followed beside the current one
     _pending_ops: dict[int, str] = field(default_factory=dict)
     # A simulated run (conformance.peers.host_simulated) waits on the virtual
     # clock instead of polling file descriptors.
@@ -102,13 +130,19 @@ class HostRig:
             while (item := self.link.next_event(0.0)) is not None:
                 self._host_wrote(item)
                 progressed = True
+        for other in list(self.others):
+            with self.acting(other):
+                while self.link is not None and (item := self.link.next_event(0.0)) is not None:
+                    self._host_wrote(item)
+                    progressed = True
         if not progressed and wait_s > 0 and self.idle_wait is not None:
             self.idle_wait(wait_s)
         elif not progressed and wait_s > 0:
             poller = select.poll()
             poller.register(self.driver.process.proc.stdout.fileno(), select.POLLIN)  # type: ignore[union-attr]
-            if self.link is not None and self.link.connected:
-                poller.register(self.link.fileno(), select.POLLIN)
+            for link in [self.link, *(o.link for o in self.others)]:
+                if link is not None and link.connected:
+                    poller.register(link.fileno(), select.POLLIN)
             poller.poll(max(1, int(wait_s * 1000)))
 
     def until(self, done: Callable[[], Any], timeout: float | None = None) -> Any:
@@ -139,6 +173,48 @@ class HostRig:
             self.notifications.append(message)
         elif isinstance(message, jsonrpc.Response | jsonrpc.ErrorResponse):
             self.answers[message.id] = message
+
+    # -- following two generations (§5 reload) -------------------------------------
+    @contextlib.contextmanager
+    def acting(self, other: Followed) -> Iterator[None]:
+        """Within the block, ``other`` is the current generation (every method
+        of the rig reads and scripts it); afterwards, what changed is kept in
+        ``other`` and the current generation is back."""
+        mine = {name: getattr(self, name) for name in GENERATION_FIELDS}
+        for name in GENERATION_FIELDS:
+            setattr(self, name, getattr(other, name))
+        try:
+            yield
+        finally:
+            for name in GENERATION_FIELDS:
+                setattr(other, name, getattr(self, name))
+                setattr(self, name, mine[name])
+
+    def switch_to(self, other: Followed) -> Followed:
+        """Make ``other`` the current generation; the current one becomes a
+        followed one (returned), still pumped and judged."""
+        mine = Followed(**{name: getattr(self, name) for name in GENERATION_FIELDS})
+        for name in GENERATION_FIELDS:
+            setattr(self, name, getattr(other, name))
+        self.others = [o for o in self.others if o is not other] + [mine]
+        return mine
+
+    def candidate(self, timeout: float) -> Followed | None:
+        """The host started this extension's next generation while the current
+        one still runs (a reload): follow it beside the current one, judged as
+        generation n + 1 with what generation n used so far (§5 boundary).
+        None when none came within ``timeout``."""
+        if self.link is None or self.session is None:
+            return None
+        token = str(self.link.hello.get("token"))
+        link = self.until(lambda: self.listener.accept(token, 0.0), timeout)
+        if link is None:
+            return None
+        old = self.session
+        session = ProbeSession(manifest=old.manifest, generation=old.generation + 1, earlier=old.memory())
+        followed = Followed(link, session)
+        self.others.append(followed)
+        return followed
 
     def _how_input_ended(self) -> LifeInput:
         """EOF on the probe's stdin while it runs, or the probe itself ended."""
@@ -220,6 +296,7 @@ class HostRig:
         self.api_version = api_version
         token = self.listener.new_token()
         manifest = self.listener.write_manifest(token, api_version=api_version, contributes=contributes)
+        self.manifest_path = Path(manifest)
         info = ManifestInfo(f"{PROBE_NAME}-{token}", "0.1.0", api_version, dict(contributes), {"filesystem": "none"})
         self.session = ProbeSession(manifest=info, generation=0)
         self.trace = Trace(self._header(manifest, api_version))
@@ -293,9 +370,11 @@ class HostRig:
         return [e for e in self.driver.events if e.method == method]
 
     def close(self) -> None:
-        if self.link is not None:
-            self.link.kill_group()
+        for link in [self.link, *(o.link for o in self.others)]:
+            if link is not None:
+                link.kill_group()
         self.link = None
+        self.others.clear()
 
     def _header(self, manifest: Any, api_version: str) -> dict[str, Any]:
         info = self.driver.hello_info

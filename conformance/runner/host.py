@@ -25,6 +25,7 @@ from hypothesis.stateful import run_state_machine_as_test
 
 from conformance.evidence import Recorder
 from conformance.machines.host import machine_for
+from conformance.machines.host_lifecycle import SCALED_DRAIN_MS, lifecycle_scenarios, state_judge
 from conformance.machines.host_scenarios import HostRejected, Scenario, scenarios_for
 from conformance.machines.host_storms import SCALED_BACKOFF, machine_scenarios
 from conformance.manifest import OCTET_VERSION, Manifest
@@ -105,6 +106,7 @@ def _drive(
     """Hello, the scenarios, the machine, shutdown; returns the host's name and version.
     ``options``: the rig options (None: from the driver's capabilities)."""
     info = driver.hello()
+    driver.observers.append(state_judge(recorder))
     if api_version not in info.api_versions:
         recorder.harness_errors.append(f"driver: the host does not load API {api_version} ({info.api_versions})")
     else:
@@ -154,7 +156,8 @@ def _certify_simulated(
 def _rig_options(driver: HostDriver, patience_s: float) -> dict[str, Any]:
     if not driver.has("timing"):
         return {"patience_s": patience_s, "stage_s": 2.0, "timing": {}}
-    timing = {"shutdown_timeout_ms": SCALED_STAGE_MS, "shutdown_aggregate_ms": 3 * SCALED_STAGE_MS, **SCALED_BACKOFF}
+    timing = {"shutdown_timeout_ms": SCALED_STAGE_MS, "shutdown_aggregate_ms": 3 * SCALED_STAGE_MS, **SCALED_BACKOFF,
+              "drain_ms": SCALED_DRAIN_MS}  # fmt: skip
     return {"patience_s": patience_s, "stage_s": SCALED_STAGE_MS / 1000, "timing": timing}
 
 
@@ -200,7 +203,7 @@ def _scenarios(
     only: tuple[str, ...],
     skip: tuple[str, ...] = (),
 ) -> None:
-    for scenario in [*scenarios_for(api_version), *machine_scenarios(api_version)]:
+    for scenario in [*scenarios_for(api_version), *machine_scenarios(api_version), *lifecycle_scenarios(api_version)]:
         if only and not scenario.__name__.startswith(only):
             continue
         if skip and scenario.__name__.startswith(skip):

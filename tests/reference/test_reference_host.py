@@ -1636,3 +1636,48 @@ def test_state_changes_reach_the_embedder_in_order(tmp_path: Path) -> None:
     states = h.events.states
     assert [s for g, s in states if g == 1] == ["initializing", "ready", "draining", "stopped"]
     assert [s for g, s in states if g == 2] == ["initializing", "ready", "draining", "stopped"]
+
+
+# -- §5: a shutdown racing a reload (host-c) -------------------------------------------------
+
+
+class SlowStart(Script):
+    """Answers initialize after 0.5 s."""
+
+    def on_message(self, message: Message) -> None:
+        if message.get("method") == "initialize":
+            result = self.initialize_result(message["params"])
+            self.later(0.5, lambda: self.answer(message["id"], result))
+        else:
+            super().on_message(message)
+
+
+def _shutdown_during_reload(h: Harness, after_s: float) -> None:
+    def job() -> None:
+        h.host.runtime.submit(lambda: h.host.reload("scripted"), "reload")
+        h.host.runtime.sleep(after_s)
+        h.host.shutdown("scripted")
+
+    h.run(job)
+    h.world.settle(10.0)
+
+
+def test_a_shutdown_while_the_candidate_negotiates_ends_it_too(tmp_path: Path) -> None:
+    h = Harness(tmp_path)
+    scripts = h.add(SlowStart)
+    h.run(lambda: h.host.load(h.manifest()))
+    _shutdown_during_reload(h, 0.1)  # generation 2 answers initialize at 0.5 s
+    assert [s.methods().count("shutdown") for s in scripts] == [1, 1]
+    assert h.host.inspect("scripted").state == "stopped"
+    assert len(h.world.launcher.launched) == 2  # and nothing restarts it
+
+
+def test_a_second_shutdown_of_a_draining_generation_joins_the_first(tmp_path: Path) -> None:
+    h = Harness(tmp_path, config=HostConfig(drain_s=1.0))
+    scripts = h.add(Late)
+    h.run(lambda: h.host.load(h.manifest()))
+    call = h.run(lambda: h.host.start_tool("scripted", "t", {}))  # answered at 0.5 s: generation 1 drains
+    _shutdown_during_reload(h, 0.1)
+    assert call.wait(0).ok
+    assert [s.methods().count("shutdown") for s in scripts] == [1, 1]  # one request each, never two
+    assert h.host.inspect("scripted").state == "stopped"

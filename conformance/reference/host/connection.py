@@ -109,6 +109,7 @@ class Connection:
         self._state_events: collections.deque[str] = collections.deque()
         self._state_pump_running = False
         self._stdout_eof = runtime.event()
+        self._shutting_down = False
 
     # -- lifecycle ---------------------------------------------------------------
 
@@ -555,12 +556,20 @@ class Connection:
             self.children.clear()
 
     def shutdown(self, deadline: float, *, drain_s: float = 0.0) -> None:
-        """§1.8: drain (API 0.2+), shutdown request, ack wait, exit wait, kill."""
+        """§1.8: drain (API 0.2+), shutdown request, ack wait, exit wait, kill.
+        A second caller (a shutdown racing a reload's) waits for the first
+        sequence instead of writing a second shutdown request."""
         with self._cond:
             if self.state in ENDED:
                 return
+            joining = self._shutting_down
+            self._shutting_down = True
             was_ready = self.state == READY
-            self._move(DRAINING)
+            if not joining:
+                self._move(DRAINING)
+        if joining:
+            self._ended.wait(max(0.0, deadline - self.runtime.now()))
+            return
         if was_ready and drain_s > 0:
             with self._cond:
                 self._cond.wait_for(lambda: self._active == 0, self._remaining(deadline, drain_s))

@@ -37,6 +37,7 @@ from .connection import Connection
 from .diagnostics import Diagnostic
 from .frontend import Frontend, HostEvents, Prompt
 from .host import LoadError, ReferenceHost
+from .lifecycle_faults import LIFECYCLE_FAULTS
 from .manifest import ManifestError, load_manifest
 from .writer import SerialWriter
 
@@ -62,6 +63,7 @@ TIMING = {  # contract member -> (HostConfig field, scale)
     "backoff_cap_ms": ("backoff_cap_s", 1000.0),
     "ready_reset_ms": ("ready_reset_s", 1000.0),
     "park_after_failures": ("max_failed_restarts", 1.0),
+    "drain_ms": ("drain_s", 1000.0),
 }
 OUTCOMES = {"ok": "result", "error": "error", "cancelled": "cancelled"}
 MESSAGE_BYTES = 4096
@@ -129,6 +131,10 @@ class Reporter(HostEvents, Frontend):
 
     def state_changed(self, extension: str, generation: int, state: str) -> None:
         self.wire.event("state", extension=extension, generation=generation, state=state)
+
+    def supervisor_state(self, extension: str, generation: int, state: str, delay_s: float | None = None) -> None:
+        extra = {} if delay_s is None else {"delay_ms": round(delay_s * 1000)}
+        self.wire.event("state", extension=extension, generation=generation, state=state, **extra)
 
     # -- frontend ----------------------------------------------------------------
     @property
@@ -302,7 +308,7 @@ class Driver:
         return {
             "extension": name,
             "generation": status.generation,
-            "state": status.state,
+            "state": "parked" if status.parked else status.state,
             "api_version": status.api_version,
             "features": list(status.features),
             "max_concurrent_requests": status.max_concurrent_requests,
@@ -1151,6 +1157,7 @@ FAULTS: dict[str, Any] = {
     "stderr-not-drained": _fault_stderr_not_drained,
     "headless-confirms": lambda: None,  # in Reporter.confirm
 }
+FAULTS.update(LIFECYCLE_FAULTS)  # §5, in their own module
 
 
 def main(argv: Sequence[str] | None = None) -> int:

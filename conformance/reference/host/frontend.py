@@ -57,3 +57,7 @@ class HostEvents:
 
     def state_changed(self, extension: str, generation: int, state: str) -> None:
         """A lifecycle transition (§5)."""
+
+    def supervisor_state(self, extension: str, generation: int, state: str, delay_s: float | None = None) -> None:
+        """The supervisor's view of the extension (§5): ``backoff`` (restarting
+        after ``delay_s``) or ``parked`` (no more restarts until a manual reload)."""

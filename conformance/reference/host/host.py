@@ -74,6 +74,7 @@ class _Extension:
     connection: Connection | None = None
     generation: int = 0
     supervised: bool = True
+    stopped: bool = False  # explicitly shut down (§5: supervision cancelled until a manual reload)
     reloading: bool = False  # between the candidate's success and the swap: new calls wait
     in_reload: bool = False  # the reload lock (§5): one reload at a time
     last_error: str | None = None
@@ -138,6 +139,7 @@ class ReferenceHost:
         except LoadError as exc:
             record.budget.park(f"initial start failed: {exc}")  # not retried (§5)
             record.last_error = str(exc)
+            self.events.supervisor_state(manifest.name, 0, "parked")  # a generation-0 parked entry
             raise
         with self._lock:
             record.connection, record.generation = connection, 1
@@ -345,6 +347,10 @@ class ReferenceHost:
         """Candidate N+1 fully negotiated while N stays ready; then N drained,
         cancelled and shut down; then new calls go to N+1. A failed candidate
         leaves N live (LoadError). A manual reload revives a parked watcher."""
+        with self._lock:
+            record = self._extensions.get(name)
+            if record is not None:
+                record.stopped = False  # a manual generation change starts it again
         return self._reload(name, manual=True)
 
     def _reload(self, name: str, *, manual: bool) -> ExtensionStatus:
@@ -364,11 +370,14 @@ class ReferenceHost:
                 record.connection, record.generation = candidate, candidate.generation
                 if manual:
                     record.budget.revive()
+                stopped_meanwhile = record.stopped
+            if stopped_meanwhile:  # shut down while the candidate negotiated: it must not live on
+                candidate.shutdown(self.runtime.now() + 2 * self.config.shutdown_stage_s)
         finally:
             with self._lock:
                 record.reloading = False
                 record.in_reload = False
-                record.supervised = not self._closed
+                record.supervised = not self._closed and not record.stopped
                 self._lock.notify_all()
         return self.inspect(name)
 
@@ -397,7 +406,7 @@ class ReferenceHost:
         if old is not None and old.negotiated is not None and candidate.negotiated is not None:
             before = (old.negotiated.tools, old.negotiated.commands)
             after = (candidate.negotiated.tools, candidate.negotiated.commands)
-            if before != after and not candidate.negotiated.has("dynamic_tools"):
+            if self._registration_changed(before, after) and not candidate.negotiated.has("dynamic_tools"):
                 candidate.shutdown(self.runtime.now() + 2 * self.config.shutdown_stage_s)
                 raise LoadError(f"{record.manifest.name}: changed catalog; re-registration required", permanent=True)
         return candidate
@@ -416,13 +425,17 @@ class ReferenceHost:
             )
         except ManifestError as exc:
             raise LoadError(str(exc), permanent=True) from None
-        if (fresh.name, fresh.api_version, fresh.contributes) != (
-            current.name,
-            current.api_version,
-            current.contributes,
+        if self._registration_changed(
+            (current.name, current.api_version, current.contributes), (fresh.name, fresh.api_version, fresh.contributes)
         ):
             raise LoadError(f"{current.name}: manifest contributions changed; re-registration required", permanent=True)
         record.manifest = fresh
+
+    @staticmethod
+    def _registration_changed(before: object, after: object) -> bool:
+        """§5: what an extension registered (its manifest identity and
+        contributions, its negotiated catalog) differs between generations."""
+        return before != after
 
     # -- §5 supervisor -------------------------------------------------------------------
 
@@ -447,8 +460,10 @@ class ReferenceHost:
                 delay = record.budget.next_delay()
             if delay is None:
                 self._note(record, f"parked: {record.budget.park_reason}")
+                self.events.supervisor_state(record.manifest.name, self._generation_of(record), "parked")
                 return
             self._note(record, f"restarting in {delay * 1000:.0f} ms (attempt {record.budget.failed + 1})")
+            self.events.supervisor_state(record.manifest.name, self._generation_of(record), "backoff", delay)
             self.runtime.sleep(delay)
             with self._lock:
                 if not record.supervised or self._closed or record.reloading:
@@ -462,8 +477,12 @@ class ReferenceHost:
                 continue
             return
 
+    @staticmethod
+    def _generation_of(record: _Extension) -> int:
+        return record.connection.generation if record.connection else 0
+
     def _note(self, record: _Extension, message: str) -> None:
-        generation = record.connection.generation if record.connection else 0
+        generation = self._generation_of(record)
         self.events.diagnostic(Diagnostic(record.manifest.name, generation, "supervisor", message))
 
     # -- §1.8 shutdown --------------------------------------------------------------------
@@ -483,6 +502,7 @@ class ReferenceHost:
                 if record is None:
                     continue
                 record.supervised = False
+                record.stopped = True
                 if record.connection is not None:
                     targets.append(record.connection)
         if coordinated:
