@@ -212,13 +212,7 @@ class HostcorePeer:
         self.target.kill_group()
         self.alive = False
         self.recorder.strays.extend(self.target.strays)
-        trace_dir = self.recorder.trace_dir
-        for requirement, message in self._violated.items():
-            if trace_dir is None or requirement in self.recorder.traces:
-                continue
-            path = trace_dir / f"{requirement}.jsonl"
-            self.trace.dump(path, requirement=requirement, message=message)
-            self.recorder.traces[requirement] = path
+        self.trace.keep_first(self._violated, self.recorder.trace_dir, self.recorder.traces)
 
     def __enter__(self) -> HostcorePeer:
         return self
