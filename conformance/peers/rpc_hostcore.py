@@ -163,8 +163,11 @@ class ClientPeer:
 
     # -- the driver contract (client stdin/stdout) -----------------------------------
     def operate(self, method: str, step: str, *, params: dict[str, Any] | None = None, **extra: Any) -> None:
-        """Ask the client to call ``method``; ``step`` goes into its params."""
-        operation = {"method": method, "params": {**(params or {}), "step": step}, **extra}
+        """Ask the client to call ``method``; ``step`` goes into its params.
+        Every call is bounded by the patience unless ``timeoutS`` says otherwise,
+        so a call the client never sees answered cannot hold up later ones."""
+        operation = {"method": method, "params": {**(params or {}), "step": step}, "timeoutS": self.response_s}
+        operation.update(extra)
         self.trace.action("operate", step=0, operation=operation)
         try:
             self.client.write(line(operation), timeout=self.response_s)

@@ -26,6 +26,26 @@ from .client import HostClient
 from .errors import CallTimedOut, HandshakeFailed, OversizedRequest, RpcError, TransportClosed
 
 EXIT_HANDSHAKE_FAILED = 2
+# The deliberate faults of the fixtures (faults.py, imported only when one is asked for).
+FAULTS = (
+    "early-call",
+    "call-before-handshake",
+    "wrong-client-name",
+    "jsonrpc-1-0",
+    "ignores-mismatch",
+    "exits-zero-on-mismatch",
+    "retries-too-soon",
+    "retries-six-times",
+    "retries-any-error",
+    "writes-oversized",
+    "retries-oversized",
+    "notification-as-answer",
+    "drops-crlf-lines",
+    "splits-on-line-separators",
+    "stops-after-bad-line",
+    "echoes-bad-line",
+    "drops-final-frame",
+)
 EXIT_USAGE = 64
 
 _out_lock = threading.Lock()
@@ -43,6 +63,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--client-version", default="0.1.0")
     parser.add_argument("--locale", default=limits.DEFAULT_LOCALE)
     parser.add_argument("--verbose", action="store_true")
+    parser.add_argument("--fault", choices=FAULTS, default=None, help="switch on one deliberate fault (fixtures only)")
     parser.add_argument("command", nargs=argparse.REMAINDER, help="-- then the host-core command")
     args = parser.parse_args(argv)
     if args.command and args.command[0] == "--":
@@ -76,6 +97,10 @@ def perform(client: HostClient, request: Any) -> dict[str, Any]:
 def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
     logging.basicConfig(stream=sys.stderr, level=logging.INFO if args.verbose else logging.WARNING)
+    if args.fault is not None:
+        from . import faults
+
+        faults.apply(args.fault, sys.modules[__name__])
     client = HostClient(args.command, on_notification=lambda m: emit({"kind": "notification", "message": m}))
     try:
         emit({"kind": "handshake", "result": client.handshake(client_version=args.client_version, locale=args.locale)})
