@@ -11,9 +11,9 @@ while the client spawns and owns what it believes is its host-core.
 The client is told what to do (one JSON operation per line on its stdin) and
 says what came of it (one JSON outcome per line on its stdout).
 
-:class:`ClientPeer` answers every request the moment it arrives, by a
-*policy* the scenario chose for it (keyed by the ``step`` member the harness
-puts in each operation's params), and keeps, for every request, when the
+:class:`ClientPeer` answers every request the moment it arrives, by the
+scenario's *policy* (which reads the ``step`` member the harness puts in each
+operation's params), and keeps, for every request, when the
 harness read it and what it answered and when: the material of the §2.1 retry
 judges (:mod:`conformance.protocol.rpc_client`). All waits are bounded and
 every process (the client's group, the probe) is killed on :meth:`close`.
@@ -133,8 +133,7 @@ class ClientPeer:
         self.oversized: list[tuple[float, int]] = []  # (read at, size) of every line over the limit
         self.outcomes: collections.deque[dict[str, Any]] = collections.deque()
         self.notifications: list[dict[str, Any]] = []  # what the client reported receiving
-        self.policies: dict[object, Policy] = {}  # by step
-        self.default_policy: Policy = echo
+        self.policy: Policy = echo  # how every request not held is answered
         self.hold: set[str] = set()  # methods left unanswered for the scenario to answer itself
         self.hostcore_stdin_closed = False
         self._frames = 0
@@ -315,7 +314,7 @@ class ClientPeer:
         step = request.step
         count = self._counts[step]
         self._counts[step] += 1
-        data = self.policies.get(step, self.default_policy)(request, count)
+        data = self.policy(request, count)
         if data is not None:
             with contextlib.suppress(ClientGone):
                 self.answer(request, data)

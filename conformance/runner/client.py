@@ -24,6 +24,7 @@ lengthen a wait, never shorten it.
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 
 from conformance.evidence import Recorder
@@ -33,6 +34,7 @@ from conformance.peers.rpc_hostcore import (
     ClientGone,
     ClientPeer,
     ContractBroken,
+    Policy,
     Request,
     error,
     line,
@@ -104,9 +106,7 @@ def certify_client(
         # A client that never handshakes shows nothing more in these.
         for name, answer in MISMATCHES.items():
             _guarded(
-                recorder,
-                f"{name} scenario",
-                lambda name=name, answer=answer: mismatch_scenario(command, recorder, response_s, name, answer),  # type: ignore[misc]
+                recorder, f"{name} scenario", partial(mismatch_scenario, command, recorder, response_s, name, answer)
             )
     verdicts = [
         _with_trace(v, recorder.traces.get(v.requirement.id))
@@ -152,7 +152,7 @@ def _open_handshake(peer: ClientPeer, answer: dict[str, object]) -> tuple[Reques
     params, then answer it with ``answer`` (result or error members). The
     handshake request and how many requests came before the answer."""
     peer.hold.add(HANDSHAKE)
-    peer.default_policy = unauthorized  # until a handshake succeeds
+    peer.policy = unauthorized  # until a handshake succeeds
     first = peer.first_request(2 * peer.response_s)
     if first is None:
         return None, 0
@@ -180,7 +180,7 @@ def session_scenario(command: ClientCommand, recorder: Recorder, response_s: flo
     """Whether the client completed a handshake (so the mismatch scenarios mean something)."""
     recorder.context = "scenario=session"
     with ClientPeer(command, recorder, response_s=response_s, scenario="session") as peer:
-        good = {"result": handshake_result()}
+        good: dict[str, object] = {"result": handshake_result()}
         answered_after = 0
         try:
             peer.operate("app.health", "queued-before-handshake")
@@ -188,8 +188,8 @@ def session_scenario(command: ClientCommand, recorder: Recorder, response_s: flo
             first = peer.requests[0].method if peer.requests else None
             ready = False
             if handshake is not None:
-                peer.default_policy = _serve
-                outcome = _next_outcome(peer, 2 * response_s)
+                peer.policy = _serve
+                outcome = peer.outcome(2 * response_s)
                 ready = outcome is not None and outcome.get("kind") == "handshake"
             peer.add(rpc_client.handshake_completed(first, ready=ready, waited_s=2 * response_s))
             if not ready:
@@ -214,10 +214,6 @@ def _serve(request: Request, count: int) -> bytes | None:
     if policy is not None:
         return policy(request, count)
     return line(result(request.message.get("id"), {"ok": True, "step": request.step}))
-
-
-def _next_outcome(peer: ClientPeer, timeout: float) -> dict[str, object] | None:
-    return peer.outcome(timeout)
 
 
 def _outcome(peer: ClientPeer, timeout: float | None = None) -> dict[str, object] | None:
@@ -295,7 +291,7 @@ def _final(request: Request, _: int) -> bytes:
     return line(result(request.message.get("id"), expected("final")), b"")
 
 
-STEP_POLICIES = {
+STEP_POLICIES: dict[object, Policy] = {
     "notifications": _notified,
     "crlf": _crlf,
     "separators": _separators,
