@@ -284,10 +284,15 @@ def replay_trace(args: argparse.Namespace) -> int:
     from .peers.ext_host import Patience
     from .runner.host import is_host_trace, replay_host
     from .runner.replay import NotReplayable, replay
+    from .runner.rpc_replay import replay_rpc, rpc_role
 
     try:
         if is_host_trace(args.trace):  # a host certification's trace: re-run its scenario
             outcomes = replay_host(args.trace, runs=args.runs, patience_s=args.patience)
+        elif rpc_role(args.trace) is not None:  # a host-core's or a client's: re-run its certification
+            if args.target is not None:
+                raise NotReplayable("--target names an extension.toml; a host RPC trace replays its own command")
+            outcomes = replay_rpc(args.trace, runs=args.runs, patience_s=args.patience)
         else:
             outcomes = replay(args.trace, target=args.target, runs=args.runs, patience=Patience.of(args.patience))
     except (OSError, ValueError, KeyError, TypeError, ManifestError, NotReplayable) as exc:

@@ -124,10 +124,9 @@ class ClientPeer:
         self._token = self.listener.new_token()
         hostcore = probe_command(self.listener.script, self.listener.socket_path, self._token)
         argv = command.with_hostcore(hostcore)
-        self.trace = Trace(
-            {"format": TRACE_FORMAT, "role": "client", "command": list(command.argv), **recorder.run_info}
-        )
-        self.trace.header["scenario"] = scenario
+        target = {"role": "client", "argv": list(command.argv), "cwd": str(command.cwd)}  # what replay re-runs
+        header = {"format": TRACE_FORMAT, "role": "client", "command": argv, "target": target, "scenario": scenario}
+        self.trace = Trace({**header, **recorder.run_info})
         self.link: ProbeLink | None = None
         self.requests: list[Request] = []
         self.oversized: list[tuple[float, int]] = []  # (read at, size) of every line over the limit
@@ -353,7 +352,9 @@ class ClientPeer:
         self.listener.accept_ready()  # a probe that connected but was never taken is killed too
         self.listener.close()
         self.recorder.strays.extend(self.client.strays)
-        self.trace.keep_first(self._violated, self.recorder.trace_dir, self.recorder.traces)
+        self.trace.keep_first(
+            self._violated, self.recorder.trace_dir, self.recorder.traces, self.recorder.first_contexts()
+        )
 
     def __enter__(self) -> ClientPeer:
         return self

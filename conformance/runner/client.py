@@ -46,8 +46,7 @@ from conformance.requirements import load_catalog
 from conformance.results import RunResult
 from conformance.verdicts import decide
 
-from .extension import _guarded
-from .hostcore import _with_trace
+from .extension import _guarded, with_trace
 from .profiles import Profile
 
 API_VERSION = str(rpc_limits.PROTOCOL_VERSION)
@@ -109,7 +108,7 @@ def certify_client(
                 recorder, f"{name} scenario", partial(mismatch_scenario, command, recorder, response_s, name, answer)
             )
     verdicts = [
-        _with_trace(v, recorder.traces.get(v.requirement.id))
+        with_trace(v, recorder.traces.get(v.requirement.id))
         for v in decide(load_catalog(), recorder, role="client", api_version=API_VERSION)
     ]
     return RunResult(
