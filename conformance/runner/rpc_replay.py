@@ -1,26 +1,31 @@
 """Replay a host RPC failure trace: a host-core's or a client's.
 
-Like the host runner's replay, this re-runs what the trace came from -- the
-certification of the same command (its header's ``target``), with the
-profile and seed in its header -- and re-checks its requirement. The
-host-core scenarios and the client script are fixed, and the state machine
-is seeded, so the run makes the same writes in the same order as the one
-that recorded the trace. Only the 64 MiB line is left out unless the trace
-is about it (it costs a host-core a 64 MiB drain per run).
+Like the host runner's replay, this re-runs what the trace came from -- for a
+host-core the fixed scenario named by the header's ``context``, else the
+certification of the same command (its header's ``target``) with the profile
+and seed in its header -- and re-checks its requirement. The host-core
+scenarios and the client script are fixed, and the state machine is seeded,
+so the run makes the same writes in the same order as the one that recorded
+the trace. The 64 MiB line is written only when the trace is about it.
 """
 
 from __future__ import annotations
 
+import tempfile
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from conformance.evidence import Recorder
 from conformance.peers.rpc_client import HostcoreCommand
 from conformance.peers.rpc_hostcore import ClientCommand
-from conformance.results import RunResult
+from conformance.requirements import load_catalog
 from conformance.transport.trace import TraceError, load
+from conformance.verdicts import Verdict, decide
 
 from .client import certify_client
-from .hostcore import certify_hostcore
+from .extension import _guarded
+from .hostcore import API_VERSION, certify_hostcore, handshake_scenario, oversized_scenario
 from .profiles import PROFILES
 from .replay import NotReplayable, ReplayOutcome, check_header_requirement
 
@@ -59,22 +64,39 @@ def replay_rpc(trace_path: Path, *, runs: int = 1, patience_s: float = 15.0) -> 
     seed_value = header.get("seed", profile.default_seed)
     if not isinstance(seed_value, int) or isinstance(seed_value, bool):
         raise TraceError("trace line 1: seed must be a whole number")
+    context = str(header.get("context", ""))
     outcomes = []
     for _ in range(runs):
-        run: RunResult
-        if role == "hostcore":
-            oversized = header.get("context") == OVERSIZED_CONTEXT
-            run = certify_hostcore(
-                HostcoreCommand(argv, cwd), profile, seed_value, response_s=patience_s, oversized=oversized
-            )
-        else:
+        errors: Sequence[str]
+        verdicts: Sequence[Verdict]
+        if role == "client":
             oversized = requirement in CLIENT_OVERSIZED
-            run = certify_client(
-                ClientCommand(argv, cwd), profile, seed_value, response_s=patience_s, oversized=oversized
-            )
-        if run.harness_errors:
-            raise NotReplayable(f"the replay run failed: {run.harness_errors[0]}")
-        verdict = next((v for v in run.verdicts if v.requirement.id == requirement), None)
+            command = ClientCommand(argv, cwd)
+            run = certify_client(command, profile, seed_value, response_s=patience_s, oversized=oversized)
+            errors, verdicts = run.harness_errors, run.verdicts
+        elif context.startswith("scenario="):
+            errors, verdicts = _hostcore_scenario(HostcoreCommand(argv, cwd), context, patience_s)
+        else:  # the state machine (or the scripted walk before it): the whole run, same seed
+            hostcore = HostcoreCommand(argv, cwd)
+            run = certify_hostcore(hostcore, profile, seed_value, response_s=patience_s, oversized=False)
+            errors, verdicts = run.harness_errors, run.verdicts
+        if errors:
+            raise NotReplayable(f"the replay run failed: {errors[0]}")
+        verdict = next((v for v in verdicts if v.requirement.id == requirement), None)
         hit = verdict is not None and verdict.verdict in ("fail", "warn")
         outcomes.append(ReplayOutcome(requirement, hit, verdict.evidence if verdict else "not judged"))
     return outcomes
+
+
+def _hostcore_scenario(command: HostcoreCommand, context: str, patience_s: float) -> tuple[list[str], list[Verdict]]:
+    """Only the fixed scenario the trace came from (the handshake scenario
+    holds the transport checks; the oversized one needs nothing before it)."""
+    recorder = Recorder()
+    with tempfile.TemporaryDirectory(prefix="octet-replay-") as root:
+        work = Path(root)
+        if context == OVERSIZED_CONTEXT:
+            _guarded(recorder, "oversized scenario", lambda: oversized_scenario(command, recorder, patience_s, work))
+        else:
+            _guarded(recorder, "handshake scenario", lambda: handshake_scenario(command, recorder, patience_s, work))
+    verdicts = decide(load_catalog(), recorder, role="hostcore", api_version=API_VERSION)
+    return recorder.harness_errors, verdicts
