@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import rpc_limits
+from .describe import kind
 from .members import excerpt
 from .rpc_errors import error_code_of, is_overload
 from .violations import Finding, Violation, rule
@@ -248,9 +249,10 @@ def request_envelope(message: object) -> Iterator[Violation]:
         yield Violation("RPC-2-jsonrpc-2.0", "a client frame has no string method", ("method",))
     if "params" in message and not isinstance(message["params"], dict | list):
         yield Violation("RPC-2-jsonrpc-2.0", "params is neither an object nor an array", ("params",))
+    # JSON-RPC 2.0 §4: a string, a number or null (null and fractions are only discouraged).
     rid = message.get("id")
-    if "id" in message and (isinstance(rid, bool) or not isinstance(rid, str | int)):
-        yield Violation("RPC-2-jsonrpc-2.0", f"id is {excerpt(rid)}; expected a string or an integer", ("id",))
+    if "id" in message and rid is not None and (isinstance(rid, bool) or not isinstance(rid, str | int | float)):
+        yield Violation("RPC-2-jsonrpc-2.0", f"id is {kind(rid)}; expected a string or a number", ("id",))
 
 
 # -- §7 the line limit, from the client's side -------------------------------------------------------

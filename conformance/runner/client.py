@@ -24,6 +24,7 @@ lengthen a wait, never shorten it.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from functools import partial
 from pathlib import Path
 
@@ -42,6 +43,7 @@ from conformance.peers.rpc_hostcore import (
     unauthorized,
 )
 from conformance.protocol import rpc_client, rpc_handshake, rpc_limits
+from conformance.protocol.violations import Finding
 from conformance.requirements import load_catalog
 from conformance.results import RunResult
 from conformance.verdicts import decide
@@ -201,7 +203,10 @@ def session_scenario(command: ClientCommand, recorder: Recorder, response_s: flo
         except ContractBroken as exc:
             recorder.harness_errors.append(f"session scenario: the client broke the driver contract: {exc}")
         _judge_order(peer, answered_after if peer.requests else 0, good)
-        peer.add(rpc_client.judge_retries([r.attempt() for r in peer.requests if r.method != HANDSHAKE]))
+        # Only the calls the harness asked for (they carry a step): a request a
+        # client makes on its own, say a periodic app.health, is no retry.
+        asked = [r.attempt() for r in peer.requests if r.method != HANDSHAKE and r.step is not None]
+        peer.add(rpc_client.judge_retries(asked))
         peer.end_operations(response_s)
         peer.add(rpc_client.diagnostic_without_payload(peer.client.stderr_excerpt(1 << 20), INVALID_MARKER))
         return True
@@ -215,8 +220,24 @@ def _serve(request: Request, count: int) -> bytes | None:
     return line(result(request.message.get("id"), {"ok": True, "step": request.step}))
 
 
-def _outcome(peer: ClientPeer, timeout: float | None = None) -> dict[str, object] | None:
-    return peer.outcome(timeout if timeout is not None else 2 * peer.response_s)
+def _outcome(peer: ClientPeer, timeout: float | None = None) -> dict[str, object]:
+    """The outcome of an operation no rule judges by its outcome. None in
+    time breaks the driver contract (every call ends within its timeoutS):
+    a harness-side failure to run the client, not a verdict."""
+    waited = timeout if timeout is not None else 2 * peer.response_s
+    outcome = peer.outcome(waited)
+    if outcome is None:
+        raise ContractBroken(f"no outcome for an operation within {waited:g} s")
+    return outcome
+
+
+def _judged(peer: ClientPeer, judge: Callable[[object, object], Iterable[Finding]], wanted: object) -> None:
+    """The outcome of an operation a rule judges. None in time is that rule's
+    violation (the fault may well have stuck the call), and ends the scenario."""
+    outcome = peer.outcome(2 * peer.response_s)
+    peer.add(judge(outcome, wanted))
+    if outcome is None:
+        raise ClientGone("the client reported no outcome; nothing after it can be judged")
 
 
 def expected(step: str) -> dict[str, object]:
@@ -310,11 +331,11 @@ def _steps(peer: ClientPeer, *, oversized: bool) -> None:
     # §8: a notification before any call, then two between a request and its answer.
     peer.write(line(NOTIFICATION), intent="notification")
     peer.operate("session.list", "notifications")
-    peer.add(rpc_client.notifications_accepted(_outcome(peer), expected("notifications")))
+    _judged(peer, rpc_client.notifications_accepted, expected("notifications"))
     peer.operate("session.list", "crlf")
-    peer.add(rpc_client.crlf_answer_read(_outcome(peer), expected("crlf")))
+    _judged(peer, rpc_client.crlf_answer_read, expected("crlf"))
     peer.operate("session.list", "separators")
-    peer.add(rpc_client.separators_kept(_outcome(peer), {**expected("separators"), "text": SEPARATED_TEXT}))
+    _judged(peer, rpc_client.separators_kept, {**expected("separators"), "text": SEPARATED_TEXT})
     # §2.1: retried with the documented delays, then success; given up after four.
     patient = 2 * peer.response_s + sum(rpc_limits.RETRY_DELAYS_MS) / 1000
     for method, step in (("session.list", "overloaded"), ("session.list", "overloaded-always")):
@@ -329,13 +350,13 @@ def _steps(peer: ClientPeer, *, oversized: bool) -> None:
     if oversized:
         _oversized_step(peer)
     peer.operate("session.list", "invalid-line")
-    peer.add(rpc_client.answer_after_invalid_line_read(_outcome(peer), expected("invalid-line")))
+    _judged(peer, rpc_client.answer_after_invalid_line_read, expected("invalid-line"))
     # Last: the answer without LF, then the host-core's stdout ends.
     peer.operate("app.health", "final")
     answered = _await_answer(peer, "final")
     if answered:
         peer.close_hostcore_stdout()
-        peer.add(rpc_client.final_frame_read(_outcome(peer), expected("final")))
+        _judged(peer, rpc_client.final_frame_read, expected("final"))
 
 
 _TOOL_PARAMS = {"sessionId": "s-1", "toolCallId": "call-overloaded", "toolName": "Read", "args": {"path": "a.txt"}}

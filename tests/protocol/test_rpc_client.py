@@ -166,9 +166,10 @@ def test_handshake_completed(first: str | None, ready: bool, expected: list[str]
         ({"id": 1, "method": "x"}, True),
         ({"jsonrpc": "2.0", "id": 1}, True),
         ({"jsonrpc": "2.0", "id": 1, "method": "x", "params": "s"}, True),
-        ({"jsonrpc": "2.0", "id": None, "method": "x"}, True),
-        ({"jsonrpc": "2.0", "id": 1.5, "method": "x"}, True),
+        ({"jsonrpc": "2.0", "id": None, "method": "x"}, False),  # discouraged, not forbidden
+        ({"jsonrpc": "2.0", "id": 1.5, "method": "x"}, False),  # a should not
         ({"jsonrpc": "2.0", "id": True, "method": "x"}, True),
+        ({"jsonrpc": "2.0", "id": [1], "method": "x"}, True),
         ([1], True),
     ],
 )

@@ -83,3 +83,13 @@ def test_a_command_that_cannot_start_is_refused(tmp_path: Path, capsys: pytest.C
 def test_no_command_means_the_reference() -> None:
     assert client_command([]) == reference_command()
     assert client_command(["--", "x", "y"]).argv == ("x", "y")
+
+
+def test_a_client_breaking_the_driver_contract_is_a_harness_error(
+    tmp_path: Path, no_leftover_processes: None, capsys: pytest.CaptureFixture[str]
+) -> None:
+    script = tmp_path / "garbage.py"
+    script.write_text("import sys\nprint('hello, I am not JSON', flush=True)\nsys.stdin.read()\n", encoding="utf-8")
+    argv = ["client", "--patience", "2", "--report-dir", str(tmp_path / "r"), "--", "python3", str(script)]
+    assert main(argv) == 2
+    assert "driver contract" in capsys.readouterr().err
