@@ -298,9 +298,13 @@ class ClientPeer:
         self.trace.saw(index, event.payload, len(event.payload), step=0)
         if not event.payload.strip():
             return
+        utf8 = list(rpc_client.utf8_frame(event.payload))
+        self.add(v.in_frame(index) if isinstance(v, Violation) else v for v in utf8)
+        if any(isinstance(v, Violation) for v in utf8):
+            return  # unreadable: left unanswered, as its id cannot be trusted
         try:
             message = json.loads(event.payload)
-        except (UnicodeDecodeError, ValueError):
+        except ValueError:
             self.violate(Violation("RPC-2-jsonrpc-2.0", f"a client line of {len(event.payload)} bytes is not JSON"))
             return
         self.add(v.in_frame(index) if isinstance(v, Violation) else v for v in rpc_client.request_envelope(message))

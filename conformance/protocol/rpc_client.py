@@ -234,6 +234,17 @@ def handshake_completed(first_method: str | None, *, ready: bool, waited_s: floa
 # -- §2 envelope of what the client writes ---------------------------------------------------------
 
 
+@rule("RPC-2-utf8")
+def utf8_frame(payload: bytes) -> Iterator[Violation]:
+    """One line the client wrote, as bytes: UTF-8 (checked before any JSON
+    parser guesses another encoding)."""
+    try:
+        payload.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        message = f"a client line of {len(payload)} bytes is not UTF-8 (first bad byte at offset {exc.start})"
+        yield Violation("RPC-2-utf8", message)
+
+
 @rule("RPC-2-jsonrpc-2.0")
 def request_envelope(message: object) -> Iterator[Violation]:
     """One frame the client wrote, parsed: a JSON-RPC 2.0 request or

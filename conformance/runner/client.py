@@ -60,6 +60,7 @@ HOLD_S = 0.3
 CALL_TIMEOUT_S = 0.5  # the timeout the harness asks for on the call it leaves unanswered
 INVALID_MARKER = "octet-invalid-line-marker"
 SEPARATED_TEXT = "line\u2028separator\u2029paragraph"
+UTF8_TEXT = "caf\u00e9 \u2013 \u2713 \U0001d11e"  # two-, three- and four-byte characters
 OVERLOADS_BEFORE_SUCCESS = rpc_limits.MAX_RETRIES
 # Beyond this many attempts of one always-overloaded call, the harness stops
 # answering it (a client retrying forever is then cut by its own timeout).
@@ -334,6 +335,9 @@ def _steps(peer: ClientPeer, *, oversized: bool) -> None:
     _judged(peer, rpc_client.notifications_accepted, expected("notifications"))
     peer.operate("session.list", "crlf")
     _judged(peer, rpc_client.crlf_answer_read, expected("crlf"))
+    # §2: the client writes non-ASCII text as UTF-8 (the answer is not judged here).
+    peer.operate("session.list", "utf8", params={"query": UTF8_TEXT})
+    _outcome(peer)
     peer.operate("session.list", "separators")
     _judged(peer, rpc_client.separators_kept, {**expected("separators"), "text": SEPARATED_TEXT})
     # §2.1: retried with the documented delays, then success; given up after four.

@@ -224,3 +224,11 @@ def test_outcome_judges(judge: Any, outcome: Any, ok: bool) -> None:
 def test_diagnostic_never_repeats_the_line() -> None:
     assert broken(rpc_client.diagnostic_without_payload("line of 40 bytes is not JSON", "MARK")) == []
     assert broken(rpc_client.diagnostic_without_payload("bad line: {MARK", "MARK")) == ["RPC-2-invalid-json-diagnostic"]
+
+
+@pytest.mark.parametrize(
+    ("payload", "ok"),
+    [("café ✓ 𝄞".encode(), True), (b"plain", True), ("café".encode("latin-1"), False), (b"\xed\xa0\x80", False)],
+)
+def test_utf8_frame(payload: bytes, ok: bool) -> None:
+    assert broken(rpc_client.utf8_frame(payload)) == ([] if ok else ["RPC-2-utf8"])

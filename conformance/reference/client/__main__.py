@@ -32,6 +32,7 @@ FAULTS = (
     "call-before-handshake",
     "wrong-client-name",
     "jsonrpc-1-0",
+    "writes-latin1",
     "ignores-mismatch",
     "exits-zero-on-mismatch",
     "retries-too-soon",

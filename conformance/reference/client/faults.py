@@ -146,6 +146,9 @@ def apply(name: str, command_module: ModuleType) -> None:
             lambda line: line.replace(b'"client":"electron-main"', b'"client":"octet-client"')
         ),
         "jsonrpc-1-0": lambda: _rewrite_lines(lambda line: line.replace(b'"jsonrpc":"2.0"', b'"jsonrpc":"1.0"', 1)),
+        "writes-latin1": lambda: _rewrite_lines(
+            lambda line: line.decode("utf-8").encode("latin-1", "replace")  # the fault
+        ),
         "ignores-mismatch": _ignore_mismatch,
         "exits-zero-on-mismatch": _set(command_module, "EXIT_HANDSHAKE_FAILED", 0),
         "retries-too-soon": _set(limits, "RETRY_DELAYS_S", (0.005, 0.005, 0.005, 0.005)),
