@@ -1,9 +1,10 @@
 """Replay a host RPC failure trace: a host-core's or a client's.
 
-Like the host runner's replay, this re-runs what the trace came from -- for a
-host-core the fixed scenario named by the header's ``context``, else the
-certification of the same command (its header's ``target``) with the profile
-and seed in its header -- and re-checks its requirement. The host-core
+Like the host runner's replay, this re-runs what the trace came from -- the fixed
+scenario named by the header's ``context`` (every client scenario, and the
+host-core's handshake and oversized-line ones), else the certification of the
+same host-core command (its header's ``target``) with the profile and seed in
+its header -- and re-checks its requirement. The host-core
 scenarios and the client script are fixed, and the state machine is seeded,
 so the run makes the same writes in the same order as the one that recorded
 the trace. The 64 MiB line is written only when the trace is about it.
@@ -23,7 +24,7 @@ from conformance.requirements import load_catalog
 from conformance.transport.trace import TraceError, load
 from conformance.verdicts import Verdict, decide
 
-from .client import certify_client
+from .client import MISMATCHES, mismatch_scenario, session_scenario
 from .extension import _guarded
 from .hostcore import API_VERSION, certify_hostcore, handshake_scenario, oversized_scenario
 from .profiles import PROFILES
@@ -70,10 +71,7 @@ def replay_rpc(trace_path: Path, *, runs: int = 1, patience_s: float = 15.0) -> 
         errors: Sequence[str]
         verdicts: Sequence[Verdict]
         if role == "client":
-            oversized = requirement in CLIENT_OVERSIZED
-            command = ClientCommand(argv, cwd)
-            run = certify_client(command, profile, seed_value, response_s=patience_s, oversized=oversized)
-            errors, verdicts = run.harness_errors, run.verdicts
+            errors, verdicts = _client_scenario(ClientCommand(argv, cwd), context, requirement, patience_s)
         elif context.startswith("scenario="):
             errors, verdicts = _hostcore_scenario(HostcoreCommand(argv, cwd), context, patience_s)
         else:  # the state machine (or the scripted walk before it): the whole run, same seed
@@ -99,4 +97,23 @@ def _hostcore_scenario(command: HostcoreCommand, context: str, patience_s: float
         else:
             _guarded(recorder, "handshake scenario", lambda: handshake_scenario(command, recorder, patience_s, work))
     verdicts = decide(load_catalog(), recorder, role="hostcore", api_version=API_VERSION)
+    return recorder.harness_errors, verdicts
+
+
+def _client_scenario(
+    command: ClientCommand, context: str, requirement: str, patience_s: float
+) -> tuple[list[str], list[Verdict]]:
+    """Only the client scenario the trace came from (the session one when the
+    context names none)."""
+    recorder = Recorder()
+    name = context.removeprefix("scenario=")
+    if name in MISMATCHES:
+        answer = MISMATCHES[name]
+        _guarded(recorder, f"{name} scenario", lambda: mismatch_scenario(command, recorder, patience_s, name, answer))
+    else:
+        oversized = requirement in CLIENT_OVERSIZED
+        _guarded(
+            recorder, "session scenario", lambda: session_scenario(command, recorder, patience_s, oversized=oversized)
+        )
+    verdicts = decide(load_catalog(), recorder, role="client", api_version=API_VERSION)
     return recorder.harness_errors, verdicts
