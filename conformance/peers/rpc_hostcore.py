@@ -352,9 +352,11 @@ class ClientPeer:
     def close(self) -> None:
         """Kill the client's group and the probe; keep this scenario's trace
         for each requirement it was the first to break."""
-        self.client.kill_group()
+        # The probe first: a client may start its host-core outside its own
+        # process group, which is no fault, so it must not count as a stray.
         self.listener.accept_ready()  # a probe that connected but was never taken is killed too
         self.listener.close()
+        self.client.kill_group()
         self.recorder.strays.extend(self.client.strays)
         self.trace.keep_first(
             self._violated, self.recorder.trace_dir, self.recorder.traces, self.recorder.first_contexts()
