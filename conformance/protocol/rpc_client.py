@@ -111,9 +111,12 @@ def retry_delays(
         # rounded to the microsecond so float noise never decides a boundary
         waited = round((attempt.sent_at_s - before.answered_at_s) * 1000, 3)
         if not delay - early_tolerance_ms <= waited <= delay + late_slack_ms:
+            # The wait itself is timing, so it stays out of the message (equal
+            # seeds give equal evidence); which side of the window it fell on does not.
+            when = "early" if waited < delay else "late"
             message = (
-                f"retry {number} came {waited:.0f} ms after the overload answer; expected {delay} ms "
-                f"(accepted {delay - early_tolerance_ms:g}..{delay + late_slack_ms:g})"
+                f"retry {number} came too {when} after the overload answer; expected {delay} ms "
+                f"(accepted {delay - early_tolerance_ms:g}..{delay + late_slack_ms:g} ms)"
             )
             yield Violation("RPC-2.1-client-retry-delays", message)
 
