@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from conformance.cli import client_command, main
-from conformance.report.matrix import matrix
+from conformance.report.matrix import matrix, results
 from conformance.requirements import load_catalog
 from conformance.runner.client import certify_client, reference_command
 from conformance.runner.profiles import Profile
@@ -93,3 +93,11 @@ def test_a_client_breaking_the_driver_contract_is_a_harness_error(
     argv = ["client", "--patience", "2", "--report-dir", str(tmp_path / "r"), "--", "python3", str(script)]
     assert main(argv) == 2
     assert "driver contract" in capsys.readouterr().err
+
+
+def test_equal_seeds_give_equal_results(no_leftover_processes: None) -> None:
+    # A faulty client, so the evidence of a timing rule is compared too.
+    command = client_command(["--", "python3", str(CLIENTS / "retries-too-soon" / "main.py")])
+    runs = [certify_client(command, TINY, 7, response_s=10, oversized=False) for _ in range(2)]
+    assert results(matrix(runs[0])) == results(matrix(runs[1]))
+    assert any(r["verdict"] == "fail" for r in results(matrix(runs[0]))["results"])
