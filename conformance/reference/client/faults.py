@@ -138,8 +138,12 @@ def _set(module: ModuleType, name: str, value: object) -> Callable[[], None]:
 
 
 def apply(name: str, command_module: ModuleType) -> None:
-    """Switch on the fault ``name`` (one of the command's ``FAULTS``)."""
-    faults: dict[str, Callable[[], None]] = {
+    """Switch on the fault ``name`` (one of :data:`NAMES`)."""
+    _faults(command_module)[name]()
+
+
+def _faults(command_module: ModuleType) -> dict[str, Callable[[], None]]:
+    return {
         "early-call": lambda: _extra_call_around_handshake(before=False),
         "call-before-handshake": lambda: _extra_call_around_handshake(before=True),
         "wrong-client-name": lambda: _rewrite_lines(
@@ -163,4 +167,6 @@ def apply(name: str, command_module: ModuleType) -> None:
         "echoes-bad-line": lambda: _deliver_filter(_echo_bad_line),
         "drops-final-frame": lambda: _deliver_filter(lambda self, frame: frame.terminator != "eof"),
     }
-    faults[name]()
+
+
+NAMES = tuple(_faults(ModuleType("unused")))
