@@ -179,16 +179,16 @@ def _judge_order(peer: ClientPeer, answered_after: int, answer: dict[str, object
 
 
 def session_scenario(command: ClientCommand, recorder: Recorder, response_s: float, *, oversized: bool = True) -> bool:
-    """Whether the client completed a handshake (so the mismatch scenarios mean something)."""
+    """Whether the client completed a handshake (else the mismatch scenarios would show nothing)."""
     recorder.context = "scenario=session"
     with ClientPeer(command, recorder, response_s=response_s, scenario="session") as peer:
         good: dict[str, object] = {"result": handshake_result()}
         answered_after = 0
+        ready = False
         try:
             peer.operate("app.health", "queued-before-handshake")
             handshake, answered_after = _open_handshake(peer, good)
             first = peer.requests[0].method if peer.requests else None
-            ready = False
             if handshake is not None:
                 peer.policy = _serve
                 outcome = peer.outcome(2 * response_s)
@@ -209,8 +209,10 @@ def session_scenario(command: ClientCommand, recorder: Recorder, response_s: flo
         asked = [r.attempt() for r in peer.requests if r.method != HANDSHAKE and r.step is not None]
         peer.add(rpc_client.judge_retries(asked))
         peer.end_operations(response_s)
-        peer.add(rpc_client.diagnostic_without_payload(peer.client.stderr_excerpt(1 << 20), INVALID_MARKER))
-        return True
+        if any(r.step == "invalid-line" and r.answered_at is not None for r in peer.requests):
+            # The client has exited: its whole stderr tail is in.
+            peer.add(rpc_client.diagnostic_without_payload(peer.client.stderr_excerpt(1 << 20), INVALID_MARKER))
+        return ready
 
 
 def _serve(request: Request, count: int) -> bytes | None:
