@@ -386,7 +386,7 @@ def _oversized_step(peer: ClientPeer) -> None:
     the client writes meanwhile is a violation; two are a retry."""
     before = len(peer.oversized)
     method = "app.health"
-    peer.operate(method, "oversized", padBytes=rpc_limits.MAX_LINE_BYTES, timeoutS=4 * CALL_TIMEOUT_S)
+    peer.operate(method, "oversized", padBytes=rpc_limits.MAX_LINE_BYTES, timeoutS=2 * CALL_TIMEOUT_S)
     _outcome(peer, 8 * peer.response_s)  # building and (wrongly) writing 64 MiB takes a while
     sizes = [size for _, size in peer.oversized[before:]]
     peer.add(rpc_client.no_oversized_lines(method, sizes))
