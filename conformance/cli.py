@@ -44,6 +44,7 @@ from .transport.startup import StartFailure, check_startable
 if TYPE_CHECKING:
     from .peers.ext_host import Launcher
     from .peers.rpc_client import HostcoreCommand
+    from .peers.rpc_hostcore import ClientCommand
     from .runner.extension import RunResult
 
 EXIT_OK, EXIT_FAIL, EXIT_HARNESS = 0, 1, 2
@@ -160,17 +161,18 @@ def _parser() -> argparse.ArgumentParser:
     )
     rep.add_argument("--patience", type=arguments.patience, default=15.0, help=PATIENCE_HELP)
 
-    hc = sub.add_parser(
+    _add_rpc_parser(
+        sub,
         "hostcore",
         help="certify a host-core (host RPC protocol v11); the harness plays the client",
         description="Command after --; {data_dir} in it receives a fresh directory. No command: the reference.",
     )
-    hc.add_argument("--report-dir", type=arguments.output_dir, default=Path("reports/hostcore"))
-    hc.add_argument("--profile", choices=sorted(PROFILES), default="default")
-    hc.add_argument("--seed", type=arguments.seed, default=None, help=SEED_HELP)
-    hc.add_argument("--patience", type=arguments.patience, default=15.0, help=PATIENCE_HELP)
-    hc.add_argument(
-        "target_argv", nargs=argparse.REMAINDER, metavar="-- CMD", help="-- CMD ARG ... (default: the reference)"
+    _add_rpc_parser(
+        sub,
+        "client",
+        help="certify a host RPC client (protocol v11); the harness plays its host-core",
+        description="Command after --: a client speaking docs/client-driver.md, given the host-core command "
+        "after its own arguments. No command: the reference client.",
     )
 
     req = sub.add_parser("requirements", help="list catalog entries")
@@ -189,12 +191,26 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _add_rpc_parser(sub: Any, name: str, **texts: str) -> None:
+    """``hostcore`` and ``client``: one target command after ``--``, the same options."""
+    parser = sub.add_parser(name, **texts)
+    parser.add_argument("--report-dir", type=arguments.output_dir, default=Path(f"reports/{name}"))
+    parser.add_argument("--profile", choices=sorted(PROFILES), default="default")
+    parser.add_argument("--seed", type=arguments.seed, default=None, help=SEED_HELP)
+    parser.add_argument("--patience", type=arguments.patience, default=15.0, help=PATIENCE_HELP)
+    parser.add_argument(
+        "target_argv", nargs=argparse.REMAINDER, metavar="-- CMD", help="-- CMD ARG ... (default: the reference)"
+    )
+
+
 def _main(argv: Sequence[str] | None) -> int:
     args = _parser().parse_args(argv)
     if args.command == "host":
         return certify_host_command(args)
     if args.command == "hostcore":
         return certify_hostcore_command(args)
+    if args.command == "client":
+        return certify_client_command(args)
     if args.command == "requirements" and args.diff is not None:
         return catalog_diff(args.diff)
     if args.command in READ_ONLY_COMMANDS:
@@ -268,10 +284,15 @@ def replay_trace(args: argparse.Namespace) -> int:
     from .peers.ext_host import Patience
     from .runner.host import is_host_trace, replay_host
     from .runner.replay import NotReplayable, replay
+    from .runner.rpc_replay import replay_rpc, rpc_role
 
     try:
         if is_host_trace(args.trace):  # a host certification's trace: re-run its scenario
             outcomes = replay_host(args.trace, runs=args.runs, patience_s=args.patience)
+        elif rpc_role(args.trace) is not None:  # a host-core's or a client's: re-run its certification
+            if args.target is not None:
+                raise NotReplayable("--target names an extension.toml; a host RPC trace replays its own command")
+            outcomes = replay_rpc(args.trace, runs=args.runs, patience_s=args.patience)
         else:
             outcomes = replay(args.trace, target=args.target, runs=args.runs, patience=Patience.of(args.patience))
     except (OSError, ValueError, KeyError, TypeError, ManifestError, NotReplayable) as exc:
@@ -480,6 +501,38 @@ def certify_hostcore_command(args: argparse.Namespace) -> int:
         return certify_hostcore(command, profile, run_seed, response_s=args.patience, trace_dir=trace_dir)
 
     title = f"host-core {shlex.join(command.argv)}, profile {profile.name}, seed {run_seed}"
+    return run_and_report(args.report_dir, produce, title)
+
+
+# -- octet-conformance client (host RPC protocol v11) ----------------------------------------------
+
+
+def client_command(argv: list[str]) -> ClientCommand:
+    """The client to certify: the argv after ``--`` (the reference without one)."""
+    from .peers.rpc_hostcore import ClientCommand
+    from .runner.client import reference_command
+
+    if argv and argv[0] == "--":
+        argv = argv[1:]
+    return ClientCommand(tuple(argv), Path.cwd()) if argv else reference_command()
+
+
+def certify_client_command(args: argparse.Namespace) -> int:
+    """``octet-conformance client [-- CMD ...]``: the harness plays the host-core."""
+    from .runner.client import certify_client
+
+    command = client_command(list(args.target_argv))
+    try:
+        check_startable(list(command.argv), command.cwd, sanitized_env())
+    except StartFailure as exc:
+        return refused(exc)
+    profile = PROFILES[args.profile]
+    run_seed = profile.default_seed if args.seed is None else args.seed
+
+    def produce(trace_dir: Path) -> RunResult:
+        return certify_client(command, profile, run_seed, response_s=args.patience, trace_dir=trace_dir)
+
+    title = f"client {shlex.join(command.argv)}, profile {profile.name}, seed {run_seed}"
     return run_and_report(args.report_dir, produce, title)
 
 

@@ -97,6 +97,10 @@ class Recorder:
         elif len(kept) < MAX_KEPT_VIOLATIONS:
             kept.append(seen)
 
+    def first_contexts(self) -> dict[str, str]:
+        """Requirement id -> the context of its first kept violation."""
+        return {rid: kept[0].context for rid, kept in self.violations.items() if kept}
+
     def exercise(self, *requirements: str) -> None:
         for r in requirements:
             self.exercised[r] = self.exercised.get(r, 0) + 1

@@ -18,7 +18,12 @@ from .evidence import Observed, Recorder
 from .requirements import Requirement
 
 VERDICTS = ("pass", "fail", "warn", "skip", "untested", "error", "xfail")
-TARGET_SIDES = {"extension": ("extension", "both"), "host": ("host", "both"), "hostcore": ("hostcore", "both")}
+TARGET_SIDES = {
+    "extension": ("extension", "both"),
+    "host": ("host", "both"),
+    "hostcore": ("hostcore", "both"),
+    "client": ("client", "both"),
+}
 # The documents a role is certified against: side "both" exists in more than
 # one document, so the side alone must not pull host-rpc entries into an
 # extension matrix (or the reverse).

@@ -66,7 +66,10 @@ class HostcorePeer:
         self._seen = 0
         self._violated: dict[str, str] = {}  # requirement -> message, first in this generation
         argv = command.expand(data_dir)
-        self.trace = Trace({"format": TRACE_FORMAT, "role": "hostcore", "command": argv, **recorder.run_info})
+        target = {"role": "hostcore", "argv": list(command.argv), "cwd": str(command.cwd)}  # what replay re-runs
+        self.trace = Trace(
+            {"format": TRACE_FORMAT, "role": "hostcore", "command": argv, "target": target, **recorder.run_info}
+        )
         self.target = TargetProcess(
             argv, cwd=command.cwd, env=sanitized_env(), max_frame_bytes=rpc_limits.MAX_LINE_BYTES
         )
@@ -212,13 +215,9 @@ class HostcorePeer:
         self.target.kill_group()
         self.alive = False
         self.recorder.strays.extend(self.target.strays)
-        trace_dir = self.recorder.trace_dir
-        for requirement, message in self._violated.items():
-            if trace_dir is None or requirement in self.recorder.traces:
-                continue
-            path = trace_dir / f"{requirement}.jsonl"
-            self.trace.dump(path, requirement=requirement, message=message)
-            self.recorder.traces[requirement] = path
+        self.trace.keep_first(
+            self._violated, self.recorder.trace_dir, self.recorder.traces, self.recorder.first_contexts()
+        )
 
     def __enter__(self) -> HostcorePeer:
         return self

@@ -30,16 +30,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import rpc_limits
+from .describe import kind
 from .members import excerpt
 from .rpc_errors import error_code_of, is_overload
 from .violations import Finding, Violation, rule
 
-DELAYS = "RPC-2.1-client-retry-delays"
-MAX_FOUR = "RPC-2.1-client-retry-max-four"
-ONLY_OVERLOADED = "RPC-2.1-client-retry-only-overloaded"
-HANDSHAKE_FIRST = "RPC-3-client-handshake-first"
-NO_CALLS_BEFORE = "RPC-3-client-no-calls-before-handshake"
-ABORTS = "RPC-3-client-aborts-on-mismatch"
 HANDSHAKE = "app.handshake"
 
 
@@ -81,7 +76,7 @@ def _what_came_back(attempt: Attempt) -> str:
     return "a result that was not HOST_OVERLOADED"
 
 
-@rule(ONLY_OVERLOADED)
+@rule("RPC-2.1-client-retry-only-overloaded")
 def retry_only_overloaded(chain: Sequence[Attempt]) -> Iterator[Violation]:
     for number, (before, attempt) in enumerate(zip(chain, chain[1:], strict=False), start=1):
         if not is_overload(before.response):
@@ -89,18 +84,20 @@ def retry_only_overloaded(chain: Sequence[Attempt]) -> Iterator[Violation]:
             message = (
                 f"retry {number} re-sent {method} after {_what_came_back(before)}; only HOST_OVERLOADED is retried"
             )
-            yield Violation(ONLY_OVERLOADED, message)
+            yield Violation("RPC-2.1-client-retry-only-overloaded", message)
 
 
-@rule(MAX_FOUR)
+@rule("RPC-2.1-client-retry-max-four")
 def retry_at_most_four(chain: Sequence[Attempt]) -> Iterator[Violation]:
     retries = len(chain) - 1
     if retries > rpc_limits.MAX_RETRIES:
         method = excerpt(chain[0].request.get("method"))
-        yield Violation(MAX_FOUR, f"{method} was retried {retries} times; limit {rpc_limits.MAX_RETRIES}")
+        yield Violation(
+            "RPC-2.1-client-retry-max-four", f"{method} was retried {retries} times; limit {rpc_limits.MAX_RETRIES}"
+        )
 
 
-@rule(DELAYS)
+@rule("RPC-2.1-client-retry-delays")
 def retry_delays(
     chain: Sequence[Attempt],
     *,
@@ -114,11 +111,14 @@ def retry_delays(
         # rounded to the microsecond so float noise never decides a boundary
         waited = round((attempt.sent_at_s - before.answered_at_s) * 1000, 3)
         if not delay - early_tolerance_ms <= waited <= delay + late_slack_ms:
+            # The wait itself is timing, so it stays out of the message (equal
+            # seeds give equal evidence); which side of the window it fell on does not.
+            when = "early" if waited < delay else "late"
             message = (
-                f"retry {number} came {waited:.0f} ms after the overload answer; expected {delay} ms "
-                f"(accepted {delay - early_tolerance_ms:g}..{delay + late_slack_ms:g})"
+                f"retry {number} came too {when} after the overload answer; expected {delay} ms "
+                f"(accepted {delay - early_tolerance_ms:g}..{delay + late_slack_ms:g} ms)"
             )
-            yield Violation(DELAYS, message)
+            yield Violation("RPC-2.1-client-retry-delays", message)
 
 
 def judge_retries(
@@ -144,13 +144,16 @@ def _method(request: Mapping[str, Any]) -> str:
     return method if isinstance(method, str) else repr(method)
 
 
-@rule(HANDSHAKE_FIRST)
+@rule("RPC-3-client-handshake-first")
 def handshake_first(requests: Sequence[Mapping[str, Any]]) -> Iterator[Violation]:
     if requests and requests[0].get("method") != HANDSHAKE:
-        yield Violation(HANDSHAKE_FIRST, f"the first request is {excerpt(_method(requests[0]))}; expected {HANDSHAKE}")
+        yield Violation(
+            "RPC-3-client-handshake-first",
+            f"the first request is {excerpt(_method(requests[0]))}; expected {HANDSHAKE}",
+        )
 
 
-@rule(NO_CALLS_BEFORE)
+@rule("RPC-3-client-no-calls-before-handshake")
 def no_calls_before_handshake(
     requests: Sequence[Mapping[str, Any]], *, answered_after: int | None
 ) -> Iterator[Violation]:
@@ -158,15 +161,18 @@ def no_calls_before_handshake(
     for index, request in enumerate(requests[:cut]):
         if request.get("method") != HANDSHAKE:
             when = "before any handshake answer" if answered_after is None else "before the handshake was answered"
-            yield Violation(NO_CALLS_BEFORE, f"request {index} ({excerpt(_method(request))}) was sent {when}")
+            yield Violation(
+                "RPC-3-client-no-calls-before-handshake",
+                f"request {index} ({excerpt(_method(request))}) was sent {when}",
+            )
 
 
-@rule(ABORTS)
+@rule("RPC-3-client-aborts-on-mismatch")
 def aborts_on_failed_handshake(requests: Sequence[Mapping[str, Any]], *, answered_after: int) -> Iterator[Violation]:
     for index, request in enumerate(requests[answered_after:], start=answered_after):
         if request.get("method") != HANDSHAKE:
             message = f"request {index} ({excerpt(_method(request))}) was sent after a failed handshake"
-            yield Violation(ABORTS, message)
+            yield Violation("RPC-3-client-aborts-on-mismatch", message)
 
 
 def handshake_succeeded(response: object) -> bool:
@@ -190,3 +196,145 @@ def judge_before_handshake(
     yield from no_calls_before_handshake(requests, answered_after=answered_after)
     if answered_after is not None and not handshake_succeeded(answer):
         yield from aborts_on_failed_handshake(requests, answered_after=answered_after)
+
+
+def handshake_answer_refused(answer: object) -> bool:
+    """Whether the harness's handshake answer obliges a v11 client to stop."""
+    return not handshake_succeeded(answer)
+
+
+# -- §3 rule 2: the exit after a failed handshake --------------------------------------------
+
+
+@rule("RPC-3-client-exit-actionable")
+def exits_after_failed_handshake(exit_status: int | None, *, waited_s: float) -> Iterator[Violation]:
+    """``exit_status`` is the client's status (None: still running after
+    ``waited_s``). An error exit is a non-zero status; a message on stderr is
+    not demanded (a desktop client may show it elsewhere)."""
+    if exit_status is None:
+        message = f"the client was still running {waited_s:g} s after its handshake failed; expected an error exit"
+        yield Violation("RPC-3-client-exit-actionable", message)
+    elif exit_status == 0:
+        yield Violation("RPC-3-client-exit-actionable", "the client exited with status 0 after its handshake failed")
+
+
+# -- acceptance item 1, from the client's side ---------------------------------------------------
+
+
+@rule("RPC-10-01-handshake")
+def handshake_completed(first_method: str | None, *, ready: bool, waited_s: float) -> Iterator[Violation]:
+    """``first_method``: the first request the client wrote to the host-core
+    it spawned (None: no request, or no host-core started); ``ready``: the
+    client said it was ready after a correct answer (driver contract)."""
+    if first_method is None:
+        message = f"no app.handshake reached the host-core within {waited_s:g} s (was it started?)"
+        yield Violation("RPC-10-01-handshake", message)
+    elif first_method == HANDSHAKE and not ready:
+        message = f"the client did not report a completed handshake within {waited_s:g} s of a correct answer"
+        yield Violation("RPC-10-01-handshake", message)
+
+
+# -- §2 envelope of what the client writes ---------------------------------------------------------
+
+
+@rule("RPC-2-utf8")
+def utf8_frame(payload: bytes) -> Iterator[Violation]:
+    """One line the client wrote, as bytes: UTF-8 (checked before any JSON
+    parser guesses another encoding)."""
+    try:
+        payload.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        message = f"a client line of {len(payload)} bytes is not UTF-8 (first bad byte at offset {exc.start})"
+        yield Violation("RPC-2-utf8", message)
+
+
+@rule("RPC-2-jsonrpc-2.0")
+def request_envelope(message: object) -> Iterator[Violation]:
+    """One frame the client wrote, parsed: a JSON-RPC 2.0 request or
+    notification (the host-core never asks the client anything, so a client
+    has no responses to write)."""
+    if not isinstance(message, dict):
+        yield Violation("RPC-2-jsonrpc-2.0", "a client frame is not a JSON object")
+        return
+    if message.get("jsonrpc") != "2.0":
+        shown = excerpt(message["jsonrpc"]) if "jsonrpc" in message else "absent"
+        yield Violation("RPC-2-jsonrpc-2.0", f"jsonrpc is {shown}; expected '2.0'", ("jsonrpc",))
+    if not isinstance(message.get("method"), str):
+        yield Violation("RPC-2-jsonrpc-2.0", "a client frame has no string method", ("method",))
+    if "params" in message and not isinstance(message["params"], dict | list):
+        yield Violation("RPC-2-jsonrpc-2.0", "params is neither an object nor an array", ("params",))
+    # JSON-RPC 2.0 §4: a string, a number or null (null and fractions are only discouraged).
+    rid = message.get("id")
+    if "id" in message and rid is not None and (isinstance(rid, bool) or not isinstance(rid, str | int | float)):
+        yield Violation("RPC-2-jsonrpc-2.0", f"id is {kind(rid)}; expected a string or a number", ("id",))
+
+
+# -- §7 the line limit, from the client's side -------------------------------------------------------
+
+
+@rule("RPC-7-client-refuses-oversized")
+def no_oversized_lines(method: str, sizes: Sequence[int]) -> Iterator[Violation]:
+    """``sizes``: the length of every line over the limit the client wrote
+    while asked to call ``method`` with a payload too large for one line."""
+    for size in sizes:
+        message = f"a {method} request line of at least {size:,} bytes was written; limit {rpc_limits.MAX_LINE_BYTES:,}"
+        yield Violation("RPC-7-client-refuses-oversized", message)
+
+
+@rule("RPC-0-client-oversized-not-retried")
+def oversized_not_resent(method: str, sizes: Sequence[int]) -> Iterator[Violation]:
+    """The same oversized call written more than once (ids aside)."""
+    if len(sizes) > 1:
+        message = f"the oversized {method} request was written {len(sizes)} times; never retried"
+        yield Violation("RPC-0-client-oversized-not-retried", message)
+
+
+# -- §2 framing and §8 notifications, from the client's side ---------------------------------------
+# Each writes one answer in a shape the text allows and asks whether the
+# client's call still ended in exactly that result (driver contract outcome).
+
+
+def _same_result(requirement: str, how: str, outcome: object, expected: object) -> Iterator[Violation]:
+    if not isinstance(outcome, dict):
+        yield Violation(requirement, f"after {how} the client reported no outcome for its call")
+    elif outcome.get("kind") != "result":
+        yield Violation(requirement, f"after {how} the call ended as {excerpt(outcome.get('kind'))}, not a result")
+    elif outcome.get("result") != expected:
+        yield Violation(requirement, f"after {how} the call's result differs from what was answered")
+
+
+@rule("RPC-2-crlf-accepted")
+def crlf_answer_read(outcome: object, expected: object) -> Iterator[Violation]:
+    yield from _same_result("RPC-2-crlf-accepted", "an answer ended by CR LF", outcome, expected)
+
+
+@rule("RPC-2-invalid-json-later-frames")
+def answer_after_invalid_line_read(outcome: object, expected: object) -> Iterator[Violation]:
+    how = "an invalid JSON line and then the answer"
+    yield from _same_result("RPC-2-invalid-json-later-frames", how, outcome, expected)
+
+
+@rule("RPC-2-line-separators-are-payload")
+def separators_kept(outcome: object, expected: object) -> Iterator[Violation]:
+    how = "an answer with raw U+2028/U+2029 in a string"
+    yield from _same_result("RPC-2-line-separators-are-payload", how, outcome, expected)
+
+
+@rule("RPC-2-final-unterminated-frame")
+def final_frame_read(outcome: object, expected: object) -> Iterator[Violation]:
+    how = "a last answer without LF before end of input"
+    yield from _same_result("RPC-2-final-unterminated-frame", how, outcome, expected)
+
+
+@rule("RPC-8-client-accepts-notifications")
+def notifications_accepted(outcome: object, expected: object) -> Iterator[Violation]:
+    how = "notifications before and between a request and its answer"
+    yield from _same_result("RPC-8-client-accepts-notifications", how, outcome, expected)
+
+
+@rule("RPC-2-invalid-json-diagnostic")
+def diagnostic_without_payload(stderr: str, marker: str) -> Iterator[Violation]:
+    """``marker``: a word only the invalid line held; the client's stderr
+    must not repeat it (a diagnostic gives the length only)."""
+    if marker in stderr:
+        yield Violation("RPC-2-invalid-json-diagnostic", "the client's stderr repeats the text of an invalid line")

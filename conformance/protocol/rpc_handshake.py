@@ -61,7 +61,7 @@ def _string_array(obj: dict[str, object], key: str, requirement: str, root: str)
             yield Violation(requirement, f"{name(root, where)} is {kind(item)}; expected a string", where)
 
 
-@rule(PARAMS)
+@rule("RPC-3-handshake-params")
 def handshake_params(params: object) -> Iterator[Violation]:
     """What the client sends (client side)."""
     if not isinstance(params, dict):

@@ -10,7 +10,6 @@ requirement never stops the run.
 from __future__ import annotations
 
 import tempfile
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -108,9 +107,9 @@ def described(command: HostcoreCommand) -> Manifest:
 
 
 def _with_trace(verdict: Verdict, trace: Path | None) -> Verdict:
-    """The trace of a failure, without a replay command: ``replay`` re-judges
-    extension traces only, so naming it here would promise what it cannot do."""
-    return replace(with_trace(verdict, trace), replay=None)
+    """The trace of a failure and its replay command (runner/rpc_replay.py
+    re-runs the certification the trace names and re-checks the requirement)."""
+    return with_trace(verdict, trace)
 
 
 def _run_machine(machine: type[HostcoreMachine], profile: Profile, run_seed: int) -> None:

@@ -52,12 +52,18 @@ def _whole(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and value >= 0
 
 
-def check_header(header: dict[str, Any], target: Path | None) -> None:
-    """A header replay can act on honestly, or TraceError naming line 1: a
-    requirement this suite does not know could never be "reproduced"."""
+def check_header_requirement(header: dict[str, Any]) -> str:
+    """The header's requirement, or TraceError naming line 1: a requirement
+    this suite does not know could never be "reproduced"."""
     requirement = header.get("requirement")
     if not isinstance(requirement, str) or requirement not in {r.id for r in load_catalog()}:
         raise TraceError(f"trace line 1: unknown requirement {requirement!r}; it is not in this suite's catalog")
+    return requirement
+
+
+def check_header(header: dict[str, Any], target: Path | None) -> None:
+    """A header replay can act on honestly, or TraceError naming line 1."""
+    check_header_requirement(header)
     where = header.get("target")
     if target is None and not (isinstance(where, dict) and isinstance(where.get("manifest"), str)):
         raise TraceError("trace line 1: target.manifest is missing or not a path; name the extension with --target")

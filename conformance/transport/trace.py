@@ -12,6 +12,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -139,6 +140,28 @@ class Trace:
     def dump(self, path: Path, *, requirement: str, message: str) -> None:
         header = {**self.header, "requirement": requirement, "violation": message, "dropped_entries": self.dropped}
         write_trace(path, header, self.entries)
+
+    def keep_first(
+        self,
+        violated: Mapping[str, str],
+        trace_dir: Path | None,
+        traces: dict[str, Path],
+        contexts: Mapping[str, str] | None = None,
+    ) -> None:
+        """Dump this trace as ``<requirement>.jsonl`` in ``trace_dir`` for each
+        requirement in ``violated`` (id -> message) that has no trace in
+        ``traces`` yet, and note it there: the first generation to break a
+        requirement is the one its trace shows. ``contexts`` (id -> where in
+        the run it was first broken) goes into the header as ``context``."""
+        if trace_dir is None:
+            return
+        for requirement, message in violated.items():
+            if requirement not in traces:
+                path = trace_dir / f"{requirement}.jsonl"
+                if contexts and requirement in contexts:
+                    self.header["context"] = contexts[requirement]
+                self.dump(path, requirement=requirement, message=message)
+                traces[requirement] = path
 
 
 def write_trace(path: Path, header: dict[str, Any], entries: list[dict[str, Any]]) -> None:

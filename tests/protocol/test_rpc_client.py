@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from conformance.protocol import rpc_limits
+from conformance.protocol import rpc_client, rpc_limits
 from conformance.protocol.rpc_client import Attempt, judge_before_handshake, judge_retries, retry_chains
 from conformance.protocol.violations import Exercise, Violation
 
@@ -130,3 +130,105 @@ REFUSED = {"id": 0, "error": {"code": 1011, "message": "m", "data": {"errorCode"
 )
 def test_handshake_order(requests: list[Any], answered_after: int | None, answer: Any, expected: list[str]) -> None:
     assert broken(judge_before_handshake(requests, answered_after=answered_after, answer=answer)) == expected
+
+
+# -- the client-side judges of a certification run -------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("status", "expected"),
+    [(2, []), (1, []), (-9, []), (0, ["RPC-3-client-exit-actionable"]), (None, ["RPC-3-client-exit-actionable"])],
+)
+def test_exit_after_a_failed_handshake(status: int | None, expected: list[str]) -> None:
+    assert broken(rpc_client.exits_after_failed_handshake(status, waited_s=2)) == expected
+
+
+@pytest.mark.parametrize(
+    ("first", "ready", "expected"),
+    [
+        ("app.handshake", True, []),
+        (None, False, ["RPC-10-01-handshake"]),
+        ("app.handshake", False, ["RPC-10-01-handshake"]),
+        ("session.list", False, []),  # another first call is RPC-3-client-handshake-first's business
+    ],
+)
+def test_handshake_completed(first: str | None, ready: bool, expected: list[str]) -> None:
+    assert broken(rpc_client.handshake_completed(first, ready=ready, waited_s=1)) == expected
+
+
+@pytest.mark.parametrize(
+    ("message", "bad"),
+    [
+        ({"jsonrpc": "2.0", "id": 1, "method": "app.health"}, False),
+        ({"jsonrpc": "2.0", "id": "a", "method": "x", "params": []}, False),
+        ({"jsonrpc": "2.0", "method": "x", "params": {}}, False),  # a notification
+        ({"jsonrpc": "1.0", "id": 1, "method": "x"}, True),
+        ({"id": 1, "method": "x"}, True),
+        ({"jsonrpc": "2.0", "id": 1}, True),
+        ({"jsonrpc": "2.0", "id": 1, "method": "x", "params": "s"}, True),
+        ({"jsonrpc": "2.0", "id": None, "method": "x"}, False),  # discouraged, not forbidden
+        ({"jsonrpc": "2.0", "id": 1.5, "method": "x"}, False),  # a should not
+        ({"jsonrpc": "2.0", "id": True, "method": "x"}, True),
+        ({"jsonrpc": "2.0", "id": [1], "method": "x"}, True),
+        ([1], True),
+    ],
+)
+def test_request_envelope(message: Any, bad: bool) -> None:
+    assert broken(rpc_client.request_envelope(message)) == (["RPC-2-jsonrpc-2.0"] * bad if bad else [])
+
+
+LIMIT = rpc_limits.MAX_LINE_BYTES
+
+
+@pytest.mark.parametrize(
+    ("sizes", "refused", "resent"),
+    [([], False, False), ([LIMIT + 1], True, False), ([LIMIT + 1, LIMIT + 1], True, True)],
+)
+def test_oversized_lines(sizes: list[int], refused: bool, resent: bool) -> None:
+    got = broken(rpc_client.no_oversized_lines("m", sizes))
+    assert bool(got) == refused and set(got) <= {"RPC-7-client-refuses-oversized"}
+    assert broken(rpc_client.oversized_not_resent("m", sizes)) == (
+        ["RPC-0-client-oversized-not-retried"] if resent else []
+    )
+
+
+RESULT = {"ok": True, "step": "s"}
+
+
+@pytest.mark.parametrize(
+    "judge",
+    [
+        rpc_client.crlf_answer_read,
+        rpc_client.answer_after_invalid_line_read,
+        rpc_client.separators_kept,
+        rpc_client.final_frame_read,
+        rpc_client.notifications_accepted,
+    ],
+)
+@pytest.mark.parametrize(
+    ("outcome", "ok"),
+    [
+        ({"kind": "result", "result": RESULT}, True),
+        ({"kind": "result", "result": {**RESULT, "step": "t"}}, False),
+        ({"kind": "timeout"}, False),
+        ({"kind": "closed"}, False),
+        (None, False),
+    ],
+)
+def test_outcome_judges(judge: Any, outcome: Any, ok: bool) -> None:
+    findings = list(judge(outcome, RESULT))
+    assert isinstance(findings[0], Exercise)
+    assert broken(findings) == ([] if ok else [findings[0].requirement])
+
+
+def test_diagnostic_never_repeats_the_line() -> None:
+    assert broken(rpc_client.diagnostic_without_payload("line of 40 bytes is not JSON", "MARK")) == []
+    assert broken(rpc_client.diagnostic_without_payload("bad line: {MARK", "MARK")) == ["RPC-2-invalid-json-diagnostic"]
+
+
+@pytest.mark.parametrize(
+    ("payload", "ok"),
+    [("café ✓ 𝄞".encode(), True), (b"plain", True), ("café".encode("latin-1"), False), (b"\xed\xa0\x80", False)],
+)
+def test_utf8_frame(payload: bytes, ok: bool) -> None:
+    assert broken(rpc_client.utf8_frame(payload)) == ([] if ok else ["RPC-2-utf8"])

@@ -47,7 +47,7 @@ def test_a_failure_leaves_its_trace(tmp_path: Path, no_leftover_processes: None)
     row = matrix(run, tmp_path)["results"]
     found = next(r for r in row if r["id"] == "RPC-3-calls-require-handshake")
     assert found["verdict"] == "fail" and found["trace"] == "traces/RPC-3-calls-require-handshake.jsonl"
-    assert found["replay"] is None  # replay re-judges extension traces only
+    assert found["replay"] == "octet-conformance replay traces/RPC-3-calls-require-handshake.jsonl"
     lines = (tmp_path / found["trace"]).read_text(encoding="utf-8").splitlines()
     header = json.loads(lines[0])
     assert header["requirement"] == "RPC-3-calls-require-handshake" and header["role"] == "hostcore"

@@ -43,6 +43,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--client-version", default="0.1.0")
     parser.add_argument("--locale", default=limits.DEFAULT_LOCALE)
     parser.add_argument("--verbose", action="store_true")
+    parser.add_argument(
+        "--fault", default=None, help="switch on one deliberate fault (faulty fixtures only; faults.py)"
+    )
     parser.add_argument("command", nargs=argparse.REMAINDER, help="-- then the host-core command")
     args = parser.parse_args(argv)
     if args.command and args.command[0] == "--":
@@ -76,6 +79,13 @@ def perform(client: HostClient, request: Any) -> dict[str, Any]:
 def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
     logging.basicConfig(stream=sys.stderr, level=logging.INFO if args.verbose else logging.WARNING)
+    if args.fault is not None:
+        from . import faults
+
+        if args.fault not in faults.NAMES:
+            print(f"octet-hostcore-client: unknown fault {args.fault!r}", file=sys.stderr)
+            sys.exit(EXIT_USAGE)
+        faults.apply(args.fault, sys.modules[__name__])
     client = HostClient(args.command, on_notification=lambda m: emit({"kind": "notification", "message": m}))
     try:
         emit({"kind": "handshake", "result": client.handshake(client_version=args.client_version, locale=args.locale)})
