@@ -461,7 +461,7 @@ class HostSession:
         out.append(Exercise("EXT-0-messages-after-initialize"))
         # Every shortcut/register of the initialize scope has been judged by
         # now; any later one is judged as it comes (and breaks the rule).
-        out.append(Exercise(SHORTCUT_RULE))
+        out.append(Exercise("EXT-2.20-shortcut-register"))
         self.advance(LifecycleInput.INITIALIZED)
         return out
 
@@ -560,7 +560,7 @@ class HostSession:
     def _shortcut_register(self, params: Any, *, as_request: bool) -> list[Finding]:
         """A request, only while initialize is unanswered, parented on the
         initialize request, and only when the host offered ``shortcuts``."""
-        out: list[Finding] = [Exercise(SHORTCUT_RULE)]
+        out: list[Finding] = [Exercise("EXT-2.20-shortcut-register")]
         problems: list[tuple[str, tuple[str | int, ...]]] = []
         if not as_request:
             problems.append(("shortcut/register was sent as a notification; §2.20 makes it a request", ()))
@@ -575,7 +575,7 @@ class HostSession:
             where: tuple[str | int, ...] = ("params", "parent_request_id")
             expected = f"expected the initialize id {init.id!r}"
             problems.append((f"shortcut/register parent_request_id is {got}; {expected}", where))
-        out.extend(Violation(SHORTCUT_RULE, message, path) for message, path in problems)
+        out.extend(Violation("EXT-2.20-shortcut-register", message, path) for message, path in problems)
         return out
 
     def _open_initialize(self) -> HostRequest | None:
@@ -673,8 +673,6 @@ class HostSession:
             req.last_sequence = seq if req.last_sequence is None else max(seq, req.last_sequence)
         return out
 
-
-SHORTCUT_RULE = "EXT-2.20-shortcut-register"
 
 _CHILD_ID_RULES = (
     "EXT-2-child-id-type",

@@ -34,12 +34,6 @@ from .members import excerpt
 from .rpc_errors import error_code_of, is_overload
 from .violations import Finding, Violation, rule
 
-DELAYS = "RPC-2.1-client-retry-delays"
-MAX_FOUR = "RPC-2.1-client-retry-max-four"
-ONLY_OVERLOADED = "RPC-2.1-client-retry-only-overloaded"
-HANDSHAKE_FIRST = "RPC-3-client-handshake-first"
-NO_CALLS_BEFORE = "RPC-3-client-no-calls-before-handshake"
-ABORTS = "RPC-3-client-aborts-on-mismatch"
 HANDSHAKE = "app.handshake"
 
 
@@ -81,7 +75,7 @@ def _what_came_back(attempt: Attempt) -> str:
     return "a result that was not HOST_OVERLOADED"
 
 
-@rule(ONLY_OVERLOADED)
+@rule("RPC-2.1-client-retry-only-overloaded")
 def retry_only_overloaded(chain: Sequence[Attempt]) -> Iterator[Violation]:
     for number, (before, attempt) in enumerate(zip(chain, chain[1:], strict=False), start=1):
         if not is_overload(before.response):
@@ -89,18 +83,20 @@ def retry_only_overloaded(chain: Sequence[Attempt]) -> Iterator[Violation]:
             message = (
                 f"retry {number} re-sent {method} after {_what_came_back(before)}; only HOST_OVERLOADED is retried"
             )
-            yield Violation(ONLY_OVERLOADED, message)
+            yield Violation("RPC-2.1-client-retry-only-overloaded", message)
 
 
-@rule(MAX_FOUR)
+@rule("RPC-2.1-client-retry-max-four")
 def retry_at_most_four(chain: Sequence[Attempt]) -> Iterator[Violation]:
     retries = len(chain) - 1
     if retries > rpc_limits.MAX_RETRIES:
         method = excerpt(chain[0].request.get("method"))
-        yield Violation(MAX_FOUR, f"{method} was retried {retries} times; limit {rpc_limits.MAX_RETRIES}")
+        yield Violation(
+            "RPC-2.1-client-retry-max-four", f"{method} was retried {retries} times; limit {rpc_limits.MAX_RETRIES}"
+        )
 
 
-@rule(DELAYS)
+@rule("RPC-2.1-client-retry-delays")
 def retry_delays(
     chain: Sequence[Attempt],
     *,
@@ -118,7 +114,7 @@ def retry_delays(
                 f"retry {number} came {waited:.0f} ms after the overload answer; expected {delay} ms "
                 f"(accepted {delay - early_tolerance_ms:g}..{delay + late_slack_ms:g})"
             )
-            yield Violation(DELAYS, message)
+            yield Violation("RPC-2.1-client-retry-delays", message)
 
 
 def judge_retries(
@@ -144,13 +140,16 @@ def _method(request: Mapping[str, Any]) -> str:
     return method if isinstance(method, str) else repr(method)
 
 
-@rule(HANDSHAKE_FIRST)
+@rule("RPC-3-client-handshake-first")
 def handshake_first(requests: Sequence[Mapping[str, Any]]) -> Iterator[Violation]:
     if requests and requests[0].get("method") != HANDSHAKE:
-        yield Violation(HANDSHAKE_FIRST, f"the first request is {excerpt(_method(requests[0]))}; expected {HANDSHAKE}")
+        yield Violation(
+            "RPC-3-client-handshake-first",
+            f"the first request is {excerpt(_method(requests[0]))}; expected {HANDSHAKE}",
+        )
 
 
-@rule(NO_CALLS_BEFORE)
+@rule("RPC-3-client-no-calls-before-handshake")
 def no_calls_before_handshake(
     requests: Sequence[Mapping[str, Any]], *, answered_after: int | None
 ) -> Iterator[Violation]:
@@ -158,15 +157,18 @@ def no_calls_before_handshake(
     for index, request in enumerate(requests[:cut]):
         if request.get("method") != HANDSHAKE:
             when = "before any handshake answer" if answered_after is None else "before the handshake was answered"
-            yield Violation(NO_CALLS_BEFORE, f"request {index} ({excerpt(_method(request))}) was sent {when}")
+            yield Violation(
+                "RPC-3-client-no-calls-before-handshake",
+                f"request {index} ({excerpt(_method(request))}) was sent {when}",
+            )
 
 
-@rule(ABORTS)
+@rule("RPC-3-client-aborts-on-mismatch")
 def aborts_on_failed_handshake(requests: Sequence[Mapping[str, Any]], *, answered_after: int) -> Iterator[Violation]:
     for index, request in enumerate(requests[answered_after:], start=answered_after):
         if request.get("method") != HANDSHAKE:
             message = f"request {index} ({excerpt(_method(request))}) was sent after a failed handshake"
-            yield Violation(ABORTS, message)
+            yield Violation("RPC-3-client-aborts-on-mismatch", message)
 
 
 def handshake_succeeded(response: object) -> bool:

@@ -31,7 +31,6 @@ from .extension import _guarded, machine_settings, with_trace
 from .profiles import Profile
 
 API_VERSION = str(rpc_limits.PROTOCOL_VERSION)
-HANDSHAKE = "RPC-10-01-handshake"
 WRONG_VERSION = rpc_limits.PROTOCOL_VERSION - 1
 
 
@@ -127,9 +126,9 @@ def handshake(peer: HostcorePeer) -> bool:
     if response is None or "result" not in response:
         why = "no answer" if response is None else "an error"
         message = f"app.handshake with protocolVersion 11 got {why} within {peer.response_s:g}s"
-        peer.violate(Violation(HANDSHAKE, message))
+        peer.violate(Violation("RPC-10-01-handshake", message))
         return False
-    peer.recorder.exercise(HANDSHAKE)
+    peer.recorder.exercise("RPC-10-01-handshake")
     peer.add(rpc_handshake.handshake_result(response["result"]))
     return True
 
@@ -157,7 +156,9 @@ def handshake_scenario(command: HostcoreCommand, recorder: Recorder, response_s:
                 ("session.list", {}, rpc_errors.refused_before_handshake),
             ):
                 if not _refused(peer, method, params, judge):
-                    peer.violate(Violation(HANDSHAKE, f"no handshake possible: {method} was never answered"))
+                    peer.violate(
+                        Violation("RPC-10-01-handshake", f"no handshake possible: {method} was never answered")
+                    )
                     return False
             if not handshake(peer):
                 return False
@@ -167,7 +168,7 @@ def handshake_scenario(command: HostcoreCommand, recorder: Recorder, response_s:
             else:
                 peer.add(rpc_results.health_ok(response))
         except HostcoreGone as exc:
-            peer.violate(Violation(HANDSHAKE, f"the host-core ended during the handshake scenario ({exc})"))
+            peer.violate(Violation("RPC-10-01-handshake", f"the host-core ended during the handshake scenario ({exc})"))
             return False
         # The same process goes on with the §2 transport checks: a spawn saved.
         transport_checks(peer)
