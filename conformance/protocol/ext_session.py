@@ -467,7 +467,13 @@ class HostSession:
 
     # requests from the extension ---------------------------------------------
     def _on_child_request(self, msg: Request) -> list[Finding]:
-        out: list[Finding] = [Exercise(r) for r in _CHILD_ID_RULES]
+        out: list[Finding] = [
+            Exercise("EXT-2-child-id-type"),
+            Exercise("EXT-2-child-id-unique"),
+            Exercise("EXT-2-child-id-no-reuse"),
+            Exercise("EXT-2-child-max-outstanding"),
+            Exercise("EXT-2-child-max-ids"),
+        ]
         cid, key = msg.id, _key(msg.id)
         if not _legal_child_id(cid):
             out.append(
@@ -672,15 +678,6 @@ class HostSession:
                 )
             req.last_sequence = seq if req.last_sequence is None else max(seq, req.last_sequence)
         return out
-
-
-_CHILD_ID_RULES = (
-    "EXT-2-child-id-type",
-    "EXT-2-child-id-unique",
-    "EXT-2-child-id-no-reuse",
-    "EXT-2-child-max-outstanding",
-    "EXT-2-child-max-ids",
-)
 
 
 def _command_names(result: Any) -> frozenset[str]:

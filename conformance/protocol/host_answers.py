@@ -51,6 +51,15 @@ _TOKEN = re.compile(r"[A-Za-z_][A-Za-z0-9_./-]*")
 
 
 @dataclass(frozen=True)
+class Refusal:
+    """A §2 rule that obliges the host to refuse a child request, with why
+    (the clause an admitting answer's violation message ends with)."""
+
+    requirement: str
+    why: str
+
+
+@dataclass(frozen=True)
 class ParentInfo:
     """What the probe knows of the host request a child names as parent."""
 
@@ -85,72 +94,82 @@ def child_refusals(
     reused: bool,
     outstanding: int,
     distinct: int,
-) -> tuple[str, ...]:
+) -> tuple[Refusal, ...]:
     """The rules that oblige the host to refuse this child request.
 
     ``outstanding`` counts this request with the ones already outstanding;
     ``distinct`` counts this id with the ones already used. ``parent`` is
     None when parent_request_id names no host request of this generation.
     """
-    out: list[str] = []
+    out: list[Refusal] = []
     if not child_id_legal(cid):
-        out.append("EXT-2-host-refuses-bad-child-id")
+        out.append(
+            Refusal(
+                "EXT-2-host-refuses-bad-child-id",
+                "its id is neither an unsigned 64-bit integer nor a string of at most 256 UTF-8 bytes",
+            )
+        )
     if reused:
-        out.append("EXT-2-host-refuses-reused-child-id")
+        out.append(Refusal("EXT-2-host-refuses-reused-child-id", "its id was already used in this generation"))
     if outstanding > limits.MAX_OUTSTANDING_CHILDREN:
-        out.append("EXT-2-host-refuses-over-outstanding")
+        out.append(
+            Refusal(
+                "EXT-2-host-refuses-over-outstanding",
+                f"it is over the {limits.MAX_OUTSTANDING_CHILDREN} outstanding child requests",
+            )
+        )
     if distinct > limits.MAX_CHILD_IDS_PER_GENERATION:
-        out.append("EXT-2-host-refuses-over-id-budget")
+        out.append(
+            Refusal(
+                "EXT-2-host-refuses-over-id-budget",
+                f"it is over the {limits.MAX_CHILD_IDS_PER_GENERATION:,} distinct child ids",
+            )
+        )
     args = params if isinstance(params, dict) else {}
     if api_version != "0.1" and is_operation_scoped(method):
         out.extend(_parent_refusals(args, parent))
     if api_version != "0.1" and method in WAVE1_REQUESTS and parent is not None and parent.settled:
         if "resource_owner" not in args:
-            out.append("EXT-2-host-wave1-owner-precedence")
+            out.append(
+                Refusal("EXT-2-host-wave1-owner-precedence", "its parent settled and it names no resource_owner")
+            )
     return tuple(out)
 
 
-def _parent_refusals(params: Mapping[str, Any], parent: ParentInfo | None) -> list[str]:
+def _parent_refusals(params: Mapping[str, Any], parent: ParentInfo | None) -> list[Refusal]:
     value = params.get("parent_request_id")
     if isinstance(value, bool) or not isinstance(value, int):
-        return ["EXT-2-host-refuses-missing-parent"]
+        return [Refusal("EXT-2-host-refuses-missing-parent", "it carries no numeric parent_request_id")]
     if parent is None or parent.settled:
-        return ["EXT-2-host-refuses-inactive-parent"]
+        return [Refusal("EXT-2-host-refuses-inactive-parent", "its parent_request_id names no active host request")]
     if parent.cancelled:
         return []  # undecided: the host may still count a cancelled parent as live
     if parent.method in PARENT_METHODS:
         return []
     if parent.method == "context/collect" or (parent.method == "hook/run" and parent.hook in NOT_PARENT_HOOKS):
-        return ["EXT-1.2-host-owner-not-authority"]
+        return [
+            Refusal(
+                "EXT-1.2-host-owner-not-authority",
+                "its parent is a prompt/context handler, which is not an active parent",
+            )
+        ]
     return []
 
 
-_WHY = {
-    "EXT-2-host-refuses-missing-parent": "it carries no numeric parent_request_id",
-    "EXT-2-host-refuses-inactive-parent": "its parent_request_id names no active host request",
-    "EXT-1.2-host-owner-not-authority": "its parent is a prompt/context handler, which is not an active parent",
-    "EXT-2-host-refuses-bad-child-id": (
-        "its id is neither an unsigned 64-bit integer nor a string of at most 256 UTF-8 bytes"
-    ),
-    "EXT-2-host-refuses-reused-child-id": "its id was already used in this generation",
-    "EXT-2-host-refuses-over-outstanding": (
-        f"it is over the {limits.MAX_OUTSTANDING_CHILDREN} outstanding child requests"
-    ),
-    "EXT-2-host-refuses-over-id-budget": f"it is over the {limits.MAX_CHILD_IDS_PER_GENERATION:,} distinct child ids",
-    "EXT-2-host-wave1-owner-precedence": "its parent settled and it names no resource_owner",
-}
-
-
-def check_child_answer(method: str, refusals: tuple[str, ...], answer: Response | ErrorResponse) -> Iterator[Finding]:
-    """Judge the host's (first) answer to a child request."""
-    for requirement in refusals:
-        yield Exercise(requirement)
+def check_child_answer(
+    method: str, refusals: tuple[Refusal, ...], answer: Response | ErrorResponse
+) -> Iterator[Finding]:
+    """Judge the host's (first) answer to a child request: every refusal
+    ``child_refusals`` named needs an error answer (the Wave-1 owner rule
+    needs -32002)."""
+    for refusal in refusals:
+        yield Exercise(refusal.requirement)
         if isinstance(answer, Response):
-            message = f"the host admitted {method} {excerpt(answer.id)} although {_WHY[requirement]}"
-            yield Violation(requirement, message, ("result",))
-        elif requirement == "EXT-2-host-wave1-owner-precedence" and answer.code != NOT_FOREGROUND_OWNER:
+            message = f"the host admitted {method} {excerpt(answer.id)} although {refusal.why}"
+            yield Violation(refusal.requirement, message, ("result",))
+        elif refusal.requirement == "EXT-2-host-wave1-owner-precedence" and answer.code != NOT_FOREGROUND_OWNER:
             message = f"refusal of {method} has code {excerpt(answer.code)}; expected {NOT_FOREGROUND_OWNER}"
-            yield Violation(requirement, message, ("error", "code"))
+            yield Violation("EXT-2-host-wave1-owner-precedence", message, ("error", "code"))
     if isinstance(answer, Response) and not refusals and method == "confirmation/request":
         yield from confirmation_answer_shape(answer.result)
     if isinstance(answer, ErrorResponse) and method in WAVE1_REQUESTS:

@@ -47,27 +47,6 @@ API_0_4_FEATURES = (
     "agent_session_lifetime_v1",
 )
 
-# Extension-side §1.1 rule -> the host-side rule that says the host refuses
-# such a result. Rules absent here do not oblige the host to refuse.
-MUST_REJECT: Mapping[str, str] = {
-    "EXT-1.1-api-version-echo": "EXT-1.1-host-rejects-api-version-mismatch",
-    "EXT-1.1-tools-match-contributes": "EXT-1.1-host-rejects-bad-catalog",
-    "EXT-1.1-commands-match-contributes": "EXT-1.1-host-rejects-bad-catalog",
-    "EXT-1.1-no-duplicate-names": "EXT-1.1-host-rejects-duplicate-names",
-    "EXT-1.1-max-commands": "EXT-1.1-host-rejects-too-many-commands",
-    "EXT-1.1-tool-description": "EXT-1.1-host-rejects-bad-tool-definition",
-    "EXT-1.1-tool-parameters-schema": "EXT-1.1-host-rejects-bad-tool-definition",
-    "EXT-1.1-protocol-present": "EXT-1.1-host-rejects-bad-features",
-    "EXT-1.1-required-features": "EXT-1.1-host-rejects-bad-features",
-    "EXT-1.1-features-offered": "EXT-1.1-host-rejects-bad-features",
-    "EXT-1.1-features-unique": "EXT-1.1-host-rejects-bad-features",
-    "EXT-1.1-provider-credentials-manifest": "EXT-1.1-host-rejects-bad-features",
-    "EXT-1.1-feature-dependencies": "EXT-1.1-host-rejects-feature-dependencies",
-    "EXT-1.1-max-concurrent-positive": "EXT-1.1-host-rejects-bad-concurrency",
-    "EXT-1.1-lifecycle-subscription": "EXT-1.1-host-rejects-bad-subscription",
-    "EXT-1.1-lifecycle-needs-feature": "EXT-1.1-host-rejects-bad-subscription",
-    "EXT-1.1-output-schema-subset": "EXT-1.1-host-rejects-output-schema",
-}
 _ROOT = "params"
 
 
@@ -123,9 +102,30 @@ def offer_from(params: object) -> Offer:
 
 def must_reject(result: object, *, offer: Offer, manifest: ManifestInfo) -> tuple[str, ...]:
     """Host-side rejection requirements the scripted ``result`` triggers
-    (first-occurrence order, no repeats)."""
+    (first-occurrence order, no repeats). Each extension-side §1.1 rule maps
+    to the host-side rule saying the host refuses such a result; rules absent
+    here do not oblige the host to refuse."""
+    host_rejects = {
+        "EXT-1.1-api-version-echo": "EXT-1.1-host-rejects-api-version-mismatch",
+        "EXT-1.1-tools-match-contributes": "EXT-1.1-host-rejects-bad-catalog",
+        "EXT-1.1-commands-match-contributes": "EXT-1.1-host-rejects-bad-catalog",
+        "EXT-1.1-no-duplicate-names": "EXT-1.1-host-rejects-duplicate-names",
+        "EXT-1.1-max-commands": "EXT-1.1-host-rejects-too-many-commands",
+        "EXT-1.1-tool-description": "EXT-1.1-host-rejects-bad-tool-definition",
+        "EXT-1.1-tool-parameters-schema": "EXT-1.1-host-rejects-bad-tool-definition",
+        "EXT-1.1-protocol-present": "EXT-1.1-host-rejects-bad-features",
+        "EXT-1.1-required-features": "EXT-1.1-host-rejects-bad-features",
+        "EXT-1.1-features-offered": "EXT-1.1-host-rejects-bad-features",
+        "EXT-1.1-features-unique": "EXT-1.1-host-rejects-bad-features",
+        "EXT-1.1-provider-credentials-manifest": "EXT-1.1-host-rejects-bad-features",
+        "EXT-1.1-feature-dependencies": "EXT-1.1-host-rejects-feature-dependencies",
+        "EXT-1.1-max-concurrent-positive": "EXT-1.1-host-rejects-bad-concurrency",
+        "EXT-1.1-lifecycle-subscription": "EXT-1.1-host-rejects-bad-subscription",
+        "EXT-1.1-lifecycle-needs-feature": "EXT-1.1-host-rejects-bad-subscription",
+        "EXT-1.1-output-schema-subset": "EXT-1.1-host-rejects-output-schema",
+    }
     broken = (
-        MUST_REJECT.get(f.requirement)
+        host_rejects.get(f.requirement)
         for f in check_initialize_result(result, offer=offer, manifest=manifest)
         if isinstance(f, Violation)
     )

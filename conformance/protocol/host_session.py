@@ -31,14 +31,13 @@ what the probe sends; machines do.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from . import host_tables as T
 from .ext_initialize import negotiated_from, tools_from
 from .ext_types import ManifestInfo, Negotiated, Offer
-from .host_answers import ParentInfo, check_child_answer, child_refusals, is_operation_scoped
+from .host_answers import ParentInfo, Refusal, check_child_answer, child_refusals, is_operation_scoped
 from .host_initialize import check_initialize_request, must_reject, offer_from
 from .host_notifications import CANCEL, NOTIFICATION_SHAPE_RULES, check_host_notification
 from .host_requests import SHAPE_RULES, HostView, check_host_request
@@ -48,25 +47,6 @@ from .members import excerpt
 from .strict_json import JsonError, parse_json
 from .violations import Exercise, Finding, Violation
 
-# The frame and envelope rules of jsonrpc.decode_* are catalogued per side;
-# on a host frame each is reported under its host-side entry. (A line that
-# is not complete JSON text is a torn or interleaved frame: the single
-# writer's rule, §0.)
-HOST_FRAME_RULES: Mapping[str, str] = {
-    "EXT-0-frame-bound": "EXT-0-host-frame-bound",
-    "EXT-0-json-text": "EXT-0-host-single-writer",
-    "EXT-0-diagnostics-stderr": "EXT-0-host-one-object-per-line",
-    "EXT-0-one-object-per-line": "EXT-0-host-one-object-per-line",
-    "EXT-0-unique-member-names": "EXT-0-host-unique-member-names",
-    "JSONRPC-4-jsonrpc-member": "JSONRPC-4-host-envelope",
-    "JSONRPC-4-method-string": "JSONRPC-4-host-envelope",
-    "JSONRPC-4-params-structured": "JSONRPC-4-host-envelope",
-    "JSONRPC-4-id-type": "JSONRPC-4-host-envelope",
-    "JSONRPC-4-id-not-fractional": "JSONRPC-4-host-id-not-fractional",
-    "JSONRPC-5-result-xor-error": "JSONRPC-5-host-responses",
-    "JSONRPC-5.1-error-object": "JSONRPC-5.1-host-error-object",
-    "JSONRPC-5.1-reserved-codes": "JSONRPC-5.1-host-reserved-codes",
-}
 # §2/§1.2: children name their parent by a number, and these are the
 # requests that can be parents.
 _PARENT_METHODS = frozenset({"tool/call", "command/execute"})
@@ -96,7 +76,7 @@ class ProbeChild:
     id: JsonRpcId
     method: str
     params: Any
-    refusals: tuple[str, ...]
+    refusals: tuple[Refusal, ...]
     parent: Any = None  # key of the parent host request, if it names one
     state: Child = Child.OUTSTANDING
 
@@ -280,7 +260,7 @@ class ProbeSession:
 
     # -- frames the host wrote ------------------------------------------------
     def received(self, decoded: Decoded) -> list[Finding]:
-        rules = dict.fromkeys(HOST_FRAME_RULES.get(r, r) for r in decoded.rules)
+        rules = dict.fromkeys(host_rule(r) for r in decoded.rules)
         findings: list[Finding] = [Exercise(r) for r in rules]
         findings.extend(_host_violation(v) for v in decoded.violations)
         msg = decoded.message
@@ -536,9 +516,34 @@ def _accepted_limit(result: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
 
 
+def host_rule(requirement: str) -> str:
+    """The host-side entry of a frame or envelope rule of jsonrpc.decode_*.
+
+    Those rules are catalogued per side; on a host frame each is reported
+    under its host-side entry. (A line that is not complete JSON text is a
+    torn or interleaved frame: the single writer's rule, §0.)
+    """
+    host_side = {
+        "EXT-0-frame-bound": "EXT-0-host-frame-bound",
+        "EXT-0-json-text": "EXT-0-host-single-writer",
+        "EXT-0-diagnostics-stderr": "EXT-0-host-one-object-per-line",
+        "EXT-0-one-object-per-line": "EXT-0-host-one-object-per-line",
+        "EXT-0-unique-member-names": "EXT-0-host-unique-member-names",
+        "JSONRPC-4-jsonrpc-member": "JSONRPC-4-host-envelope",
+        "JSONRPC-4-method-string": "JSONRPC-4-host-envelope",
+        "JSONRPC-4-params-structured": "JSONRPC-4-host-envelope",
+        "JSONRPC-4-id-type": "JSONRPC-4-host-envelope",
+        "JSONRPC-4-id-not-fractional": "JSONRPC-4-host-id-not-fractional",
+        "JSONRPC-5-result-xor-error": "JSONRPC-5-host-responses",
+        "JSONRPC-5.1-error-object": "JSONRPC-5.1-host-error-object",
+        "JSONRPC-5.1-reserved-codes": "JSONRPC-5.1-host-reserved-codes",
+    }
+    return host_side.get(requirement, requirement)
+
+
 def _host_violation(v: Violation) -> Violation:
-    renamed = HOST_FRAME_RULES.get(v.requirement)
-    return v if renamed is None else Violation(renamed, v.message, v.path, v.frame_index)
+    renamed = host_rule(v.requirement)
+    return v if renamed == v.requirement else Violation(renamed, v.message, v.path, v.frame_index)
 
 
 def _params(findings: Any) -> list[Finding]:
