@@ -3,6 +3,9 @@ and (with ``--write``) put that function in the entry's ``check`` field.
 
     .venv/bin/python tests/meta/locate_checks.py           # report only
     .venv/bin/python tests/meta/locate_checks.py --write   # rewrite check = "..." lines
+    .venv/bin/python tests/meta/locate_checks.py --inline-constants --write
+        # first write ids held in NAME = "<id>" constants inline at each use
+        # (then: ruff check --fix . && ruff format .)
 
 The catalog's ``check`` names the judging function as
 ``dotted.module:function`` or ``dotted.module:Class.method``. This script
@@ -154,10 +157,126 @@ def rewrite(path: Path, new: dict[str, str]) -> int:
     return changed
 
 
+# -- --inline-constants: write ids where they are used -------------------------
+
+
+def _constants() -> tuple[dict[str, dict[str, str]], dict[str, list[tuple[int, int]]]]:
+    """Module -> {NAME: id} for module-level ``NAME = "<id>"`` assignments,
+    and the line spans of those assignments."""
+    values: dict[str, dict[str, str]] = {}
+    spans: dict[str, list[tuple[int, int]]] = {}
+    for path in (ROOT / "conformance").rglob("*.py"):
+        if "reference" in path.relative_to(ROOT).parts:
+            continue
+        for node in ast.parse(path.read_text(encoding="utf-8")).body:
+            target = node.targets[0] if isinstance(node, ast.Assign) and len(node.targets) == 1 else None
+            target = node.target if isinstance(node, ast.AnnAssign) else target
+            value = node.value if isinstance(node, ast.Assign | ast.AnnAssign) else None
+            if (
+                isinstance(target, ast.Name)
+                and isinstance(value, ast.Constant)
+                and isinstance(value.value, str)
+                and ID.fullmatch(value.value)
+            ):
+                values.setdefault(module_name(path), {})[target.id] = value.value
+                spans.setdefault(module_name(path), []).append((node.lineno, node.end_lineno or node.lineno))
+    return values, spans
+
+
+def _imported_from(module: str, path: Path, node: ast.ImportFrom) -> str:
+    if node.level == 0:
+        return node.module or ""
+    package = module.split(".") if path.name == "__init__.py" else module.split(".")[:-1]
+    package = package[: len(package) - (node.level - 1)]
+    return ".".join(package + ([node.module] if node.module else []))
+
+
+def _uses(
+    tree: ast.AST,
+    lines: list[bytes],
+    names: dict[str, str],
+    modules: dict[str, str],
+    values: dict[str, dict[str, str]],
+) -> list[tuple[int, int, int, str]]:
+    """(line, start, end, literal) for every use of an id constant in ``tree``."""
+    edits: list[tuple[int, int, int, str]] = []
+    stack: list[tuple[ast.AST, str]] = [(tree, '"')]
+    while stack:
+        node, quote = stack.pop()
+        if isinstance(node, ast.JoinedStr):  # inside an f-string: use the other quote (Python 3.11)
+            start = lines[node.lineno - 1][node.col_offset :].lstrip(b"fFrRbBuU")[:1].decode()
+            quote = "'" if start == '"' else '"'
+        value = None
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+            value = names.get(node.id)
+        elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in modules:
+            value = values[modules[node.value.id]].get(node.attr)
+        if value is not None and isinstance(node, ast.Name | ast.Attribute) and node.lineno == node.end_lineno:
+            edits.append((node.lineno, node.col_offset, node.end_col_offset or 0, f"{quote}{value}{quote}"))
+            continue
+        stack.extend((child, quote) for child in ast.iter_child_nodes(node))
+    return edits
+
+
+def inline_constants() -> list[str]:
+    """Replace every use of a module-level id constant (in ``conformance/``,
+    ``tests/``, ``benchmarks/``) by the id literal and drop the constant.
+    Unused imports are left for ``ruff check --fix``; long lines for
+    ``ruff format``. A name also bound elsewhere in a file is left alone and
+    reported."""
+    values, spans = _constants()
+    report: list[str] = []
+    for path in sorted(p for folder in ("conformance", "tests", "benchmarks") for p in (ROOT / folder).rglob("*.py")):
+        module = module_name(path)
+        source = path.read_text(encoding="utf-8")
+        tree = ast.parse(source)
+        names = dict(values.get(module, {}))
+        modules: dict[str, str] = {}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom):
+                origin = _imported_from(module, path, node)
+                for alias in node.names:
+                    if alias.name in values.get(origin, {}):
+                        names[alias.asname or alias.name] = values[origin][alias.name]
+                    elif f"{origin}.{alias.name}" in values:
+                        modules[alias.asname or alias.name] = f"{origin}.{alias.name}"
+        if not names and not modules and module not in spans:
+            continue
+        bound: dict[str, int] = {}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+                bound[node.id] = bound.get(node.id, 0) + 1
+            elif isinstance(node, ast.arg):
+                bound[node.arg] = bound.get(node.arg, 0) + 1
+        own = values.get(module, {})
+        shadowed = {n for n in names if bound.get(n, 0) > (1 if n in own else 0)}
+        if shadowed:
+            report.append(f"{path.relative_to(ROOT)}: left alone (bound elsewhere): {sorted(shadowed)}")
+        lines = [line.encode() for line in source.splitlines(keepends=True)]
+
+        edits = _uses(tree, lines, {n: v for n, v in names.items() if n not in shadowed}, modules, values)
+        dropped = {n for a, b in spans.get(module, []) for n in range(a, b + 1)} if not shadowed else set()
+        if not edits and not dropped:
+            continue
+        for line, start, end, text in sorted(edits, reverse=True):
+            lines[line - 1] = lines[line - 1][:start] + text.encode() + lines[line - 1][end:]
+        path.write_bytes(b"".join(line for n, line in enumerate(lines, 1) if n not in dropped))
+        report.append(f"{path.relative_to(ROOT)}: {len(edits)} use(s) inlined, {len(dropped)} line(s) dropped")
+    return report
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--write", action="store_true", help="rewrite the catalogs' check lines")
+    parser.add_argument(
+        "--inline-constants",
+        action="store_true",
+        help="first replace module-level id constants by the literal id at every use "
+        "(then run ruff check --fix and ruff format)",
+    )
     args = parser.parse_args(argv)
+    if args.inline_constants:
+        print("\n".join(inline_constants()))
     found = places()
     updates: dict[Path, dict[str, str]] = {}
     missing: list[str] = []
