@@ -21,7 +21,7 @@ from typing import Any, ClassVar
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, rule
 
-from conformance.evidence import Recorder
+from conformance.evidence import Recorder, StepContext
 from conformance.peers.rpc_client import HostcoreCommand, HostcoreGone, HostcorePeer, handshake_params
 from conformance.protocol import rpc_errors, rpc_handshake, rpc_limits, rpc_results, rpc_session
 from conformance.protocol.violations import Violation
@@ -54,10 +54,6 @@ class Model:
     notifications: dict[str, bool] = field(default_factory=dict)  # notification id -> read
 
 
-def step_context(example: int, step: int) -> str:
-    return f"example {example}, step {step}"
-
-
 class HostcoreMachine(RuleBasedStateMachine):
     """Set ``command``, ``recorder``, ``response_s`` and ``work_root`` on a
     subclass (see :func:`machine_for`)."""
@@ -83,7 +79,7 @@ class HostcoreMachine(RuleBasedStateMachine):
         return HostcorePeer(self.command, self.data_dir, self.recorder, response_s=self.response_s)
 
     def _guard(self) -> bool:
-        self.recorder.context = step_context(self.example_counter[0], self.step)
+        self.recorder.context = StepContext(example=self.example_counter[0], step=self.step)
         self.peer.step = self.step
         self.step += 1
         return self.ready and self.peer.alive

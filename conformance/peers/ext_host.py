@@ -625,7 +625,7 @@ def trace_header(manifest: Manifest, offer: Offer, recorder: Recorder) -> dict[s
             "optional_features": list(offer.optional_features),
             "max_concurrent_requests": offer.max_concurrent_requests,
         },
-        "context": recorder.context,
+        "context": str(recorder.context),
     }
 
 

@@ -310,7 +310,8 @@ class HostRig:
                 "probe_manifest": str(manifest),
                 "api_version": api_version,
             },
-            "context": self.recorder.context,
+            "context": str(self.recorder.context),
+            "scenario": self.recorder.context.scenario,
         }
 
 

@@ -17,7 +17,7 @@ from typing import Any
 from hypothesis import seed
 from hypothesis.stateful import run_state_machine_as_test
 
-from conformance.evidence import Recorder
+from conformance.evidence import Recorder, StepContext
 from conformance.machines.hostcore import UNKNOWN_METHOD, HostcoreMachine, machine_for, scripted_example
 from conformance.manifest import Manifest
 from conformance.peers.rpc_client import DATA_DIR, HostcoreCommand, HostcoreGone, HostcorePeer, handshake_params
@@ -147,7 +147,7 @@ def handshake_scenario(command: HostcoreCommand, recorder: Recorder, response_s:
     """§3: calls before a handshake, a version mismatch, calls after the failed
     handshake, then the good handshake and acceptance item 2 (app.health).
     Whether the good handshake succeeded."""
-    recorder.context = "scenario=handshake"
+    recorder.context = StepContext(scenario="handshake")
     with _peer(command, recorder, response_s, work) as peer:
         try:
             for method, params, judge in (
@@ -179,7 +179,7 @@ def transport_checks(peer: HostcorePeer) -> None:
     """§2, after a handshake: an invalid JSON line is diagnosed (or answered
     -32700 with a null id) and later lines are still read; a CRLF-terminated
     line is accepted."""
-    peer.recorder.context = "scenario=transport"
+    peer.recorder.context = StepContext(scenario="transport")
     try:
         peer.write_raw(b'{"jsonrpc":"2.0","id":\n', intent="invalid-json")
         _later_frames(peer)
@@ -208,7 +208,7 @@ def oversized_scenario(command: HostcoreCommand, recorder: Recorder, response_s:
     """§7: one request line a byte over 64 MiB (the id first, so it can be
     peeked): LIMIT_EXCEEDED with that id, and the next line is a fresh frame
     that gets its answer. Run once per certification: it writes 64 MiB."""
-    recorder.context = "scenario=oversized-line"
+    recorder.context = StepContext(scenario="oversized-line")
     with _peer(command, recorder, response_s, work) as peer:
         try:
             if not handshake(peer):
