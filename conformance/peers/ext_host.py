@@ -23,9 +23,9 @@ from conformance.protocol.ext_types import ManifestInfo, Offer
 from conformance.protocol.framing import Frame, encode_frame
 from conformance.protocol.strict_json import dumps
 from conformance.protocol.violations import Violation
-from conformance.transport.process import Received, StdoutClosed, TargetProcess, WriteTimeout, sanitized_env
+from conformance.transport.process import TargetProcess, WriteTimeout, sanitized_env
 from conformance.transport.schedule import Outgoing, Schedule
-from conformance.transport.target import Target
+from conformance.transport.target import Received, StdoutClosed, Target
 from conformance.transport.trace import TRACE_FORMAT, Trace
 
 WRITE_TIMEOUT_S = 5.0

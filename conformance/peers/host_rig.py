@@ -44,7 +44,8 @@ from conformance.protocol.host_session import ProbeSession
 from conformance.protocol.host_tables import LifeInput
 from conformance.protocol.strict_json import dumps
 from conformance.protocol.violations import Finding, Violation
-from conformance.transport.process import Received, StdoutClosed, WriteTimeout
+from conformance.transport.process import WriteTimeout
+from conformance.transport.target import Received, StdoutClosed
 from conformance.transport.trace import TRACE_FORMAT, Trace
 
 POLL_SLICE_S = 0.01

@@ -24,7 +24,8 @@ from conformance.protocol import rpc_limits
 from conformance.protocol.framing import Frame
 from conformance.protocol.rpc_errors import check_error_response
 from conformance.protocol.violations import Finding, Violation
-from conformance.transport.process import Received, StdoutClosed, TargetProcess, WriteTimeout, sanitized_env
+from conformance.transport.process import TargetProcess, WriteTimeout, sanitized_env
+from conformance.transport.target import Received, StdoutClosed
 from conformance.transport.trace import TRACE_FORMAT, Trace
 
 DATA_DIR = "{data_dir}"  # placeholder in a host-core command: a fresh directory per run

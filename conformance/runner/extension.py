@@ -23,13 +23,14 @@ from conformance.machines.oversized import judge_exact_bound
 from conformance.manifest import Manifest
 from conformance.peers.ext_host import ExtensionHostPeer, Launcher, Patience, TargetGone, spawn_process, trace_header
 from conformance.protocol import limits
+from conformance.protocol.ext_hosting import HOSTED_OPTIONAL_FEATURES, OFFERED_CONCURRENCY, PROTOCOL_VERSION
 from conformance.protocol.ext_manifest import check_manifest
 from conformance.protocol.ext_types import Offer
+from conformance.protocol.framing import pad_frame
 from conformance.requirements import load_catalog
 from conformance.results import RunResult
-from conformance.strategies.extension import HOSTED_OPTIONAL_FEATURES, OFFERED_CONCURRENCY, PROTOCOL_VERSION
 from conformance.transport.startup import StartFailure
-from conformance.transport.trace import pad_frame, padded_recipe, write_trace
+from conformance.transport.trace import padded_recipe, write_trace
 from conformance.verdicts import Verdict, decide
 
 from .profiles import Profile
