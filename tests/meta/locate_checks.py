@@ -40,7 +40,7 @@ ID_LINE = re.compile(r'^id\s*=\s*"([^"]*)"\s*$')
 # How strongly a function judges an id: the @rule decorating it, a Violation /
 # recorder call naming it, any other mention of the literal.
 RULE, VIOLATION, MENTION = 3, 2, 1
-JUDGING_CALLS = frozenset({"Violation", "violate", "Exercise", "exercise", "_violation", "_violate"})
+JUDGING_CALLS = frozenset({"Violation", "violate", "Exercise", "exercise", "Refusal"})
 
 
 @dataclass(frozen=True)
