@@ -141,7 +141,8 @@ def catalog_checks() -> list[tuple[Path, str, str]]:
 
 
 def rewrite(path: Path, new: dict[str, str]) -> int:
-    """Replace the ``check =`` line of each entry in ``new`` (id -> check)."""
+    """Replace the ``check =`` line of each entry in ``new`` (id -> check);
+    an entry saying "none" keeps it (it needs a reason, not a function)."""
     lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
     current, changed = None, 0
     for i, line in enumerate(lines):
@@ -149,7 +150,7 @@ def rewrite(path: Path, new: dict[str, str]) -> int:
             current = None
         elif m := ID_LINE.match(line):
             current = m.group(1)
-        elif (m := CHECK_LINE.match(line)) and current in new and m.group(1) != new[current]:
+        elif (m := CHECK_LINE.match(line)) and current in new and m.group(1) not in ("none", new[current]):
             lines[i] = f'check = "{new[current]}"\n'
             changed += 1
     if changed:
