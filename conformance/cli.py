@@ -309,7 +309,7 @@ def list_requirements(side: str | None) -> int:
     for r in load_catalog():
         if side and r.side != side:
             continue
-        status = "check" if r.has_check else "none: " + r.reason
+        status = r.check if r.has_check else "none: " + r.reason
         print(f"{r.id}\t{r.section}\t{r.level}\t{r.side}\t{status}")
     return EXIT_OK
 

@@ -28,11 +28,36 @@ MAX_KEPT_STRAYS = 50  # stray processes noted per run
 
 
 @dataclass(frozen=True)
+class StepContext:
+    """Where findings are being made, as fields: a state machine's example
+    and step (with the offer it drew, or the API it runs), a named scenario,
+    or a phase of the run ("manifest", "shrinking ..."). ``str()`` is the
+    text reports and trace headers show ("example 3, step 7, offer [...]");
+    code reads the fields, never that text."""
+
+    phase: str = ""
+    scenario: str | None = None
+    example: int | None = None
+    step: int | None = None
+    offer: str | None = None
+    api: str | None = None
+
+    def __str__(self) -> str:
+        parts = [f"scenario={self.scenario}"] if self.scenario is not None else []
+        parts += [self.phase] if self.phase else []
+        parts += [f"example {self.example}"] if self.example is not None else []
+        parts += [f"step {self.step}"] if self.step is not None else []
+        parts += [f"offer [{self.offer}]"] if self.offer is not None else []
+        parts += [f"api {self.api}"] if self.api is not None else []
+        return ", ".join(parts)
+
+
+@dataclass(frozen=True)
 class Observed:
     """A violation with where and when it happened in this run."""
 
     violation: Violation
-    context: str  # e.g. "example 3, step 7, offer [...]"
+    context: StepContext
     stderr: str = ""
     after_s: float = 0.0  # seconds from the start of the run
     # Numbers the run measured for this violation (e.g. how long a cancelled
@@ -70,7 +95,7 @@ class Recorder:
     trace_dir: Path | None = None  # where generations that first violate a requirement save their trace
     traces: dict[str, Path] = field(default_factory=dict)
     run_info: dict[str, Any] = field(default_factory=dict)  # profile, seed: stamped on traces
-    context: str = ""
+    context: StepContext = field(default_factory=StepContext)
 
     def add(self, findings: Iterable[Finding], *, stderr: str = "") -> None:
         for f in findings:
@@ -99,7 +124,7 @@ class Recorder:
 
     def first_contexts(self) -> dict[str, str]:
         """Requirement id -> the context of its first kept violation."""
-        return {rid: kept[0].context for rid, kept in self.violations.items() if kept}
+        return {rid: str(kept[0].context) for rid, kept in self.violations.items() if kept}
 
     def exercise(self, *requirements: str) -> None:
         for r in requirements:

@@ -93,7 +93,7 @@ def harness_error_evidence(errors: list[str]) -> str:
 
 def observation(first: Observed, count: int, after_s: float) -> Observation:
     return Observation(
-        first_seen=first.context,
+        first_seen=str(first.context),
         frame_index=first.violation.frame_index,
         count=count,
         after_s=round(after_s, 3),

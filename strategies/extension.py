@@ -10,24 +10,18 @@ from hypothesis import strategies as st
 from hypothesis.errors import InvalidArgument
 
 from conformance.protocol import limits
+from conformance.protocol.ext_hosting import (
+    HOSTED_OPTIONAL_FEATURES,
+    OFFERED_CONCURRENCY,
+    PROTOCOL_VERSION,
+    SECRETS_FEATURE,
+)
 from conformance.protocol.ext_types import API_VERSIONS, Offer
 from conformance.protocol.schema_dialects import schema_problem, validators
 
-# Optional features the harness can honestly host, per API version (§1.1):
-# it answers policy/evaluate (deny), sends lifecycle notifications, accepts
-# progress. Conditional services (agent_sessions, approvals ...) are never
-# offered, so an extension negotiating them is caught; secrets is offered only
-# where §1.1 allows it (see ``offers``).
-HOSTED_OPTIONAL_FEATURES: dict[str, tuple[str, ...]] = {
-    "0.1": (),
-    "0.2": ("request_progress", "lifecycle_events", "policy_intents"),
-    "0.4": ("request_progress", "lifecycle_events", "policy_intents", "tool_prompt_metadata_v1"),
-}
-# §1.1: offered only to a manifest with a non-empty secrets allowlist; the
-# harness then answers secret/get from a scripted broker (§2.10).
-SECRETS_FEATURE = "secrets"
-PROTOCOL_VERSION = "0.2"  # §1.1: the feature-negotiated wire of API 0.2, retained by 0.4
-OFFERED_CONCURRENCY = 16
+# What the harness hosts is its policy (conformance.protocol.ext_hosting);
+# offers are drawn from it, secrets only where §1.1 allows (see ``offers``).
+__all__ = ["HOSTED_OPTIONAL_FEATURES", "OFFERED_CONCURRENCY", "PROTOCOL_VERSION", "SECRETS_FEATURE"]
 
 # Ids a careless implementation mangles (§2 range, 2**53 + 1 loses precision
 # as a double, strings incl. non-ASCII and the empty string).

@@ -33,8 +33,8 @@ from hypothesis import strategies as st
 from hypothesis.errors import InvalidArgument
 
 from conformance.protocol import limits
+from conformance.protocol.framing import pad_frame, utf8_fill
 from conformance.protocol.json_measure import encoded_size
-from conformance.transport.trace import pad_frame, utf8_fill
 
 OFFSETS: tuple[int, ...] = (-1, 0, 1)
 
@@ -106,7 +106,7 @@ class Oversized:
 # -- builders: (size, shape, filler) -> value -----------------------------------------------
 
 
-utf8_text = utf8_fill  # a string of exactly ``size`` UTF-8 bytes (one definition, in transport.trace)
+utf8_text = utf8_fill  # a string of exactly ``size`` UTF-8 bytes (one definition, in protocol.framing)
 
 
 _FRAME_BASES: dict[str, bytes] = {

@@ -10,13 +10,12 @@ flaky); a step that makes no sense right now is a no-op instead.
 
 from __future__ import annotations
 
-import re
 from typing import Any, ClassVar
 
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, rule
 
-from conformance.evidence import Recorder
+from conformance.evidence import Recorder, StepContext
 from conformance.machines.oversized import host_sizes_step
 from conformance.manifest import Manifest
 from conformance.peers.ext_host import ExtensionHostPeer, Launcher, Patience, TargetGone, spawn_process
@@ -73,7 +72,7 @@ class ExtensionMachine(RuleBasedStateMachine):
     def _context(self, offer: Offer | None = None) -> None:
         if offer is not None:
             self.offer_label = ",".join(offer.optional_features) or "required features only"
-        self.recorder.context = step_context(self.example_counter[0], self.step, self.offer_label)
+        self.recorder.context = StepContext(example=self.example_counter[0], step=self.step, offer=self.offer_label)
         self.peer.step = self.step
         self.step += 1
 
@@ -389,17 +388,6 @@ class ExtensionMachine(RuleBasedStateMachine):
         bounds on what a host sends (conformance/machines/oversized.py)."""
         if self._guard():
             self._run(lambda: host_sizes_step(self.peer, data, method=UNKNOWN_METHODS[0], tools=self.tools))
-
-
-def step_context(example: int, step: int, offer_label: str) -> str:
-    """Where a finding was made; :func:`step_of` reads the step back."""
-    return f"example {example}, step {step}, offer [{offer_label}]"
-
-
-def step_of(context: str) -> int | None:
-    """The machine step named by a :func:`step_context` string, if any."""
-    match = re.match(r"example \d+, step (\d+),", context)
-    return int(match.group(1)) if match else None
 
 
 def call_context() -> dict[str, Any]:

@@ -26,7 +26,7 @@ from typing import Any, ClassVar
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, precondition, rule
 
-from conformance.evidence import Recorder
+from conformance.evidence import Recorder, StepContext
 from conformance.machines.host_lifecycle import Reload
 from conformance.machines.host_scenarios import ready as load_ready
 from conformance.machines.host_scenarios import shutdown_with, start_call, tool_result
@@ -68,7 +68,7 @@ class HostMachine(RuleBasedStateMachine):
         super().__init__()
         self.model = Model()
         self.example_counter[0] += 1
-        self.recorder.context = f"machine example {self.example_counter[0]}, api {self.api_version}"
+        self.recorder.context = StepContext("machine", example=self.example_counter[0], api=self.api_version)
         self.rig = HostRig(self.driver, self.listener, self.recorder, **self.rig_options)
         self.live = False
         self.violated_before = frozenset(self.recorder.violations)

@@ -761,7 +761,6 @@ def _confirm(rig: HostRig, cid: str, parent: Any) -> None:
 
 # -- §5 -----------------------------------------------------------------------------------
 
-INSPECTION = "EXT-5-host-inspection"
 LAST_ERROR_BYTES = 4096  # the contract's bound on inspect's last_error (§5 asks for a bounded one)
 
 
@@ -777,9 +776,9 @@ def inspection(api_version: str) -> Scenario:
         rig.respond(req.wire_id, tool_result(api_version))
         rig.settled(call)
         problems += _inspection_problems(rig, loaded.get("generation"), pending=0)
-        rig.recorder.exercise(INSPECTION)
+        rig.recorder.exercise("EXT-5-host-inspection")
         for problem in dict.fromkeys(problems):
-            rig.recorder.violate(Violation(INSPECTION, problem))
+            rig.recorder.violate(Violation("EXT-5-host-inspection", problem))
         shutdown_with(rig, ack=True, exit_after_ack=True)
 
     run.__name__ = "inspection"

@@ -54,7 +54,6 @@ from conformance.protocol import limits
 from conformance.protocol.strict_json import dumps
 from conformance.protocol.violations import Violation
 
-READS_FRAMES = "EXT-0-host-reads-frames"
 SHAPES = ("line", "bytes", "crlf", "1mib-1")  # one answer per write; "coalesced" joins two
 # A frame padded with JSON whitespace to one byte under the §0 bound: within
 # it whether or not the line feed is counted, so it must be read. Exactly
@@ -64,8 +63,6 @@ SHAPES = ("line", "bytes", "crlf", "1mib-1")  # one answer per write; "coalesced
 SIZES = {"1mib-1": limits.MAX_FRAME_BYTES - 1}
 SHAPE_WORDS = {"line": "in one write", "bytes": "one byte per write", "crlf": "with CR LF",
                "coalesced": "in one write with another", "1mib-1": "as a frame of 1 MiB - 1 bytes"}  # fmt: skip
-BACKOFF = "EXT-5-host-backoff"
-PARKS = "EXT-5-host-parks-after-failures"
 SIM_SLACK_S = 0.1  # on the virtual clock only the harness's 10 ms poll adds to a delay
 # Scaled §5 timing sent to a driver with the ``timing`` capability (runner/host.py).
 # The cap stays above the subprocess slack, so a host that always waits the cap is told apart.
@@ -135,27 +132,32 @@ class Storm:
             self.rig.until(lambda: not link.connected)
 
     def _judge_restart(self, failed: int, delay: float, ceiling: float) -> None:
-        self.rig.recorder.exercise(BACKOFF)
+        self.rig.recorder.exercise("EXT-5-host-backoff")
         if delay > ceiling:  # cannot happen while relaunched() waits only the ceiling; kept for clarity
-            self.rig.recorder.violate(Violation(BACKOFF, f"restart {self.attempts + 1} came after {delay:.3f} s"))
-        if failed >= limits.FAILED_RESTARTS_BEFORE_PARK:
-            self.rig.recorder.exercise(PARKS)
             self.rig.recorder.violate(
-                Violation(PARKS, f"the host restarted the extension after {failed} failed restart attempts in a row"),
+                Violation("EXT-5-host-backoff", f"restart {self.attempts + 1} came after {delay:.3f} s")
+            )
+        if failed >= limits.FAILED_RESTARTS_BEFORE_PARK:
+            self.rig.recorder.exercise("EXT-5-host-parks-after-failures")
+            self.rig.recorder.violate(
+                Violation(
+                    "EXT-5-host-parks-after-failures",
+                    f"the host restarted the extension after {failed} failed restart attempts in a row",
+                ),
                 measured={"failed_in_a_row": failed},
             )
 
     def _no_restart(self, failed: int, ceiling: float) -> None:
         if failed >= limits.FAILED_RESTARTS_BEFORE_PARK:
-            self.rig.recorder.exercise(PARKS)  # parked where it had to
+            self.rig.recorder.exercise("EXT-5-host-parks-after-failures")  # parked where it had to
             return
         state = self._state()
         if state is None or state == "parked":
             return  # parked early (allowed) or not observable
-        self.rig.recorder.exercise(BACKOFF)
+        self.rig.recorder.exercise("EXT-5-host-backoff")
         self.rig.recorder.violate(
             Violation(
-                BACKOFF,
+                "EXT-5-host-backoff",
                 f"no restart within {ceiling:.3f} s of restart attempt {self.attempts + 1}'s ceiling "
                 f"and the extension is {state!r}, not parked",
             ),  # fmt: skip
@@ -229,11 +231,14 @@ def unjudged_then_answered(rig: HostRig, call: str, req: HostRequest, size: int,
 def _delivered(rig: HostRig, call: str, shape: str) -> None:
     """EXT-0-host-reads-frames: however the bytes arrived, the answer is the call's result."""
     settled = rig.settled(call)
-    rig.recorder.exercise(READS_FRAMES)
+    rig.recorder.exercise("EXT-0-host-reads-frames")
     outcome = settled.params.get("outcome") if settled is not None else "nothing"
     if outcome != "result":
         rig.recorder.violate(
-            Violation(READS_FRAMES, f"a valid answer written {SHAPE_WORDS[shape]} settled the call as {outcome!r}")
+            Violation(
+                "EXT-0-host-reads-frames",
+                f"a valid answer written {SHAPE_WORDS[shape]} settled the call as {outcome!r}",
+            )
         )
 
 

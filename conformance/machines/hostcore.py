@@ -21,7 +21,7 @@ from typing import Any, ClassVar
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, rule
 
-from conformance.evidence import Recorder
+from conformance.evidence import Recorder, StepContext
 from conformance.peers.rpc_client import HostcoreCommand, HostcoreGone, HostcorePeer, handshake_params
 from conformance.protocol import rpc_errors, rpc_handshake, rpc_limits, rpc_results, rpc_session
 from conformance.protocol.violations import Violation
@@ -43,11 +43,6 @@ MESSAGE_IDS = st.sampled_from([f"msg-{i}" for i in range(4)])
 # Which earlier session or notification a step uses: an index taken modulo
 # how many the model holds, so a step can be called directly with a number.
 PICKS = st.integers(min_value=0, max_value=63)
-LIST_RULE = "RPC-4-session.list"
-APPEND_RULE = "RPC-4-session.appendMessage"
-ROUND_TRIP = "RPC-10-07-notification-round-trip"
-ONE_NOTIFICATION = "RPC-10-06-endturn-one-notification"
-ANSWERED = "RPC-2-jsonrpc-2.0"
 
 
 @dataclass
@@ -57,10 +52,6 @@ class Model:
     sessions: list[str] = field(default_factory=list)
     messages: dict[str, set[str]] = field(default_factory=dict)  # session -> message ids appended
     notifications: dict[str, bool] = field(default_factory=dict)  # notification id -> read
-
-
-def step_context(example: int, step: int) -> str:
-    return f"example {example}, step {step}"
 
 
 class HostcoreMachine(RuleBasedStateMachine):
@@ -88,7 +79,7 @@ class HostcoreMachine(RuleBasedStateMachine):
         return HostcorePeer(self.command, self.data_dir, self.recorder, response_s=self.response_s)
 
     def _guard(self) -> bool:
-        self.recorder.context = step_context(self.example_counter[0], self.step)
+        self.recorder.context = StepContext(example=self.example_counter[0], step=self.step)
         self.peer.step = self.step
         self.step += 1
         return self.ready and self.peer.alive
@@ -98,11 +89,11 @@ class HostcoreMachine(RuleBasedStateMachine):
         try:
             response = self.peer.call(method, params)
         except HostcoreGone as exc:
-            self.peer.violate(Violation(ANSWERED, f"{method} got no response: {exc}"))
+            self.peer.violate(Violation("RPC-2-jsonrpc-2.0", f"{method} got no response: {exc}"))
             self.ready = False
             return None
         if response is None:
-            self.peer.violate(Violation(ANSWERED, f"{method} got no response within {self.response_s:g}s"))
+            self.peer.violate(Violation("RPC-2-jsonrpc-2.0", f"{method} got no response within {self.response_s:g}s"))
             self.ready = False
         return response
 
@@ -157,7 +148,7 @@ class HostcoreMachine(RuleBasedStateMachine):
         listed = {rpc_session.session_id(s) for s in (result.get("sessions") or []) if isinstance(s, dict)}
         for sid in self.model.sessions:
             if sid not in listed:
-                self.peer.violate(Violation(LIST_RULE, f"session.list lacks session {sid}, created earlier"))
+                self.peer.violate(Violation("RPC-4-session.list", f"session.list lacks session {sid}, created earlier"))
 
     def _session(self, pick: int) -> str:
         return self.model.sessions[pick % len(self.model.sessions)]
@@ -179,14 +170,18 @@ class HostcoreMachine(RuleBasedStateMachine):
         message = {"id": message_id, "role": "user", "content": [{"type": "text", "text": "conformance"}]}
         result = self._result("session.appendMessage", {"sessionId": sid, "message": message})
         if not isinstance(result, dict):
-            self.peer.violate(Violation(APPEND_RULE, "session.appendMessage did not answer with an object result"))
+            self.peer.violate(
+                Violation("RPC-4-session.appendMessage", "session.appendMessage did not answer with an object result")
+            )
             return
-        self.recorder.exercise(APPEND_RULE)
+        self.recorder.exercise("RPC-4-session.appendMessage")
         replay = message_id in self.model.messages[sid]
         if replay and result.get("appended") is not False:
             # A replay must change nothing; a host saying it appended again did.
             shown = "absent" if "appended" not in result else repr(result["appended"])
-            self.peer.violate(Violation(APPEND_RULE, f"replaying message {message_id} answered appended {shown}"))
+            self.peer.violate(
+                Violation("RPC-4-session.appendMessage", f"replaying message {message_id} answered appended {shown}")
+            )
         self.model.messages[sid].add(message_id)
 
     @rule(pick=PICKS, status=st.sampled_from(rpc_limits.END_TURN_STATUSES), notify=st.sampled_from([None, False]))
@@ -233,11 +228,13 @@ class HostcoreMachine(RuleBasedStateMachine):
         self.peer.add(rpc_session.end_turn_result(result))
         rule_args = {"was_running": was_running, "status": params["status"]}
         self.peer.add(rpc_session.end_turn_notification(result, **rule_args, **_notify(params)))
-        self.recorder.exercise(ONE_NOTIFICATION)
+        self.recorder.exercise("RPC-10-06-endturn-one-notification")
         note = result.get("notification") if isinstance(result, dict) else None
         if isinstance(note, dict) and isinstance(note.get("id"), str):
             if note["id"] in self.model.notifications:
-                self.peer.violate(Violation(ONE_NOTIFICATION, f"endTurn returned notification {note['id']} again"))
+                self.peer.violate(
+                    Violation("RPC-10-06-endturn-one-notification", f"endTurn returned notification {note['id']} again")
+                )
             self.model.notifications[note["id"]] = False
 
     @rule()
@@ -248,18 +245,24 @@ class HostcoreMachine(RuleBasedStateMachine):
         if result is None:
             return
         self.peer.add(rpc_session.notification_list_result(result))
-        self.recorder.exercise(ROUND_TRIP)
+        self.recorder.exercise("RPC-10-07-notification-round-trip")
         if not isinstance(result, dict) or not isinstance(result.get("notifications"), list):
             return
         listed = {n.get("id") for n in result["notifications"] if isinstance(n, dict)}
         expected = len(self.model.notifications) <= rpc_limits.MAX_NOTIFICATIONS
         missing = sorted(n for n in self.model.notifications if n not in listed)
         if expected and missing:
-            self.peer.violate(Violation(ROUND_TRIP, f"notification.list lacks notification {missing[0]}"))
+            self.peer.violate(
+                Violation("RPC-10-07-notification-round-trip", f"notification.list lacks notification {missing[0]}")
+            )
         unread = sum(not read for read in self.model.notifications.values())
         if expected and result.get("unreadCount") != unread:
             got = result.get("unreadCount")
-            self.peer.violate(Violation(ROUND_TRIP, f"unreadCount is {got!r}; {unread} notification(s) are unread"))
+            self.peer.violate(
+                Violation(
+                    "RPC-10-07-notification-round-trip", f"unreadCount is {got!r}; {unread} notification(s) are unread"
+                )
+            )
 
     @rule(pick=PICKS)
     def mark_read(self, pick: int) -> None:

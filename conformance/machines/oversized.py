@@ -43,11 +43,11 @@ from hypothesis import strategies as st
 
 from conformance.peers.ext_host import ExtensionHostPeer, TargetGone
 from conformance.protocol import jsonrpc
-from conformance.protocol.framing import encode_frame
+from conformance.protocol.framing import encode_frame, pad_frame
 from conformance.protocol.strict_json import dumps
 from conformance.protocol.violations import Violation
 from conformance.strategies.oversized import BY_NAME, OFFSETS, Bound, Oversized, oversized
-from conformance.transport.trace import pad_frame, padded_recipe
+from conformance.transport.trace import padded_recipe
 
 FRAME = BY_NAME["frame"]
 SETTLED_REASON = BY_NAME["settled-reason"]

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -19,13 +19,13 @@ from conformance.evidence import MAX_KEPT_STRAYS, Recorder
 from conformance.manifest import OCTET_VERSION, Manifest
 from conformance.protocol import jsonrpc, limits
 from conformance.protocol.ext_session import HostRequest, HostSession, Intent, LifecycleInput, LocalProtocolError
-from conformance.protocol.ext_types import Offer
+from conformance.protocol.ext_types import ManifestInfo, Offer
 from conformance.protocol.framing import Frame, encode_frame
 from conformance.protocol.strict_json import dumps
 from conformance.protocol.violations import Violation
-from conformance.transport.process import Received, StdoutClosed, TargetProcess, WriteTimeout, sanitized_env
+from conformance.transport.process import TargetProcess, WriteTimeout, sanitized_env
 from conformance.transport.schedule import Outgoing, Schedule
-from conformance.transport.target import Target
+from conformance.transport.target import Received, StdoutClosed, Target
 from conformance.transport.trace import TRACE_FORMAT, Trace
 
 WRITE_TIMEOUT_S = 5.0
@@ -61,7 +61,8 @@ SECRET_UNAVAILABLE = -32004  # §2.10: no value, or the broker failed
 
 @dataclass
 class ChildPolicy:
-    """How the harness answers the extension's requests (deterministic)."""
+    """How the harness answers the extension's requests (deterministic):
+    one method per request it hosts, each named in ``CHILD_ANSWERS``."""
 
     confirm: bool = True
     answered: int = 0
@@ -70,6 +71,54 @@ class ChildPolicy:
     input_given: bool = True
     # §2.10: alternate a value and the -32004 "unavailable" refusal.
     secret_given: bool = True
+
+    def confirmation(self, msg: jsonrpc.Request, manifest: ManifestInfo) -> dict[str, Any]:
+        """§2.2: alternate yes and no, so both paths get exercised."""
+        self.answered += 1
+        reply = jsonrpc.result(msg.id, {"confirmed": self.confirm})
+        self.confirm = not self.confirm
+        return reply
+
+    def input(self, msg: jsonrpc.Request, manifest: ManifestInfo) -> dict[str, Any]:
+        value = INPUT_ANSWER if self.input_given else None
+        self.input_given = not self.input_given
+        return jsonrpc.result(msg.id, {"value": value})
+
+    def secret(self, msg: jsonrpc.Request, manifest: ManifestInfo) -> dict[str, Any]:
+        """§2.10 from a scripted broker: an undeclared name is invalid
+        params; a declared one alternately yields a value and the generic
+        unavailable refusal (a broker with no value), both allowed outcomes."""
+        name = msg.params.get("name") if isinstance(msg.params, dict) else None
+        if not isinstance(name, str) or name not in manifest.secret_names():
+            return jsonrpc.error(msg.id, jsonrpc.INVALID_PARAMS, "secret name is not in the manifest allowlist")
+        given, self.secret_given = self.secret_given, not self.secret_given
+        if given:
+            return jsonrpc.result(msg.id, {"value": SECRET_VALUE})
+        return jsonrpc.error(msg.id, SECRET_UNAVAILABLE, "secret is unavailable")
+
+    def policy(self, msg: jsonrpc.Request, manifest: ManifestInfo) -> dict[str, Any]:
+        """§2.9: a scripted policy that denies (an outcome the text allows)."""
+        return jsonrpc.result(msg.id, {"decision": "deny"})
+
+
+@dataclass(frozen=True)
+class ChildAnswer:
+    """How the harness answers one request the extension may send: the
+    ``ChildPolicy`` method that writes the reply, and the feature that must
+    have been negotiated first (None: none)."""
+
+    answer: Callable[[ChildPolicy, jsonrpc.Request, ManifestInfo], dict[str, Any]]
+    feature: str | None = None
+
+
+# method -> how the harness answers it; adding a hosted request is one row.
+# Anything else is answered "method not found".
+CHILD_ANSWERS: Mapping[str, ChildAnswer] = {
+    "confirmation/request": ChildAnswer(ChildPolicy.confirmation),
+    "input/request": ChildAnswer(ChildPolicy.input),
+    "secret/get": ChildAnswer(ChildPolicy.secret, feature="secrets"),
+    "policy/evaluate": ChildAnswer(ChildPolicy.policy, feature="policy_intents"),
+}
 
 
 Launcher = Callable[[Manifest], Target]
@@ -376,40 +425,17 @@ class ExtensionHostPeer:
             )
 
     def _answer_child(self, msg: jsonrpc.Request) -> None:
-        """Answer the extension's request the way a headless host would."""
+        """Answer the extension's request the way a headless host would: by
+        its row in ``CHILD_ANSWERS`` when its gating feature was negotiated,
+        else as a method the harness does not host."""
         assert self.session is not None
-        if msg.method == "confirmation/request":
-            self.children.answered += 1
-            reply = jsonrpc.result(msg.id, {"confirmed": self.children.confirm})
-            self.children.confirm = not self.children.confirm  # alternate: both paths get exercised
-        elif msg.method == "input/request":
-            value = INPUT_ANSWER if self.children.input_given else None
-            self.children.input_given = not self.children.input_given
-            reply = jsonrpc.result(msg.id, {"value": value})
-        elif msg.method == "secret/get" and self.session.negotiated and self.session.negotiated.has("secrets"):
-            reply = self._secret_answer(msg)
-        elif (
-            msg.method == "policy/evaluate"
-            and self.session.negotiated
-            and self.session.negotiated.has("policy_intents")
-        ):
-            reply = jsonrpc.result(msg.id, {"decision": "deny"})
-        else:
+        row = CHILD_ANSWERS.get(msg.method)
+        negotiated = self.session.negotiated
+        if row is None or (row.feature is not None and not (negotiated and negotiated.has(row.feature))):
             reply = jsonrpc.error(msg.id, jsonrpc.METHOD_NOT_FOUND, f"{msg.method} is not hosted by the harness")
+        else:
+            reply = row.answer(self.children, msg, self.session.manifest)
         self._held_answers.append((msg.id, reply))
-
-    def _secret_answer(self, msg: jsonrpc.Request) -> dict[str, Any]:
-        """§2.10 from a scripted broker: an undeclared name is invalid
-        params; a declared one alternately yields a value and the generic
-        unavailable refusal (a broker with no value), both allowed outcomes."""
-        assert self.session is not None
-        name = msg.params.get("name") if isinstance(msg.params, dict) else None
-        if not isinstance(name, str) or name not in self.session.manifest.secret_names():
-            return jsonrpc.error(msg.id, jsonrpc.INVALID_PARAMS, "secret name is not in the manifest allowlist")
-        given, self.children.secret_given = self.children.secret_given, not self.children.secret_given
-        if given:
-            return jsonrpc.result(msg.id, {"value": SECRET_VALUE})
-        return jsonrpc.error(msg.id, SECRET_UNAVAILABLE, "secret is unavailable")
 
     def _answer_held(self) -> None:
         """Write the answers held back while the extension's frames kept
@@ -599,7 +625,7 @@ def trace_header(manifest: Manifest, offer: Offer, recorder: Recorder) -> dict[s
             "optional_features": list(offer.optional_features),
             "max_concurrent_requests": offer.max_concurrent_requests,
         },
-        "context": recorder.context,
+        "context": str(recorder.context),
     }
 
 

@@ -33,7 +33,8 @@ from conformance import __version__
 from conformance.protocol import jsonrpc
 from conformance.protocol.framing import Frame
 from conformance.protocol.strict_json import dumps
-from conformance.transport.process import Received, StdoutClosed, TargetProcess, WriteTimeout, sanitized_env
+from conformance.transport.process import TargetProcess, WriteTimeout, sanitized_env
+from conformance.transport.target import Received, StdoutClosed
 
 CONTRACT = "octet-host-driver/1"
 MAX_LINE_BYTES = 4 * 1024 * 1024

@@ -49,7 +49,8 @@ from conformance.protocol.host_session import ProbeSession
 from conformance.protocol.host_tables import LifeInput
 from conformance.protocol.strict_json import dumps
 from conformance.protocol.violations import Finding, Violation
-from conformance.transport.process import Received, StdoutClosed, WriteTimeout
+from conformance.transport.process import WriteTimeout
+from conformance.transport.target import Received, StdoutClosed
 from conformance.transport.trace import TRACE_FORMAT, Trace
 
 POLL_SLICE_S = 0.01
@@ -389,7 +390,8 @@ class HostRig:
                 "probe_manifest": str(manifest),
                 "api_version": api_version,
             },
-            "context": self.recorder.context,
+            "context": str(self.recorder.context),
+            "scenario": self.recorder.context.scenario,
         }
 
 

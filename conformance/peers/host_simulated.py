@@ -40,7 +40,7 @@ from conformance.reference.host.config import HostConfig
 from conformance.reference.host.driver import TIMING, Driver
 from conformance.reference.host.host import ReferenceHost
 from conformance.reference.host.simulated import Program, SimChannel, SimChildIO, SimWorld
-from conformance.transport.process import Received, StdoutClosed
+from conformance.transport.target import Received, StdoutClosed
 
 # Scenarios that need real processes (signals, process groups, pipe back-pressure).
 NEEDS_PROCESSES = ("stderr-flood", "shutdown-no-ack", "shutdown-ack-no-exit")

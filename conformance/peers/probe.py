@@ -45,7 +45,8 @@ from conformance.manifest import OCTET_VERSION
 from conformance.probe import channel
 from conformance.protocol import limits
 from conformance.protocol.framing import FrameDecoder
-from conformance.transport.process import Received, StdoutClosed, WriteTimeout
+from conformance.transport.process import WriteTimeout
+from conformance.transport.target import Received, StdoutClosed
 
 ACCEPT_POLL_S = 0.05
 PROBE_NAME = "octet-probe"

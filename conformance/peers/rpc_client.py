@@ -24,11 +24,11 @@ from conformance.protocol import rpc_limits
 from conformance.protocol.framing import Frame
 from conformance.protocol.rpc_errors import check_error_response
 from conformance.protocol.violations import Finding, Violation
-from conformance.transport.process import Received, StdoutClosed, TargetProcess, WriteTimeout, sanitized_env
+from conformance.transport.process import TargetProcess, WriteTimeout, sanitized_env
+from conformance.transport.target import Received, StdoutClosed
 from conformance.transport.trace import TRACE_FORMAT, Trace
 
 DATA_DIR = "{data_dir}"  # placeholder in a host-core command: a fresh directory per run
-ENVELOPE = "RPC-2-jsonrpc-2.0"
 MAX_KEPT_NOTIFICATIONS = 1000  # per generation: a flooding host-core cannot grow our memory
 CLIENT_VERSION = "octet-conformance"
 WRITE_CHUNK_BYTES = 1024 * 1024
@@ -171,7 +171,7 @@ class HostcorePeer:
         if not isinstance(event, Frame):
             self.trace.saw(index, None, event.size, step=self.step)
             message = f"output line of {event.size:,} bytes is over the 64 MiB bound"
-            self.violate(Violation(ENVELOPE, message, (), index))
+            self.violate(Violation("RPC-2-jsonrpc-2.0", message, (), index))
             return
         self.trace.saw(index, event.payload, len(event.payload), step=self.step)
         if not event.payload.strip():
@@ -179,15 +179,17 @@ class HostcorePeer:
         try:
             message = json.loads(event.payload)
         except (UnicodeDecodeError, ValueError):
-            self.violate(Violation(ENVELOPE, f"output line of {len(event.payload)} bytes is not JSON", (), index))
+            self.violate(
+                Violation("RPC-2-jsonrpc-2.0", f"output line of {len(event.payload)} bytes is not JSON", (), index)
+            )
             return
         self._message(message, index)
 
     def _message(self, message: object, index: int) -> None:
         if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
-            self.violate(Violation(ENVELOPE, "output frame is not a JSON-RPC 2.0 object", (), index))
+            self.violate(Violation("RPC-2-jsonrpc-2.0", "output frame is not a JSON-RPC 2.0 object", (), index))
             return
-        self.recorder.exercise(ENVELOPE)
+        self.recorder.exercise("RPC-2-jsonrpc-2.0")
         if "method" in message and "id" not in message:
             if len(self.notifications) < MAX_KEPT_NOTIFICATIONS:
                 self.notifications.append(message)

@@ -89,15 +89,6 @@ def status_contribution(params: object, *, as_request: bool) -> Iterator[Violati
 
 # -- §2.5 presentation/update ---------------------------------------------------------
 
-DECLARED = "EXT-2.5-presentation-declared"
-SHAPE = "EXT-2.5-snapshot-shape"
-BOUNDS = "EXT-2.5-snapshot-bounds"
-INTEGRITY = "EXT-2.5-collection-integrity"
-ACTIONS = "EXT-2.5-action-commands"
-URLS = "EXT-2.5-url-sanitized"
-OWNER = "EXT-2.5-owner-fields"
-REVISION = "EXT-2.5-revision-monotonic"
-PLAIN = "EXT-2.5-plain-labels"
 
 SNAPSHOT: Path = ("snapshot",)
 COMPACT_KEYS = frozenset({"id", "label", "node_id", "parent_id", "selected_node_id"})
@@ -117,14 +108,21 @@ class SnapshotContext:
     last_revision: int | None = None
 
 
-@rule(DECLARED)
+@rule("EXT-2.5-presentation-declared")
 def presentation_declared(*, as_request: bool, context: SnapshotContext) -> Iterator[Violation]:
     if context.negotiated.is_legacy:
-        yield Violation(DECLARED, "presentation/update sent on API 0.1, which has no semantic presentation")
+        yield Violation(
+            "EXT-2.5-presentation-declared", "presentation/update sent on API 0.1, which has no semantic presentation"
+        )
     elif not context.presentation_declared:
-        yield Violation(DECLARED, "presentation/update sent, but the manifest does not set contributes.presentation")
+        yield Violation(
+            "EXT-2.5-presentation-declared",
+            "presentation/update sent, but the manifest does not set contributes.presentation",
+        )
     if as_request:
-        yield Violation(DECLARED, "presentation/update was sent with an id; it is a notification")
+        yield Violation(
+            "EXT-2.5-presentation-declared", "presentation/update was sent with an id; it is a notification"
+        )
 
 
 def _snapshot_of(params: object) -> dict[str, Any] | None:
@@ -136,17 +134,17 @@ def _snapshot_of(params: object) -> dict[str, Any] | None:
 # shape ------------------------------------------------------------------------
 
 
-@rule(SHAPE)
+@rule("EXT-2.5-snapshot-shape")
 def snapshot_shape(params: object) -> Iterator[Violation]:
     if not isinstance(params, dict):
-        yield expected_object(params, SHAPE, ROOT)
+        yield expected_object(params, "EXT-2.5-snapshot-shape", ROOT)
         return
     snapshot = params.get("snapshot")
     if not isinstance(snapshot, dict):
         shown = "missing" if "snapshot" not in params else kind(snapshot)
-        yield Violation(SHAPE, f"params.snapshot is {shown}; expected an object", SNAPSHOT)
+        yield Violation("EXT-2.5-snapshot-shape", f"params.snapshot is {shown}; expected an object", SNAPSHOT)
         return
-    yield from integer_member(snapshot, "revision", SHAPE, ROOT, SNAPSHOT, required=True, minimum=0)
+    yield from integer_member(snapshot, "revision", "EXT-2.5-snapshot-shape", ROOT, SNAPSHOT, required=True, minimum=0)
     if snapshot.get("status") is not None:
         yield from _state_object(snapshot["status"], (*SNAPSHOT, "status"))
     for index, activity in _items(snapshot, "activities", SNAPSHOT):
@@ -169,26 +167,30 @@ def _array_problem(obj: Mapping[str, Any], key: str, path: Path) -> Iterator[Vio
     value = obj.get(key)
     if value is not None and not isinstance(value, list):
         where = (*path, key)
-        yield Violation(SHAPE, f"{name(ROOT, where)} is {kind(value)}; expected an array", where)
+        yield Violation("EXT-2.5-snapshot-shape", f"{name(ROOT, where)} is {kind(value)}; expected an array", where)
 
 
 def _state_object(value: object, path: Path) -> Iterator[Violation]:
     if not isinstance(value, dict):
-        yield expected_object(value, SHAPE, ROOT, path)
+        yield expected_object(value, "EXT-2.5-snapshot-shape", ROOT, path)
         return
-    yield from enum_member(value, "state", limits.PRESENTATION_STATES, SHAPE, ROOT, path, required=True)
-    yield from string_member(value, "label", SHAPE, ROOT, path, required=False)
+    yield from enum_member(
+        value, "state", limits.PRESENTATION_STATES, "EXT-2.5-snapshot-shape", ROOT, path, required=True
+    )
+    yield from string_member(value, "label", "EXT-2.5-snapshot-shape", ROOT, path, required=False)
 
 
 def _activity(value: object, path: Path) -> Iterator[Violation]:
     if not isinstance(value, dict):
-        yield expected_object(value, SHAPE, ROOT, path)
+        yield expected_object(value, "EXT-2.5-snapshot-shape", ROOT, path)
         return
-    yield from string_member(value, "id", SHAPE, ROOT, path, required=True)
-    yield from enum_member(value, "state", limits.PRESENTATION_STATES, SHAPE, ROOT, path, required=False)
+    yield from string_member(value, "id", "EXT-2.5-snapshot-shape", ROOT, path, required=True)
+    yield from enum_member(
+        value, "state", limits.PRESENTATION_STATES, "EXT-2.5-snapshot-shape", ROOT, path, required=False
+    )
     for key in ("kind", "summary", "provenance"):
-        yield from string_member(value, key, SHAPE, ROOT, path, required=False)
-    yield from integer_member(value, "started_at_ms", SHAPE, ROOT, path, required=False, minimum=0)
+        yield from string_member(value, key, "EXT-2.5-snapshot-shape", ROOT, path, required=False)
+    yield from integer_member(value, "started_at_ms", "EXT-2.5-snapshot-shape", ROOT, path, required=False, minimum=0)
     if value.get("metrics") is not None:
         yield from _metrics(value["metrics"], (*path, "metrics"))
     yield from _references(value, path)
@@ -196,7 +198,7 @@ def _activity(value: object, path: Path) -> Iterator[Violation]:
 
 def _metrics(value: object, path: Path) -> Iterator[Violation]:
     if not isinstance(value, dict):
-        yield expected_object(value, SHAPE, ROOT, path)
+        yield expected_object(value, "EXT-2.5-snapshot-shape", ROOT, path)
         return
     for key in limits.METRIC_COUNTERS:
         counter = value.get(key)
@@ -207,14 +209,14 @@ def _metrics(value: object, path: Path) -> Iterator[Violation]:
         if number is None or not 0 <= number <= limits.LARGEST_SAFE_JSON_INTEGER:
             shown = excerpt(counter) if is_integer(counter) else kind(counter)
             yield Violation(
-                SHAPE,
+                "EXT-2.5-snapshot-shape",
                 f"{name(ROOT, where)} is {shown}; expected an integer in 0..{limits.LARGEST_SAFE_JSON_INTEGER}",
                 where,
             )
     output, reasoning = _as_int(value.get("output_tokens")), _as_int(value.get("reasoning_tokens"))
     if output is not None and reasoning is not None and reasoning > output:
         yield Violation(
-            SHAPE,
+            "EXT-2.5-snapshot-shape",
             f"{name(ROOT, path)}.reasoning_tokens is {reasoning}, more than output_tokens {output}; "
             "reasoning is a subset of output",
             (*path, "reasoning_tokens"),
@@ -226,20 +228,22 @@ def _references(item: Mapping[str, Any], path: Path) -> Iterator[Violation]:
     for index, ref in _items(item, "references", path):
         where = (*path, "references", index)
         if not isinstance(ref, dict):
-            yield expected_object(ref, SHAPE, ROOT, where)
+            yield expected_object(ref, "EXT-2.5-snapshot-shape", ROOT, where)
             continue
-        yield from enum_member(ref, "kind", limits.REFERENCE_KINDS, SHAPE, ROOT, where, required=True)
-        yield from string_member(ref, "id", SHAPE, ROOT, where, required=True)
-        yield from string_member(ref, "label", SHAPE, ROOT, where, required=False)
+        yield from enum_member(
+            ref, "kind", limits.REFERENCE_KINDS, "EXT-2.5-snapshot-shape", ROOT, where, required=True
+        )
+        yield from string_member(ref, "id", "EXT-2.5-snapshot-shape", ROOT, where, required=True)
+        yield from string_member(ref, "label", "EXT-2.5-snapshot-shape", ROOT, where, required=False)
 
 
 def _collection(value: object, path: Path) -> Iterator[Violation]:
     if not isinstance(value, dict):
-        yield expected_object(value, SHAPE, ROOT, path)
+        yield expected_object(value, "EXT-2.5-snapshot-shape", ROOT, path)
         return
-    yield from enum_member(value, "kind", limits.COLLECTION_KINDS, SHAPE, ROOT, path, required=True)
-    yield from string_member(value, "title", SHAPE, ROOT, path, required=False)
-    yield from nullable_string_member(value, "selected_node_id", SHAPE, ROOT, path)
+    yield from enum_member(value, "kind", limits.COLLECTION_KINDS, "EXT-2.5-snapshot-shape", ROOT, path, required=True)
+    yield from string_member(value, "title", "EXT-2.5-snapshot-shape", ROOT, path, required=False)
+    yield from nullable_string_member(value, "selected_node_id", "EXT-2.5-snapshot-shape", ROOT, path)
     yield from _array_problem(value, "nodes", path)
     for index, node in _items(value, "nodes", path):
         yield from _node(node, (*path, "nodes", index))
@@ -247,57 +251,67 @@ def _collection(value: object, path: Path) -> Iterator[Violation]:
     if detail is not None:
         where = (*path, "detail")
         if not isinstance(detail, dict):
-            yield expected_object(detail, SHAPE, ROOT, where)
+            yield expected_object(detail, "EXT-2.5-snapshot-shape", ROOT, where)
         else:
-            yield from string_member(detail, "node_id", SHAPE, ROOT, where, required=True)
-            yield from string_member(detail, "title", SHAPE, ROOT, where, required=False)
-            yield from string_member(detail, "body", SHAPE, ROOT, where, required=False)
+            yield from string_member(detail, "node_id", "EXT-2.5-snapshot-shape", ROOT, where, required=True)
+            yield from string_member(detail, "title", "EXT-2.5-snapshot-shape", ROOT, where, required=False)
+            yield from string_member(detail, "body", "EXT-2.5-snapshot-shape", ROOT, where, required=False)
             yield from _references(detail, where)
 
 
 def _node(value: object, path: Path) -> Iterator[Violation]:
     if not isinstance(value, dict):
-        yield expected_object(value, SHAPE, ROOT, path)
+        yield expected_object(value, "EXT-2.5-snapshot-shape", ROOT, path)
         return
-    yield from string_member(value, "id", SHAPE, ROOT, path, required=True)
-    yield from nullable_string_member(value, "parent_id", SHAPE, ROOT, path)
-    yield from enum_member(value, "state", limits.PRESENTATION_STATES, SHAPE, ROOT, path, required=False)
-    yield from string_member(value, "label", SHAPE, ROOT, path, required=False)
-    yield from string_member(value, "secondary", SHAPE, ROOT, path, required=False)
+    yield from string_member(value, "id", "EXT-2.5-snapshot-shape", ROOT, path, required=True)
+    yield from nullable_string_member(value, "parent_id", "EXT-2.5-snapshot-shape", ROOT, path)
+    yield from enum_member(
+        value, "state", limits.PRESENTATION_STATES, "EXT-2.5-snapshot-shape", ROOT, path, required=False
+    )
+    yield from string_member(value, "label", "EXT-2.5-snapshot-shape", ROOT, path, required=False)
+    yield from string_member(value, "secondary", "EXT-2.5-snapshot-shape", ROOT, path, required=False)
     yield from _array_problem(value, "action_ids", path)
     for index, action_id in _items(value, "action_ids", path):
         if not isinstance(action_id, str):
             where = (*path, "action_ids", index)
-            yield Violation(SHAPE, f"{name(ROOT, where)} is {kind(action_id)}; expected a string", where)
+            yield Violation(
+                "EXT-2.5-snapshot-shape", f"{name(ROOT, where)} is {kind(action_id)}; expected a string", where
+            )
     yield from _references(value, path)
 
 
 def _action(value: object, path: Path) -> Iterator[Violation]:
     if not isinstance(value, dict):
-        yield expected_object(value, SHAPE, ROOT, path)
+        yield expected_object(value, "EXT-2.5-snapshot-shape", ROOT, path)
         return
-    yield from string_member(value, "id", SHAPE, ROOT, path, required=True)
-    yield from string_member(value, "label", SHAPE, ROOT, path, required=True)
-    yield from string_member(value, "command", SHAPE, ROOT, path, required=True)
-    yield from bool_member(value, "destructive", SHAPE, ROOT, path)
+    yield from string_member(value, "id", "EXT-2.5-snapshot-shape", ROOT, path, required=True)
+    yield from string_member(value, "label", "EXT-2.5-snapshot-shape", ROOT, path, required=True)
+    yield from string_member(value, "command", "EXT-2.5-snapshot-shape", ROOT, path, required=True)
+    yield from bool_member(value, "destructive", "EXT-2.5-snapshot-shape", ROOT, path)
     yield from _array_problem(value, "arguments", path)
     for index, argument in _items(value, "arguments", path):
         if not isinstance(argument, str):
             where = (*path, "arguments", index)
-            yield Violation(SHAPE, f"{name(ROOT, where)} is {kind(argument)}; expected a string", where)
+            yield Violation(
+                "EXT-2.5-snapshot-shape", f"{name(ROOT, where)} is {kind(argument)}; expected a string", where
+            )
 
 
 # bounds -----------------------------------------------------------------------
 
 
-@rule(BOUNDS)
+@rule("EXT-2.5-snapshot-bounds")
 def snapshot_bounds(params: object) -> Iterator[Violation]:
     snapshot = _snapshot_of(params)
     if snapshot is None:
         return
     encoded = len(json.dumps(snapshot, ensure_ascii=False, separators=(",", ":")).encode("utf-8", "surrogatepass"))
     if encoded > limits.SNAPSHOT_MAX_BYTES:
-        yield Violation(BOUNDS, f"snapshot encodes to {encoded:,} bytes; limit {limits.SNAPSHOT_MAX_BYTES:,}", SNAPSHOT)
+        yield Violation(
+            "EXT-2.5-snapshot-bounds",
+            f"snapshot encodes to {encoded:,} bytes; limit {limits.SNAPSHOT_MAX_BYTES:,}",
+            SNAPSHOT,
+        )
     found = snapshot.get("collection")
     collection: dict[str, Any] = found if isinstance(found, dict) else {}
     counted = (
@@ -309,7 +323,9 @@ def snapshot_bounds(params: object) -> Iterator[Violation]:
         items = obj.get(key)
         if isinstance(items, list) and len(items) > limit:
             where = (*path, key)
-            yield Violation(BOUNDS, f"{name(ROOT, where)} has {len(items)} items; limit {limit}", where)
+            yield Violation(
+                "EXT-2.5-snapshot-bounds", f"{name(ROOT, where)} has {len(items)} items; limit {limit}", where
+            )
     yield from _walk_bounds(snapshot, SNAPSHOT)
 
 
@@ -324,7 +340,8 @@ def _walk_bounds(value: object, path: Path) -> Iterator[Violation]:
     if isinstance(refs, list) and len(refs) > limits.SNAPSHOT_MAX_REFERENCES:
         where = (*path, "references")
         yield Violation(
-            BOUNDS, f"{name(ROOT, where)} has {len(refs)} references; limit {limits.SNAPSHOT_MAX_REFERENCES}"
+            "EXT-2.5-snapshot-bounds",
+            f"{name(ROOT, where)} has {len(refs)} references; limit {limits.SNAPSHOT_MAX_REFERENCES}",
         )
     for key, member in value.items():
         where = (*path, key)
@@ -342,19 +359,25 @@ def _member_bound(key: str, member: object, where: Path) -> Iterator[Violation]:
     elif key == "body" and isinstance(member, str):
         yield from _byte_bound(member, limits.SNAPSHOT_MAX_BODY_BYTES, where)
     elif (key == "revision" or key.endswith("_at_ms")) and (_as_int(member) or 0) > limits.LARGEST_SAFE_JSON_INTEGER:
-        yield Violation(BOUNDS, f"{name(ROOT, where)} is {member}; limit {limits.LARGEST_SAFE_JSON_INTEGER}", where)
+        yield Violation(
+            "EXT-2.5-snapshot-bounds",
+            f"{name(ROOT, where)} is {member}; limit {limits.LARGEST_SAFE_JSON_INTEGER}",
+            where,
+        )
 
 
 def _byte_bound(text: str, limit: int, where: Path) -> Iterator[Violation]:
     size = len(text.encode("utf-8", "surrogatepass"))
     if size > limit:
-        yield Violation(BOUNDS, f"{name(ROOT, where)} is {size:,} UTF-8 bytes; limit {limit:,}", where)
+        yield Violation(
+            "EXT-2.5-snapshot-bounds", f"{name(ROOT, where)} is {size:,} UTF-8 bytes; limit {limit:,}", where
+        )
 
 
 # collection integrity -----------------------------------------------------------
 
 
-@rule(INTEGRITY)
+@rule("EXT-2.5-collection-integrity")
 def collection_integrity(params: object) -> Iterator[Violation]:
     snapshot = _snapshot_of(params)
     collection = snapshot.get("collection") if snapshot is not None else None
@@ -367,7 +390,11 @@ def collection_integrity(params: object) -> Iterator[Violation]:
         for index, node in enumerate(nodes):
             if node.get("parent_id") is not None:
                 where = (*path, "nodes", index, "parent_id")
-                yield Violation(INTEGRITY, f"{name(ROOT, where)} is set, but a list collection has no parents", where)
+                yield Violation(
+                    "EXT-2.5-collection-integrity",
+                    f"{name(ROOT, where)} is set, but a list collection has no parents",
+                    where,
+                )
     elif collection.get("kind") == "tree":
         yield from _tree_problems(parents, path)
     yield from _detail_matches(collection, path)
@@ -376,19 +403,25 @@ def collection_integrity(params: object) -> Iterator[Violation]:
 def _tree_problems(parents: Mapping[str, Any], path: Path) -> Iterator[Violation]:
     for node_id, parent in parents.items():
         if parent is not None and parent not in parents:
-            yield Violation(INTEGRITY, f"tree node {excerpt(node_id)} names missing parent {excerpt(parent)}", path)
+            yield Violation(
+                "EXT-2.5-collection-integrity",
+                f"tree node {excerpt(node_id)} names missing parent {excerpt(parent)}",
+                path,
+            )
             continue
         depth, seen, current = 1, {node_id}, parent
         while isinstance(current, str) and current in parents:
             if current in seen:
-                yield Violation(INTEGRITY, f"tree node {excerpt(node_id)} is on a parent cycle", path)
+                yield Violation(
+                    "EXT-2.5-collection-integrity", f"tree node {excerpt(node_id)} is on a parent cycle", path
+                )
                 break
             seen.add(current)
             depth += 1
             current = parents[current]
         if depth > limits.SNAPSHOT_MAX_TREE_DEPTH:
             yield Violation(
-                INTEGRITY,
+                "EXT-2.5-collection-integrity",
                 f"tree node {excerpt(node_id)} is at depth {depth}; limit {limits.SNAPSHOT_MAX_TREE_DEPTH}",
                 path,
             )
@@ -402,7 +435,7 @@ def _detail_matches(collection: Mapping[str, Any], path: Path) -> Iterator[Viola
     if detail["node_id"] != selected:
         where = (*path, "detail", "node_id")
         yield Violation(
-            INTEGRITY,
+            "EXT-2.5-collection-integrity",
             f"{name(ROOT, where)} is {excerpt(detail['node_id'])}; it must match selected_node_id "
             f"{excerpt(selected) if selected is not None else 'null'}",
             where,
@@ -412,7 +445,7 @@ def _detail_matches(collection: Mapping[str, Any], path: Path) -> Iterator[Viola
 # actions, URLs, owner, plain labels -----------------------------------------------------
 
 
-@rule(ACTIONS)
+@rule("EXT-2.5-action-commands")
 def action_commands(params: object, *, context: SnapshotContext) -> Iterator[Violation]:
     snapshot = _snapshot_of(params)
     for index, action in _items(snapshot or {}, "actions", SNAPSHOT):
@@ -420,10 +453,14 @@ def action_commands(params: object, *, context: SnapshotContext) -> Iterator[Vio
         if isinstance(command, str) and command not in context.commands:
             where = (*SNAPSHOT, "actions", index, "command")
             declared = ", ".join(sorted(context.commands)) or "none"
-            yield Violation(ACTIONS, f"{name(ROOT, where)} is {excerpt(command)}; declared commands: {declared}", where)
+            yield Violation(
+                "EXT-2.5-action-commands",
+                f"{name(ROOT, where)} is {excerpt(command)}; declared commands: {declared}",
+                where,
+            )
 
 
-@rule(URLS)
+@rule("EXT-2.5-url-sanitized")
 def url_references(params: object) -> Iterator[Violation]:
     snapshot = _snapshot_of(params)
     if snapshot is None:
@@ -432,7 +469,11 @@ def url_references(params: object) -> Iterator[Violation]:
         if ref.get("kind") == "url" and isinstance(ref.get("id"), str):
             problem = url_problem(ref["id"])
             if problem is not None:
-                yield Violation(URLS, f"{name(ROOT, (*where, 'id'))} {excerpt(ref['id'])}: {problem}", (*where, "id"))
+                yield Violation(
+                    "EXT-2.5-url-sanitized",
+                    f"{name(ROOT, (*where, 'id'))} {excerpt(ref['id'])}: {problem}",
+                    (*where, "id"),
+                )
 
 
 def _all_references(value: object, path: Path) -> Iterator[tuple[Path, dict[str, Any]]]:
@@ -476,20 +517,26 @@ def url_problem(url: str) -> str | None:
     return None
 
 
-@rule(OWNER)
+@rule("EXT-2.5-owner-fields")
 def owner_fields(params: object, *, context: SnapshotContext) -> Iterator[Violation]:
     if not isinstance(params, dict):
         return
     parent, owner = params.get("parent_request_id"), params.get("resource_owner")
     if parent is not None and owner is not None:
-        yield Violation(OWNER, "params carries both parent_request_id and resource_owner; they are exclusive")
+        yield Violation(
+            "EXT-2.5-owner-fields", "params carries both parent_request_id and resource_owner; they are exclusive"
+        )
     if parent is not None:
         where: Path = ("parent_request_id",)
         if not is_integer(parent):
-            yield Violation(OWNER, f"params.parent_request_id is {kind(parent)}; expected an integer", where)
+            yield Violation(
+                "EXT-2.5-owner-fields", f"params.parent_request_id is {kind(parent)}; expected an integer", where
+            )
         elif parent not in context.active_requests:
             yield Violation(
-                OWNER, f"params.parent_request_id {parent} names no host request awaiting its answer", where
+                "EXT-2.5-owner-fields",
+                f"params.parent_request_id {parent} names no host request awaiting its answer",
+                where,
             )
     if owner is not None:
         yield from _owner_shape(owner)
@@ -498,14 +545,14 @@ def owner_fields(params: object, *, context: SnapshotContext) -> Iterator[Violat
 def _owner_shape(owner: object) -> Iterator[Violation]:
     path: Path = ("resource_owner",)
     if not isinstance(owner, dict):
-        yield expected_object(owner, OWNER, ROOT, path)
+        yield expected_object(owner, "EXT-2.5-owner-fields", ROOT, path)
         return
-    yield from string_member(owner, "session_id", OWNER, ROOT, path, required=True)
-    yield from string_member(owner, "extension_instance_id", OWNER, ROOT, path, required=True)
-    yield from integer_member(owner, "process_generation", OWNER, ROOT, path, required=True, minimum=0)
+    yield from string_member(owner, "session_id", "EXT-2.5-owner-fields", ROOT, path, required=True)
+    yield from string_member(owner, "extension_instance_id", "EXT-2.5-owner-fields", ROOT, path, required=True)
+    yield from integer_member(owner, "process_generation", "EXT-2.5-owner-fields", ROOT, path, required=True, minimum=0)
 
 
-@rule(PLAIN)
+@rule("EXT-2.5-plain-labels")
 def plain_labels(params: object) -> Iterator[Violation]:
     snapshot = _snapshot_of(params)
     if snapshot is not None:
@@ -521,18 +568,20 @@ def _plain_walk(value: object, path: Path) -> Iterator[Violation]:
             where = (*path, key)
             if key in TEXT_KEYS and isinstance(member, str) and (found := CONTROL.search(member)):
                 yield Violation(
-                    PLAIN, f"{name(ROOT, where)} contains control character U+{ord(found.group()):04X}", where
+                    "EXT-2.5-plain-labels",
+                    f"{name(ROOT, where)} contains control character U+{ord(found.group()):04X}",
+                    where,
                 )
             else:
                 yield from _plain_walk(member, where)
 
 
-@rule(REVISION)
+@rule("EXT-2.5-revision-monotonic")
 def revision_monotonic(params: object, *, context: SnapshotContext) -> Iterator[Violation]:
     revision = revision_of(params)
     if revision is not None and context.last_revision is not None and revision < context.last_revision:
         yield Violation(
-            REVISION,
+            "EXT-2.5-revision-monotonic",
             f"snapshot revision {revision} is below the previous {context.last_revision} of this generation",
             (*SNAPSHOT, "revision"),
         )

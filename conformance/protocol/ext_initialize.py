@@ -49,30 +49,6 @@ from .members import clip, excerpt, is_integer
 from .schema_dialects import schema_problem
 from .violations import Finding, Violation, rule
 
-RESULT_SHAPE = "EXT-1.1-result-shape"
-API_VERSION_ECHO = "EXT-1.1-api-version-echo"
-TOOLS_MATCH = "EXT-1.1-tools-match-contributes"
-COMMANDS_MATCH = "EXT-1.1-commands-match-contributes"
-NO_DUPLICATE_NAMES = "EXT-1.1-no-duplicate-names"
-MAX_COMMANDS = "EXT-1.1-max-commands"
-TOOL_DESCRIPTION = "EXT-1.1-tool-description"
-TOOL_PARAMETERS = "EXT-1.1-tool-parameters-schema"
-PROTOCOL_ABSENT = "EXT-1.1-protocol-absent-0.1"
-NO_OUTPUT_SCHEMA = "EXT-1.1-no-output-schema-0.1"
-PROTOCOL_PRESENT = "EXT-1.1-protocol-present"
-REQUIRED = "EXT-1.1-required-features"
-OFFERED = "EXT-1.1-features-offered"
-UNIQUE = "EXT-1.1-features-unique"
-MAX_CONCURRENT = "EXT-1.1-max-concurrent-positive"
-LIFECYCLE_SUBSCRIPTION = "EXT-1.1-lifecycle-subscription"
-LIFECYCLE_NEEDS_FEATURE = "EXT-1.1-lifecycle-needs-feature"
-DEPENDENCIES = "EXT-1.1-feature-dependencies"
-PROVIDER_CREDENTIALS = "EXT-1.1-provider-credentials-manifest"
-RESOURCE_DESCRIPTORS = "EXT-2.26-resource-descriptor-features"
-OUTPUT_SCHEMA_SUBSET = "EXT-1.1-output-schema-subset"
-PROMPT_METADATA = "EXT-1.1-prompt-metadata"
-PROMPT_NEEDS_FEATURE = "EXT-1.1-prompt-metadata-needs-feature"
-
 # API versions (§1.1): 0.1 is frozen and negotiates nothing; 0.2 and 0.4
 # share the feature-negotiated wire; prompt metadata is offered only on 0.4.
 _LEGACY_API = "0.1"
@@ -256,51 +232,55 @@ def _check_prompt_metadata(result: dict[str, Any], *, negotiated: Negotiated) ->
 # --------------------------------------------------------------------------
 
 
-@rule(RESULT_SHAPE)
+@rule("EXT-1.1-result-shape")
 def result_shape(result: object) -> Iterator[Violation]:
     """An object with api_version (string), tools and commands (arrays), and
     a string name on every tool and command entry (§1.1)."""
     if not isinstance(result, dict):
-        yield Violation(RESULT_SHAPE, f"result is {kind(result)}; expected an object")
+        yield Violation("EXT-1.1-result-shape", f"result is {kind(result)}; expected an object")
         return
     if not isinstance(result.get("api_version"), str):
-        yield _wrong(RESULT_SHAPE, result, "api_version", (), "a string")
+        yield _wrong("EXT-1.1-result-shape", result, "api_version", (), "a string")
     for member, entry_noun in (("tools", "tool definition"), ("commands", "command definition")):
         entries = result.get(member)
         if not isinstance(entries, list):
-            yield _wrong(RESULT_SHAPE, result, member, (), "an array")
+            yield _wrong("EXT-1.1-result-shape", result, member, (), "an array")
             continue
         for index, entry in enumerate(entries):
             path = (member, index)
             if not isinstance(entry, dict):
-                yield Violation(RESULT_SHAPE, f"{dotted(path)} is {kind(entry)}; expected a {entry_noun} object", path)
+                yield Violation(
+                    "EXT-1.1-result-shape", f"{dotted(path)} is {kind(entry)}; expected a {entry_noun} object", path
+                )
             elif not isinstance(entry.get("name"), str):
-                yield _wrong(RESULT_SHAPE, entry, "name", path, "a string")
+                yield _wrong("EXT-1.1-result-shape", entry, "name", path, "a string")
 
 
-@rule(API_VERSION_ECHO)
+@rule("EXT-1.1-api-version-echo")
 def api_version_echo(api_version: str, *, manifest: ManifestInfo) -> Iterator[Violation]:
     """The response repeats the version the manifest selected, exactly."""
     if api_version != manifest.api_version:
         yield Violation(
-            API_VERSION_ECHO,
+            "EXT-1.1-api-version-echo",
             f"api_version is {excerpt(api_version)}; the manifest selects {excerpt(manifest.api_version)}",
             ("api_version",),
         )
 
 
-@rule(TOOLS_MATCH)
+@rule("EXT-1.1-tools-match-contributes")
 def tools_match_contributes(tools: list[Any], *, manifest: ManifestInfo) -> Iterator[Violation]:
     """The set of tool names equals contributes.tools (§1.1; the caller skips
     this rule when dynamic_tools is negotiated)."""
-    yield from _match_contributes(TOOLS_MATCH, "tools", tools, manifest.declared_names("tools"))
+    yield from _match_contributes("EXT-1.1-tools-match-contributes", "tools", tools, manifest.declared_names("tools"))
 
 
-@rule(COMMANDS_MATCH)
+@rule("EXT-1.1-commands-match-contributes")
 def commands_match_contributes(commands: list[Any], *, manifest: ManifestInfo) -> Iterator[Violation]:
     """The set of command names equals contributes.commands (§1.1; the caller
     skips this rule when runtime_commands is negotiated)."""
-    yield from _match_contributes(COMMANDS_MATCH, "commands", commands, manifest.declared_names("commands"))
+    yield from _match_contributes(
+        "EXT-1.1-commands-match-contributes", "commands", commands, manifest.declared_names("commands")
+    )
 
 
 def _match_contributes(requirement: str, member: str, entries: list[Any], declared: list[str]) -> Iterator[Violation]:
@@ -321,7 +301,7 @@ def _match_contributes(requirement: str, member: str, entries: list[Any], declar
             yield Violation(requirement, message, (member,))
 
 
-@rule(NO_DUPLICATE_NAMES)
+@rule("EXT-1.1-no-duplicate-names")
 def no_duplicate_names(tools: list[Any], commands: list[Any]) -> Iterator[Violation]:
     """No name repeats within tools, nor within commands. A tool and a command
     may share a name: §1.1 compares each list with its own contributes set."""
@@ -329,25 +309,25 @@ def no_duplicate_names(tools: list[Any], commands: list[Any]) -> Iterator[Violat
         for name, where in duplicates(_names(entries)).items():
             at = ", ".join(dotted((member, i)) for i in where)
             yield Violation(
-                NO_DUPLICATE_NAMES,
+                "EXT-1.1-no-duplicate-names",
                 f"{member} name {excerpt(name)} appears {len(where)} times ({at})",
                 (member, where[1], "name"),
             )
 
 
-@rule(MAX_COMMANDS)
+@rule("EXT-1.1-max-commands")
 def max_commands(commands: list[Any]) -> Iterator[Violation]:
     """At most 256 command definitions. Every entry counts, well formed or not:
     the bound is on definitions sent, and a malformed one was still sent."""
     if len(commands) > MAX_INITIALIZE_COMMANDS:
         yield Violation(
-            MAX_COMMANDS,
+            "EXT-1.1-max-commands",
             f"commands has {len(commands)} definitions; limit {MAX_INITIALIZE_COMMANDS}",
             ("commands",),
         )
 
 
-@rule(TOOL_DESCRIPTION)
+@rule("EXT-1.1-tool-description")
 def tool_description(tools: list[Any]) -> Iterator[Violation]:
     """Every tool has a non-empty string description. Whitespace counts as
     content: §1.1 asks for non-empty, not for non-blank."""
@@ -355,12 +335,12 @@ def tool_description(tools: list[Any]) -> Iterator[Violation]:
         path: Path = ("tools", index, "description")
         description = tool.get("description", _MISSING)
         if not isinstance(description, str):
-            yield _wrong(TOOL_DESCRIPTION, tool, "description", ("tools", index), "a non-empty string")
+            yield _wrong("EXT-1.1-tool-description", tool, "description", ("tools", index), "a non-empty string")
         elif not description:
-            yield Violation(TOOL_DESCRIPTION, f"{dotted(path)} is empty", path)
+            yield Violation("EXT-1.1-tool-description", f"{dotted(path)} is empty", path)
 
 
-@rule(TOOL_PARAMETERS)
+@rule("EXT-1.1-tool-parameters-schema")
 def tool_parameters_schema(tools: list[Any]) -> Iterator[Violation]:
     """Every tool's parameters is a JSON object that is a valid JSON Schema
     under the draft its ``$schema`` names, or -- naming none, or one
@@ -372,9 +352,9 @@ def tool_parameters_schema(tools: list[Any]) -> Iterator[Violation]:
         base: Path = ("tools", index)
         parameters = tool.get("parameters", _MISSING)
         if not isinstance(parameters, dict):
-            yield _wrong(TOOL_PARAMETERS, tool, "parameters", base, "a JSON Schema object")
+            yield _wrong("EXT-1.1-tool-parameters-schema", tool, "parameters", base, "a JSON Schema object")
             continue
-        yield from _schema_validity(TOOL_PARAMETERS, parameters, (*base, "parameters"))
+        yield from _schema_validity("EXT-1.1-tool-parameters-schema", parameters, (*base, "parameters"))
 
 
 # --------------------------------------------------------------------------
@@ -382,19 +362,19 @@ def tool_parameters_schema(tools: list[Any]) -> Iterator[Violation]:
 # --------------------------------------------------------------------------
 
 
-@rule(PROTOCOL_ABSENT)
+@rule("EXT-1.1-protocol-absent-0.1")
 def protocol_absent_0_1(result: Mapping[str, Any]) -> Iterator[Violation]:
     """No protocol member at all on API 0.1 -- not even null: §1.1 asks for it
     to be omitted, and a null member is present."""
     if "protocol" in result:
         yield Violation(
-            PROTOCOL_ABSENT,
+            "EXT-1.1-protocol-absent-0.1",
             f"protocol is present ({kind(result['protocol'])}) on API {_LEGACY_API}; a 0.1 response omits it",
             ("protocol",),
         )
 
 
-@rule(NO_OUTPUT_SCHEMA)
+@rule("EXT-1.1-no-output-schema-0.1")
 def no_output_schema_0_1(tools: list[Any]) -> Iterator[Violation]:
     """No API 0.1 tool declares an output schema. ``"output_schema": null``
     passes: on the wire null is how a tool says it has none (§2.11)."""
@@ -402,7 +382,7 @@ def no_output_schema_0_1(tools: list[Any]) -> Iterator[Violation]:
         if tool.get("output_schema") is not None:
             path = ("tools", index, "output_schema")
             yield Violation(
-                NO_OUTPUT_SCHEMA,
+                "EXT-1.1-no-output-schema-0.1",
                 f"{dotted(path)} is {kind(tool['output_schema'])} on API {_LEGACY_API}; "
                 "only API 0.2+ tools may declare one",
                 path,
@@ -414,48 +394,56 @@ def no_output_schema_0_1(tools: list[Any]) -> Iterator[Violation]:
 # --------------------------------------------------------------------------
 
 
-@rule(PROTOCOL_PRESENT)
+@rule("EXT-1.1-protocol-present")
 def protocol_present(result: Mapping[str, Any], *, offer: Offer) -> Iterator[Violation]:
     """protocol is an object with the offered version, a features array of
     names and a limits object (§1.1)."""
     protocol = result.get("protocol", _MISSING)
     if not isinstance(protocol, dict):
-        yield _wrong(PROTOCOL_PRESENT, result, "protocol", (), "an object")
+        yield _wrong("EXT-1.1-protocol-present", result, "protocol", (), "an object")
         return
     base: Path = ("protocol",)
     version = protocol.get("version", _MISSING)
     if not isinstance(version, str):
-        yield _wrong(PROTOCOL_PRESENT, protocol, "version", base, f"the offered version {offer.protocol_version!r}")
+        yield _wrong(
+            "EXT-1.1-protocol-present", protocol, "version", base, f"the offered version {offer.protocol_version!r}"
+        )
     elif version != offer.protocol_version:
         path = (*base, "version")
         yield Violation(
-            PROTOCOL_PRESENT,
+            "EXT-1.1-protocol-present",
             f"{dotted(path)} is {excerpt(version)}; the host offered {offer.protocol_version!r}",
             path,
         )
     features = protocol.get("features", _MISSING)
     if not isinstance(features, list):
-        yield _wrong(PROTOCOL_PRESENT, protocol, "features", base, "an array of feature names")
+        yield _wrong("EXT-1.1-protocol-present", protocol, "features", base, "an array of feature names")
     else:
         for index, name in enumerate(features):
             if not isinstance(name, str):
                 path = (*base, "features", index)
-                yield Violation(PROTOCOL_PRESENT, f"{dotted(path)} is {kind(name)}; expected a feature name", path)
+                yield Violation(
+                    "EXT-1.1-protocol-present", f"{dotted(path)} is {kind(name)}; expected a feature name", path
+                )
     if not isinstance(protocol.get("limits"), dict):
-        yield _wrong(PROTOCOL_PRESENT, protocol, "limits", base, "an object")
+        yield _wrong("EXT-1.1-protocol-present", protocol, "limits", base, "an object")
 
 
-@rule(REQUIRED)
+@rule("EXT-1.1-required-features")
 def required_features(features: list[Any], *, offer: Offer) -> Iterator[Violation]:
     """Every required feature is accepted: the two §1.1 fixes, plus any other
     the offer lists as required."""
     accepted = {name for _, name in _strings(features)}
     for name in dict.fromkeys((*REQUIRED_FEATURES, *offer.required_features)):
         if name not in accepted:
-            yield Violation(REQUIRED, f"protocol.features lacks required {excerpt(name)}", ("protocol", "features"))
+            yield Violation(
+                "EXT-1.1-required-features",
+                f"protocol.features lacks required {excerpt(name)}",
+                ("protocol", "features"),
+            )
 
 
-@rule(OFFERED)
+@rule("EXT-1.1-features-offered")
 def features_offered(features: list[Any], *, offer: Offer) -> Iterator[Violation]:
     """Every accepted feature was offered (conditional ones included, since
     the offer lists them). The §1.1 required pair counts as offered even if
@@ -464,22 +452,22 @@ def features_offered(features: list[Any], *, offer: Offer) -> Iterator[Violation
     for index, name in _strings(features):
         if name not in offered:
             path = ("protocol", "features", index)
-            yield Violation(OFFERED, f"{dotted(path)} {excerpt(name)} was not offered", path)
+            yield Violation("EXT-1.1-features-offered", f"{dotted(path)} {excerpt(name)} was not offered", path)
 
 
-@rule(UNIQUE)
+@rule("EXT-1.1-features-unique")
 def features_unique(features: list[Any]) -> Iterator[Violation]:
     """No feature name is accepted twice."""
     for name, where in duplicates(_strings(features)).items():
         at = ", ".join(f"[{i}]" for i in where)
         yield Violation(
-            UNIQUE,
+            "EXT-1.1-features-unique",
             f"protocol.features lists {excerpt(name)} {len(where)} times (at {at})",
             ("protocol", "features", where[1]),
         )
 
 
-@rule(MAX_CONCURRENT)
+@rule("EXT-1.1-max-concurrent-positive")
 def max_concurrent_positive(limits: Mapping[str, Any]) -> Iterator[Violation]:
     """limits.max_concurrent_requests is an integer above zero.
 
@@ -492,13 +480,17 @@ def max_concurrent_positive(limits: Mapping[str, Any]) -> Iterator[Violation]:
     base: Path = ("protocol", "limits")
     value = limits.get("max_concurrent_requests", _MISSING)
     if not is_integer(value):
-        yield _wrong(MAX_CONCURRENT, limits, "max_concurrent_requests", base, "an integer greater than 0")
+        yield _wrong(
+            "EXT-1.1-max-concurrent-positive", limits, "max_concurrent_requests", base, "an integer greater than 0"
+        )
     elif isinstance(value, int | float) and value <= 0:
         path = (*base, "max_concurrent_requests")
-        yield Violation(MAX_CONCURRENT, f"{dotted(path)} is {excerpt(value)}; must be greater than 0", path)
+        yield Violation(
+            "EXT-1.1-max-concurrent-positive", f"{dotted(path)} is {excerpt(value)}; must be greater than 0", path
+        )
 
 
-@rule(LIFECYCLE_SUBSCRIPTION)
+@rule("EXT-1.1-lifecycle-subscription")
 def lifecycle_subscription(protocol: Mapping[str, Any]) -> Iterator[Violation]:
     """With lifecycle_events negotiated (the caller checks), a non-empty
     subscription lists known event names, each once. Omitted, null or empty
@@ -509,26 +501,30 @@ def lifecycle_subscription(protocol: Mapping[str, Any]) -> Iterator[Violation]:
         return
     if not isinstance(events, list):
         message = f"{dotted(base)} is {kind(events)}; expected an array of event names"
-        yield Violation(LIFECYCLE_SUBSCRIPTION, message, base)
+        yield Violation("EXT-1.1-lifecycle-subscription", message, base)
         return
     names: list[tuple[int, str]] = []
     for index, name in enumerate(events):
         path = (*base, index)
         if not isinstance(name, str):
-            yield Violation(LIFECYCLE_SUBSCRIPTION, f"{dotted(path)} is {kind(name)}; expected an event name", path)
+            yield Violation(
+                "EXT-1.1-lifecycle-subscription", f"{dotted(path)} is {kind(name)}; expected an event name", path
+            )
         elif name not in LIFECYCLE_EVENTS:
-            yield Violation(LIFECYCLE_SUBSCRIPTION, f"{dotted(path)} {excerpt(name)} is not a lifecycle event", path)
+            yield Violation(
+                "EXT-1.1-lifecycle-subscription", f"{dotted(path)} {excerpt(name)} is not a lifecycle event", path
+            )
         else:
             names.append((index, name))
     for name, where in duplicates(names).items():
         yield Violation(
-            LIFECYCLE_SUBSCRIPTION,
+            "EXT-1.1-lifecycle-subscription",
             f"{dotted(base)} lists {excerpt(name)} {len(where)} times",
             (*base, where[1]),
         )
 
 
-@rule(LIFECYCLE_NEEDS_FEATURE)
+@rule("EXT-1.1-lifecycle-needs-feature")
 def lifecycle_needs_feature(protocol: Mapping[str, Any], *, negotiated: Negotiated) -> Iterator[Violation]:
     """Without the lifecycle_events feature, no subscription. An omitted, null
     or empty list subscribes to nothing and passes; any other value asks for
@@ -539,13 +535,13 @@ def lifecycle_needs_feature(protocol: Mapping[str, Any], *, negotiated: Negotiat
     path = ("protocol", "lifecycle_events")
     what = f"lists {len(events)} event(s)" if isinstance(events, list) else f"is {kind(events)}"
     yield Violation(
-        LIFECYCLE_NEEDS_FEATURE,
+        "EXT-1.1-lifecycle-needs-feature",
         f"{dotted(path)} {what}, but the lifecycle_events feature is not negotiated",
         path,
     )
 
 
-@rule(DEPENDENCIES)
+@rule("EXT-1.1-feature-dependencies")
 def feature_dependencies(features: list[Any]) -> Iterator[Violation]:
     """A feature that builds on another is accepted only with it (§1.1, and
     §2.24b for autocomplete_edit_v1)."""
@@ -556,10 +552,10 @@ def feature_dependencies(features: list[Any]) -> Iterator[Violation]:
         if feature in names and needs not in names:
             path = ("protocol", "features", first[feature])
             message = f"{dotted(path)} {excerpt(feature)} is accepted without {excerpt(needs)}"
-            yield Violation(DEPENDENCIES, message, path)
+            yield Violation("EXT-1.1-feature-dependencies", message, path)
 
 
-@rule(RESOURCE_DESCRIPTORS)
+@rule("EXT-2.26-resource-descriptor-features")
 def resource_descriptor_features(tools: list[Any], *, negotiated: Negotiated) -> Iterator[Violation]:
     """§2.26: a tool whose ``operation`` descriptor names resource inputs or
     outputs is declared only with both resource_refs_v1 and
@@ -576,14 +572,14 @@ def resource_descriptor_features(tools: list[Any], *, negotiated: Negotiated) ->
         if bearing:
             path: Path = ("tools", index, "operation", bearing[0])
             yield Violation(
-                RESOURCE_DESCRIPTORS,
+                "EXT-2.26-resource-descriptor-features",
                 f"{dotted(path)} makes a resource-bearing descriptor, but {', '.join(missing)} "
                 "is not negotiated (it needs resource_refs_v1 and operation_descriptors_v1)",
                 path,
             )
 
 
-@rule(PROVIDER_CREDENTIALS)
+@rule("EXT-1.1-provider-credentials-manifest")
 def provider_credentials_manifest(features: list[Any], *, manifest: ManifestInfo) -> Iterator[Violation]:
     """provider_credentials only when the manifest declares it with ``true``
     -- whatever was offered: §1.1 makes the manifest the only source."""
@@ -594,7 +590,7 @@ def provider_credentials_manifest(features: list[Any], *, manifest: ManifestInfo
         if name == _F_PROVIDER_CREDENTIALS:
             path = ("protocol", "features", index)
             yield Violation(
-                PROVIDER_CREDENTIALS,
+                "EXT-1.1-provider-credentials-manifest",
                 f"{dotted(path)} accepts 'provider_credentials' but the manifest does not declare "
                 "[capabilities].provider_credentials = true",
                 path,
@@ -607,7 +603,7 @@ def provider_credentials_manifest(features: list[Any], *, manifest: ManifestInfo
 # --------------------------------------------------------------------------
 
 
-@rule(OUTPUT_SCHEMA_SUBSET)
+@rule("EXT-1.1-output-schema-subset")
 def output_schema_subset(tools: list[Any]) -> Iterator[Violation]:
     """Each non-null output_schema stays inside the §1.1 subset.
 
@@ -639,7 +635,7 @@ def output_schema_subset(tools: list[Any]) -> Iterator[Violation]:
         problems = list(_subset_walk(schema, path))
         yield from problems
         if not problems and isinstance(schema, dict):
-            yield from _schema_validity(OUTPUT_SCHEMA_SUBSET, schema, path)
+            yield from _schema_validity("EXT-1.1-output-schema-subset", schema, path)
 
 
 def _subset_walk(schema: object, root: Path) -> Iterator[Violation]:
@@ -650,13 +646,15 @@ def _subset_walk(schema: object, root: Path) -> Iterator[Violation]:
     while stack:
         node, path, depth = stack.pop()
         if not isinstance(node, dict):
-            yield Violation(OUTPUT_SCHEMA_SUBSET, f"{dotted(path)} is {kind(node)}; schema nodes must be objects", path)
+            yield Violation(
+                "EXT-1.1-output-schema-subset", f"{dotted(path)} is {kind(node)}; schema nodes must be objects", path
+            )
             continue
         if depth > MAX_OUTPUT_SCHEMA_DEPTH:
             if not depth_reported:
                 depth_reported = True
                 yield Violation(
-                    OUTPUT_SCHEMA_SUBSET,
+                    "EXT-1.1-output-schema-subset",
                     f"{dotted(path)} is at nesting depth {depth}; limit {MAX_OUTPUT_SCHEMA_DEPTH}",
                     path,
                 )
@@ -664,7 +662,7 @@ def _subset_walk(schema: object, root: Path) -> Iterator[Violation]:
         for keyword in node:
             if keyword not in OUTPUT_SCHEMA_KEYWORDS:
                 yield Violation(
-                    OUTPUT_SCHEMA_SUBSET,
+                    "EXT-1.1-output-schema-subset",
                     f"{dotted(path)} uses keyword {excerpt(str(keyword))}, outside the supported output_schema subset",
                     (*path, keyword),
                 )
@@ -682,7 +680,7 @@ def _property_names(node: Mapping[str, Any], path: Path) -> Iterator[Violation]:
         if size > MAX_SCHEMA_PROPERTY_NAME_BYTES:
             where = (*path, "properties", name)
             yield Violation(
-                OUTPUT_SCHEMA_SUBSET,
+                "EXT-1.1-output-schema-subset",
                 f"{dotted((*path, 'properties'))} has a property name of {size} bytes; "
                 f"limit {MAX_SCHEMA_PROPERTY_NAME_BYTES}",
                 where,
@@ -718,7 +716,7 @@ def _child_nodes(node: Mapping[str, Any], path: Path, depth: int) -> Iterator[tu
 # --------------------------------------------------------------------------
 
 
-@rule(PROMPT_METADATA)
+@rule("EXT-1.1-prompt-metadata")
 def prompt_metadata(tools: list[Any]) -> Iterator[Violation]:
     """With tool_prompt_metadata_v1 negotiated on API 0.4 (the caller checks):
     prompt_snippet is a string; prompt_guidelines is an array of at most 16
@@ -732,17 +730,17 @@ def prompt_metadata(tools: list[Any]) -> Iterator[Violation]:
             if isinstance(snippet, str):
                 yield from _prompt_string(snippet, (*base, "prompt_snippet"))
             else:
-                yield _wrong(PROMPT_METADATA, tool, "prompt_snippet", base, "a string")
+                yield _wrong("EXT-1.1-prompt-metadata", tool, "prompt_snippet", base, "a string")
         guidelines = tool.get("prompt_guidelines")
         if guidelines is None:
             continue
         gpath: Path = (*base, "prompt_guidelines")
         if not isinstance(guidelines, list):
-            yield _wrong(PROMPT_METADATA, tool, "prompt_guidelines", base, "an array of strings")
+            yield _wrong("EXT-1.1-prompt-metadata", tool, "prompt_guidelines", base, "an array of strings")
             continue
         if len(guidelines) > MAX_PROMPT_GUIDELINES:
             yield Violation(
-                PROMPT_METADATA,
+                "EXT-1.1-prompt-metadata",
                 f"{dotted(gpath)} has {len(guidelines)} entries; limit {MAX_PROMPT_GUIDELINES}",
                 gpath,
             )
@@ -751,27 +749,31 @@ def prompt_metadata(tools: list[Any]) -> Iterator[Violation]:
             if isinstance(guideline, str):
                 yield from _prompt_string(guideline, path)
             else:
-                yield Violation(PROMPT_METADATA, f"{dotted(path)} is {kind(guideline)}; expected a string", path)
+                yield Violation(
+                    "EXT-1.1-prompt-metadata", f"{dotted(path)} is {kind(guideline)}; expected a string", path
+                )
 
 
 def _prompt_string(text: str, path: Path) -> Iterator[Violation]:
     size = utf8_len(text)
     if size > MAX_PROMPT_STRING_BYTES:
-        yield Violation(PROMPT_METADATA, f"{dotted(path)} is {size} UTF-8 bytes; limit {MAX_PROMPT_STRING_BYTES}", path)
+        yield Violation(
+            "EXT-1.1-prompt-metadata", f"{dotted(path)} is {size} UTF-8 bytes; limit {MAX_PROMPT_STRING_BYTES}", path
+        )
     # "Control character" is read as Unicode category Cc: C0, DEL and C1. CR is
     # one of them; §1.1 names only newline and tab as allowed.
     controls = [(i, ch) for i, ch in enumerate(text) if ch not in _PROMPT_CONTROLS_ALLOWED and _is_control(ch)]
     if controls:
         at, ch = controls[0]
         yield Violation(
-            PROMPT_METADATA,
+            "EXT-1.1-prompt-metadata",
             f"{dotted(path)} contains {len(controls)} control character(s), first U+{ord(ch):04X} at index {at}; "
             "only LF and TAB are allowed",
             path,
         )
 
 
-@rule(PROMPT_NEEDS_FEATURE)
+@rule("EXT-1.1-prompt-metadata-needs-feature")
 def prompt_metadata_needs_feature(tools: list[Any], *, negotiated: Negotiated) -> Iterator[Violation]:
     """Without tool_prompt_metadata_v1 in force (negotiated on API 0.4), no
     tool carries prompt metadata. Null and an empty guideline list carry none
@@ -785,7 +787,7 @@ def prompt_metadata_needs_feature(tools: list[Any], *, negotiated: Negotiated) -
                 continue
             path = ("tools", index, field)
             yield Violation(
-                PROMPT_NEEDS_FEATURE,
+                "EXT-1.1-prompt-metadata-needs-feature",
                 f"{dotted(path)} is set ({kind(value)}) but tool_prompt_metadata_v1 is not negotiated on API "
                 f"{negotiated.api_version}",
                 path,

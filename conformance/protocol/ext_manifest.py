@@ -26,11 +26,6 @@ from .limits import ENVIRONMENT_ALLOWLIST, MAX_SECRET_NAME_BYTES
 from .members import excerpt
 from .violations import Finding, Violation, rule
 
-SECRET_NAMES = "EXT-1.1-secret-names"
-ENVIRONMENT = "EXT-1.1-environment-allowlist"
-PRESENTATION = "EXT-1.1-presentation-0.2"
-REQUIRES_OCTET = "EXT-0-bundle-requires-octet"
-
 # The frozen API; every other listed version negotiates features (§1.1).
 _LEGACY_API = "0.1"
 _NEGOTIATED_APIS = ("0.2", "0.4")
@@ -65,7 +60,7 @@ def check_manifest(manifest: ManifestInfo) -> Iterator[Finding]:
         yield from bundle_requires_octet(manifest.requires_octet)
 
 
-@rule(REQUIRES_OCTET)
+@rule("EXT-0-bundle-requires-octet")
 def bundle_requires_octet(requires: object) -> Iterator[Violation]:
     """A present requires_octet names exactly one octet version (§0).
 
@@ -73,17 +68,19 @@ def bundle_requires_octet(requires: object) -> Iterator[Violation]:
     before starting the process); the extension-side rule is exactness."""
     path = ("requires_octet",)
     if not isinstance(requires, str):
-        yield Violation(REQUIRES_OCTET, f"requires_octet is {kind(requires)}; expected an exact version string", path)
+        yield Violation(
+            "EXT-0-bundle-requires-octet", f"requires_octet is {kind(requires)}; expected an exact version string", path
+        )
     elif not _EXACT_VERSION.fullmatch(requires):
         yield Violation(
-            REQUIRES_OCTET,
+            "EXT-0-bundle-requires-octet",
             f"requires_octet {excerpt(requires)} is not an exact requirement; expected one full version "
             "such as 0.8.0 or =0.8.0",
             path,
         )
 
 
-@rule(SECRET_NAMES)
+@rule("EXT-1.1-secret-names")
 def secret_names(secrets: object) -> Iterator[Violation]:
     """capabilities.secrets: unique names, each <= 64 ASCII bytes, starting
     with a letter or underscore, continuing with letters, digits, ``_``,
@@ -91,20 +88,20 @@ def secret_names(secrets: object) -> Iterator[Violation]:
     names (§1.1)."""
     base = ("capabilities", "secrets")
     if not isinstance(secrets, list):
-        yield Violation(SECRET_NAMES, f"{dotted(base)} is {kind(secrets)}; expected an array of names", base)
+        yield Violation("EXT-1.1-secret-names", f"{dotted(base)} is {kind(secrets)}; expected an array of names", base)
         return
     names: list[tuple[int, str]] = []
     for index, name in enumerate(secrets):
         path = (*base, index)
         if not isinstance(name, str):
-            yield Violation(SECRET_NAMES, f"{dotted(path)} is {kind(name)}; expected a name string", path)
+            yield Violation("EXT-1.1-secret-names", f"{dotted(path)} is {kind(name)}; expected a name string", path)
             continue
         names.append((index, name))
         yield from _secret_name(name, path)
     for name, where in duplicates(names).items():
         at = ", ".join(dotted((*base, i)) for i in where)
         yield Violation(
-            SECRET_NAMES,
+            "EXT-1.1-secret-names",
             f"{dotted(base)} lists {excerpt(name)} {len(where)} times ({at}); names must be unique",
             (*base, where[1]),
         )
@@ -115,27 +112,27 @@ def _secret_name(name: str, path: tuple[str | int, ...]) -> Iterator[Violation]:
     if not name.isascii():
         # The bound and the grammar are both ASCII; measuring a non-ASCII name
         # against them would only repeat this one fact.
-        yield Violation(SECRET_NAMES, f"{subject} contains non-ASCII characters", path)
+        yield Violation("EXT-1.1-secret-names", f"{subject} contains non-ASCII characters", path)
         return
     size = len(name)  # one byte per ASCII character
     if size > MAX_SECRET_NAME_BYTES:
-        yield Violation(SECRET_NAMES, f"{dotted(path)} is {size} bytes; limit {MAX_SECRET_NAME_BYTES}", path)
+        yield Violation("EXT-1.1-secret-names", f"{dotted(path)} is {size} bytes; limit {MAX_SECRET_NAME_BYTES}", path)
     if not name:
-        yield Violation(SECRET_NAMES, f"{dotted(path)} is empty; a name needs at least one character", path)
+        yield Violation("EXT-1.1-secret-names", f"{dotted(path)} is empty; a name needs at least one character", path)
         return
     if not _SECRET_FIRST.fullmatch(name[0]):
-        yield Violation(SECRET_NAMES, f"{subject} starts with {name[0]!r}; expected a letter or '_'", path)
+        yield Violation("EXT-1.1-secret-names", f"{subject} starts with {name[0]!r}; expected a letter or '_'", path)
     bad = [ch for ch in name[1:] if not _SECRET_REST.fullmatch(ch)]
     if bad:
         yield Violation(
-            SECRET_NAMES,
+            "EXT-1.1-secret-names",
             f"{subject} contains {bad[0]!r}; after the first character only letters, digits, "
             "'_', '-' and '.' are allowed",
             path,
         )
 
 
-@rule(ENVIRONMENT)
+@rule("EXT-1.1-environment-allowlist")
 def environment_allowlist(environment: object, *, api_version: str) -> Iterator[Violation]:
     """capabilities.environment: only the reviewed names, and nothing at all
     on API 0.1 (§1.1).
@@ -151,11 +148,11 @@ def environment_allowlist(environment: object, *, api_version: str) -> Iterator[
         return
     if not isinstance(environment, list):
         message = f"{dotted(base)} is {kind(environment)}; expected an array of variable names"
-        yield Violation(ENVIRONMENT, message, base)
+        yield Violation("EXT-1.1-environment-allowlist", message, base)
         return
     if api_version == _LEGACY_API and environment:
         yield Violation(
-            ENVIRONMENT,
+            "EXT-1.1-environment-allowlist",
             f"{dotted(base)} declares {len(environment)} name(s) on API {_LEGACY_API}; "
             "an API 0.1 manifest cannot declare an environment allowlist",
             base,
@@ -164,13 +161,17 @@ def environment_allowlist(environment: object, *, api_version: str) -> Iterator[
     for index, name in enumerate(environment):
         path = (*base, index)
         if not isinstance(name, str):
-            yield Violation(ENVIRONMENT, f"{dotted(path)} is {kind(name)}; expected a variable name string", path)
+            yield Violation(
+                "EXT-1.1-environment-allowlist",
+                f"{dotted(path)} is {kind(name)}; expected a variable name string",
+                path,
+            )
         elif name not in ENVIRONMENT_ALLOWLIST:
             message = f"{dotted(path)} {excerpt(name)} is not an allowed name; allowed: {allowed}"
-            yield Violation(ENVIRONMENT, message, path)
+            yield Violation("EXT-1.1-environment-allowlist", message, path)
 
 
-@rule(PRESENTATION)
+@rule("EXT-1.1-presentation-0.2")
 def presentation_0_2(contributes: Mapping[str, Any]) -> Iterator[Violation]:
     """An API 0.1 manifest does not opt into semantic presentation (§1.1).
 
@@ -179,7 +180,7 @@ def presentation_0_2(contributes: Mapping[str, Any]) -> Iterator[Violation]:
     path = ("contributes", "presentation")
     if contributes.get("presentation") is True:
         yield Violation(
-            PRESENTATION,
+            "EXT-1.1-presentation-0.2",
             f"{dotted(path)} is true on API {_LEGACY_API}; semantic presentation needs API 0.2 or later",
             path,
         )

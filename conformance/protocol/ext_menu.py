@@ -28,28 +28,26 @@ from .describe import Path, kind
 from .members import bool_member, excerpt, expected_object, name, string_member
 from .violations import Finding, Violation, rule
 
-SHAPE = "EXT-1.6b-menu-shape"
-BOUNDS = "EXT-1.6b-menu-bounds"
 ROOT = "result"
 
 
-@rule(SHAPE)
+@rule("EXT-1.6b-menu-shape")
 def menu_shape(result: object, *, commands: frozenset[str]) -> Iterator[Violation]:
     if not isinstance(result, dict):
-        yield expected_object(result, SHAPE, ROOT)
+        yield expected_object(result, "EXT-1.6b-menu-shape", ROOT)
         return
-    yield from string_member(result, "title", SHAPE, ROOT, required=False)
-    yield from string_member(result, "detail", SHAPE, ROOT, required=False)
+    yield from string_member(result, "title", "EXT-1.6b-menu-shape", ROOT, required=False)
+    yield from string_member(result, "detail", "EXT-1.6b-menu-shape", ROOT, required=False)
     status = result.get("status")
     if status is not None:
         if not isinstance(status, dict):
-            yield expected_object(status, SHAPE, ROOT, ("status",))
+            yield expected_object(status, "EXT-1.6b-menu-shape", ROOT, ("status",))
         else:
-            yield from string_member(status, "state", SHAPE, ROOT, ("status",), required=False)
-            yield from string_member(status, "label", SHAPE, ROOT, ("status",), required=False)
+            yield from string_member(status, "state", "EXT-1.6b-menu-shape", ROOT, ("status",), required=False)
+            yield from string_member(status, "label", "EXT-1.6b-menu-shape", ROOT, ("status",), required=False)
     if not isinstance(result.get("items"), list):
         shown = "missing" if "items" not in result else kind(result["items"])
-        yield Violation(SHAPE, f"result.items is {shown}; expected an array of menu items", ("items",))
+        yield Violation("EXT-1.6b-menu-shape", f"result.items is {shown}; expected an array of menu items", ("items",))
         return
     yield from _items_shape(result["items"], ("items",), commands)
 
@@ -58,17 +56,19 @@ def _items_shape(items: list[Any], path: Path, commands: frozenset[str]) -> Iter
     for index, item in enumerate(items):
         where = (*path, index)
         if not isinstance(item, dict):
-            yield expected_object(item, SHAPE, ROOT, where)
+            yield expected_object(item, "EXT-1.6b-menu-shape", ROOT, where)
             continue
-        yield from string_member(item, "id", SHAPE, ROOT, where, required=True)
-        yield from string_member(item, "label", SHAPE, ROOT, where, required=True)
-        yield from string_member(item, "description", SHAPE, ROOT, where, required=False)
-        yield from bool_member(item, "recommended", SHAPE, ROOT, where)
-        yield from bool_member(item, "destructive", SHAPE, ROOT, where)
+        yield from string_member(item, "id", "EXT-1.6b-menu-shape", ROOT, where, required=True)
+        yield from string_member(item, "label", "EXT-1.6b-menu-shape", ROOT, where, required=True)
+        yield from string_member(item, "description", "EXT-1.6b-menu-shape", ROOT, where, required=False)
+        yield from bool_member(item, "recommended", "EXT-1.6b-menu-shape", ROOT, where)
+        yield from bool_member(item, "destructive", "EXT-1.6b-menu-shape", ROOT, where)
         is_action, is_submenu = item.get("command") is not None, item.get("items") is not None
         if is_action == is_submenu:
             which = "both command and items" if is_action else "neither command nor items"
-            yield Violation(SHAPE, f"{name(ROOT, where)} has {which}; an item is an action or a submenu", where)
+            yield Violation(
+                "EXT-1.6b-menu-shape", f"{name(ROOT, where)} has {which}; an item is an action or a submenu", where
+            )
         if is_action:
             yield from _action_shape(item, where, commands)
         elif is_submenu:
@@ -76,36 +76,48 @@ def _items_shape(items: list[Any], path: Path, commands: frozenset[str]) -> Iter
                 yield from _items_shape(item["items"], (*where, "items"), commands)
             else:
                 yield Violation(
-                    SHAPE, f"{name(ROOT, (*where, 'items'))} is {kind(item['items'])}; expected an array", where
+                    "EXT-1.6b-menu-shape",
+                    f"{name(ROOT, (*where, 'items'))} is {kind(item['items'])}; expected an array",
+                    where,
                 )
 
 
 def _action_shape(item: dict[str, Any], where: Path, commands: frozenset[str]) -> Iterator[Violation]:
     command = item["command"]
     if not isinstance(command, str):
-        yield Violation(SHAPE, f"{name(ROOT, (*where, 'command'))} is {kind(command)}; expected a string", where)
+        yield Violation(
+            "EXT-1.6b-menu-shape", f"{name(ROOT, (*where, 'command'))} is {kind(command)}; expected a string", where
+        )
     elif command not in commands:
         declared = ", ".join(sorted(commands)) or "none"
         yield Violation(
-            SHAPE,
+            "EXT-1.6b-menu-shape",
             f"{name(ROOT, (*where, 'command'))} is {excerpt(command)}, not a declared command ({declared})",
             (*where, "command"),
         )
     arguments = item.get("arguments")
     if arguments is not None and not (isinstance(arguments, list) and all(isinstance(a, str) for a in arguments)):
-        yield Violation(SHAPE, f"{name(ROOT, (*where, 'arguments'))} is not an array of strings", (*where, "arguments"))
+        yield Violation(
+            "EXT-1.6b-menu-shape",
+            f"{name(ROOT, (*where, 'arguments'))} is not an array of strings",
+            (*where, "arguments"),
+        )
 
 
-@rule(BOUNDS)
+@rule("EXT-1.6b-menu-bounds")
 def menu_bounds(result: object) -> Iterator[Violation]:
     if not isinstance(result, dict) or not isinstance(result.get("items"), list):
         return
     encoded = len(json.dumps(result, ensure_ascii=False, separators=(",", ":")).encode("utf-8", "surrogatepass"))
     if encoded > limits.MENU_MAX_BYTES:
-        yield Violation(BOUNDS, f"menu encodes to {encoded:,} bytes; limit {limits.MENU_MAX_BYTES:,}")
+        yield Violation("EXT-1.6b-menu-bounds", f"menu encodes to {encoded:,} bytes; limit {limits.MENU_MAX_BYTES:,}")
     total = _count(result["items"])
     if total > limits.MENU_MAX_ITEMS:
-        yield Violation(BOUNDS, f"menu has {total} items across its levels; limit {limits.MENU_MAX_ITEMS}", ("items",))
+        yield Violation(
+            "EXT-1.6b-menu-bounds",
+            f"menu has {total} items across its levels; limit {limits.MENU_MAX_ITEMS}",
+            ("items",),
+        )
     yield from _level_bounds(result["items"], ("items",), 1)
 
 
@@ -116,16 +128,22 @@ def _count(items: list[Any]) -> int:
 
 def _level_bounds(items: list[Any], path: Path, depth: int) -> Iterator[Violation]:
     if depth > limits.MENU_MAX_DEPTH:
-        yield Violation(BOUNDS, f"{name(ROOT, path)} is menu level {depth}; limit {limits.MENU_MAX_DEPTH}", path)
+        yield Violation(
+            "EXT-1.6b-menu-bounds", f"{name(ROOT, path)} is menu level {depth}; limit {limits.MENU_MAX_DEPTH}", path
+        )
         return
     entries = [(index, item) for index, item in enumerate(items) if isinstance(item, dict)]
     ids: list[str] = [item["id"] for _, item in entries if isinstance(item.get("id"), str)]
     for repeated in sorted({i for i in ids if ids.count(i) > 1}):
-        yield Violation(BOUNDS, f"{name(ROOT, path)} repeats item id {excerpt(repeated)} on one level", path)
+        yield Violation(
+            "EXT-1.6b-menu-bounds", f"{name(ROOT, path)} repeats item id {excerpt(repeated)} on one level", path
+        )
     recommended = sum(1 for _, item in entries if item.get("recommended") is True)
     if recommended > limits.MENU_MAX_RECOMMENDED:
         yield Violation(
-            BOUNDS, f"{name(ROOT, path)} has {recommended} recommended items; limit {limits.MENU_MAX_RECOMMENDED}", path
+            "EXT-1.6b-menu-bounds",
+            f"{name(ROOT, path)} has {recommended} recommended items; limit {limits.MENU_MAX_RECOMMENDED}",
+            path,
         )
     for index, item in entries:
         if not isinstance(item.get("items"), list):
@@ -133,7 +151,9 @@ def _level_bounds(items: list[Any], path: Path, depth: int) -> Iterator[Violatio
         where = (*path, index)
         for key in ("arguments", "destructive"):
             if key in item:
-                yield Violation(BOUNDS, f"{name(ROOT, where)} is a submenu carrying {key}", (*where, key))
+                yield Violation(
+                    "EXT-1.6b-menu-bounds", f"{name(ROOT, where)} is a submenu carrying {key}", (*where, key)
+                )
         yield from _level_bounds(item["items"], (*where, "items"), depth + 1)
 
 

@@ -52,11 +52,6 @@ from .members import (
 )
 from .violations import Finding, Violation, rule
 
-NOTIFICATION_SHAPE = "EXT-2.1-notification-shape"
-PROGRESS_NEEDS_FEATURE = "EXT-2.6-progress-needs-feature"
-EVENT_SHAPE = "EXT-2.6-event-shape"
-
-
 # -- shapes shared with the result validators ---------------------------------
 
 
@@ -101,9 +96,9 @@ def array_items_problems(
 # -- §2.1 notification ----------------------------------------------------------
 
 
-@rule(NOTIFICATION_SHAPE)
+@rule("EXT-2.1-notification-shape")
 def notification_shape(params: object) -> Iterator[Violation]:
-    yield from notification_problems(params, NOTIFICATION_SHAPE, "params")
+    yield from notification_problems(params, "EXT-2.1-notification-shape", "params")
 
 
 def check_notification(params: object) -> Iterator[Finding]:
@@ -114,7 +109,7 @@ def check_notification(params: object) -> Iterator[Finding]:
 # -- §2.6 $/progress ------------------------------------------------------------
 
 
-@rule(PROGRESS_NEEDS_FEATURE)
+@rule("EXT-2.6-progress-needs-feature")
 def progress_needs_feature(*, negotiated: Negotiated) -> Iterator[Violation]:
     if negotiated.has("request_progress"):
         return
@@ -122,22 +117,24 @@ def progress_needs_feature(*, negotiated: Negotiated) -> Iterator[Violation]:
         message = "$/progress sent on API 0.1, which has no progress (request_progress cannot be negotiated)"
     else:
         message = "$/progress sent but request_progress was not negotiated"
-    yield Violation(PROGRESS_NEEDS_FEATURE, message)
+    yield Violation("EXT-2.6-progress-needs-feature", message)
 
 
 def _status_event(event: dict[str, object], path: Path) -> Iterator[Violation]:
-    yield from string_member(event, "message", EVENT_SHAPE, "params", path, required=True)
-    yield from number_member(event, "current", EVENT_SHAPE, "params", path)
-    yield from number_member(event, "total", EVENT_SHAPE, "params", path)
-    yield from string_member(event, "unit", EVENT_SHAPE, "params", path, required=False)
+    yield from string_member(event, "message", "EXT-2.6-event-shape", "params", path, required=True)
+    yield from number_member(event, "current", "EXT-2.6-event-shape", "params", path)
+    yield from number_member(event, "total", "EXT-2.6-event-shape", "params", path)
+    yield from string_member(event, "unit", "EXT-2.6-event-shape", "params", path, required=False)
 
 
 def _output_event(event: dict[str, object], path: Path) -> Iterator[Violation]:
-    yield from enum_member(event, "stream", limits.PROGRESS_OUTPUT_STREAMS, EVENT_SHAPE, "params", path, required=True)
     yield from enum_member(
-        event, "encoding", limits.PROGRESS_OUTPUT_ENCODINGS, EVENT_SHAPE, "params", path, required=True
+        event, "stream", limits.PROGRESS_OUTPUT_STREAMS, "EXT-2.6-event-shape", "params", path, required=True
     )
-    problems = list(string_member(event, "data", EVENT_SHAPE, "params", path, required=True))
+    yield from enum_member(
+        event, "encoding", limits.PROGRESS_OUTPUT_ENCODINGS, "EXT-2.6-event-shape", "params", path, required=True
+    )
+    problems = list(string_member(event, "data", "EXT-2.6-event-shape", "params", path, required=True))
     yield from problems
     data = event.get("data")
     if problems or event.get("encoding") != "base64" or not isinstance(data, str):
@@ -147,7 +144,7 @@ def _output_event(event: dict[str, object], path: Path) -> Iterator[Violation]:
     except (UnicodeEncodeError, binascii.Error) as error:
         where = (*path, "data")
         yield Violation(
-            EVENT_SHAPE,
+            "EXT-2.6-event-shape",
             f"{name('params', where)} is not valid base64 ({error}); data starts {excerpt(data)}",
             where,
         )
@@ -156,18 +153,18 @@ def _output_event(event: dict[str, object], path: Path) -> Iterator[Violation]:
 def _decoration_event(event: dict[str, object], path: Path, negotiated: Negotiated) -> Iterator[Violation]:
     if not negotiated.has("progress_decoration"):
         yield Violation(
-            EVENT_SHAPE,
+            "EXT-2.6-event-shape",
             f"{name('params', path)} is a decoration event but progress_decoration was not negotiated",
             (*path, "type"),
         )
-    yield from string_member(event, "label", EVENT_SHAPE, "params", path, required=True)
-    yield from string_member(event, "detail", EVENT_SHAPE, "params", path, required=False)
+    yield from string_member(event, "label", "EXT-2.6-event-shape", "params", path, required=True)
+    yield from string_member(event, "detail", "EXT-2.6-event-shape", "params", path, required=False)
 
 
 def _partial_result_event(event: dict[str, object], path: Path, negotiated: Negotiated) -> Iterator[Violation]:
     if negotiated.api_version != "0.4":
         yield Violation(
-            EVENT_SHAPE,
+            "EXT-2.6-event-shape",
             f"{name('params', (*path, 'type'))} is {limits.PROGRESS_PARTIAL_RESULT!r}, an API 0.4 event "
             f"(§2.25), on API {negotiated.api_version}; expected one of {', '.join(limits.PROGRESS_EVENT_TYPES)}",
             (*path, "type"),
@@ -177,35 +174,35 @@ def _partial_result_event(event: dict[str, object], path: Path, negotiated: Nego
     where = (*path, "result")
     if not isinstance(result, dict):
         shown = "missing" if "result" not in event else kind(result)
-        yield Violation(EVENT_SHAPE, f"{name('params', where)} is {shown}; expected an object", where)
+        yield Violation("EXT-2.6-event-shape", f"{name('params', where)} is {shown}; expected an object", where)
     elif "content" not in result:
-        yield Violation(EVENT_SHAPE, f"{name('params', where)} has no content", where)
+        yield Violation("EXT-2.6-event-shape", f"{name('params', where)} has no content", where)
 
 
-@rule(EVENT_SHAPE)
+@rule("EXT-2.6-event-shape")
 def progress_event_shape(params: object, *, negotiated: Negotiated) -> Iterator[Violation]:
     if not isinstance(params, dict):
-        yield expected_object(params, EVENT_SHAPE, "params")
+        yield expected_object(params, "EXT-2.6-event-shape", "params")
         return
     if "request_id" not in params:
-        yield Violation(EVENT_SHAPE, "params has no request_id; expected an integer or a string")
+        yield Violation("EXT-2.6-event-shape", "params has no request_id; expected an integer or a string")
     else:
         request_id = params["request_id"]
         if not (isinstance(request_id, str) or is_integer(request_id)):
             yield Violation(
-                EVENT_SHAPE,
+                "EXT-2.6-event-shape",
                 f"params.request_id is {kind(request_id)}; expected an integer or a string",
                 ("request_id",),
             )
-    yield from integer_member(params, "sequence", EVENT_SHAPE, "params", required=True, minimum=0)
+    yield from integer_member(params, "sequence", "EXT-2.6-event-shape", "params", required=True, minimum=0)
 
     if "event" not in params:
-        yield Violation(EVENT_SHAPE, "params has no event; expected an object")
+        yield Violation("EXT-2.6-event-shape", "params has no event; expected an object")
         return
     event = params["event"]
     path: Path = ("event",)
     if not isinstance(event, dict):
-        yield expected_object(event, EVENT_SHAPE, "params", path)
+        yield expected_object(event, "EXT-2.6-event-shape", "params", path)
         return
     event_type = event.get("type")
     if event_type == "status":
@@ -222,7 +219,7 @@ def progress_event_shape(params: object, *, negotiated: Negotiated) -> Iterator[
         else:
             shown = excerpt(event_type) if isinstance(event_type, str) else kind(event_type)
         yield Violation(
-            EVENT_SHAPE,
+            "EXT-2.6-event-shape",
             f"params.event.type is {shown}; expected one of {', '.join(limits.PROGRESS_EVENT_TYPES)}",
             (*path, "type"),
         )

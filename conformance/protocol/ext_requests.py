@@ -28,10 +28,6 @@ from .ext_types import Negotiated
 from .members import bool_member, excerpt, expected_object, string_member
 from .violations import Finding, Violation, rule
 
-CONFIRMATION_SHAPE = "EXT-2.2-request-shape"
-INPUT_REQUEST = "EXT-2.7-input-request"
-SECRET_GET = "EXT-2.10-secret-get"
-
 
 @dataclass(frozen=True)
 class ChildContext:
@@ -41,54 +37,56 @@ class ChildContext:
     secret_names: frozenset[str] = frozenset()
 
 
-@rule(CONFIRMATION_SHAPE)
+@rule("EXT-2.2-request-shape")
 def confirmation_shape(params: object) -> Iterator[Violation]:
     """§2.2 on every API version: the parent id is judged by the session."""
     if not isinstance(params, dict):
-        yield expected_object(params, CONFIRMATION_SHAPE, "params")
+        yield expected_object(params, "EXT-2.2-request-shape", "params")
         return
-    yield from string_member(params, "prompt", CONFIRMATION_SHAPE, "params", required=True)
-    yield from string_member(params, "detail", CONFIRMATION_SHAPE, "params", required=False)
-    yield from bool_member(params, "destructive", CONFIRMATION_SHAPE, "params")
-    yield from bool_member(params, "default", CONFIRMATION_SHAPE, "params")
+    yield from string_member(params, "prompt", "EXT-2.2-request-shape", "params", required=True)
+    yield from string_member(params, "detail", "EXT-2.2-request-shape", "params", required=False)
+    yield from bool_member(params, "destructive", "EXT-2.2-request-shape", "params")
+    yield from bool_member(params, "default", "EXT-2.2-request-shape", "params")
 
 
-@rule(INPUT_REQUEST)
+@rule("EXT-2.7-input-request")
 def input_request(params: object) -> Iterator[Violation]:
     if not isinstance(params, dict):
-        yield expected_object(params, INPUT_REQUEST, "params")
+        yield expected_object(params, "EXT-2.7-input-request", "params")
         return
-    problems = list(string_member(params, "prompt", INPUT_REQUEST, "params", required=True))
+    problems = list(string_member(params, "prompt", "EXT-2.7-input-request", "params", required=True))
     yield from problems
-    yield from bool_member(params, "secret", INPUT_REQUEST, "params")
+    yield from bool_member(params, "secret", "EXT-2.7-input-request", "params")
     prompt = params.get("prompt")
     if problems or not isinstance(prompt, str):
         return
     if not prompt or prompt.isspace():
-        yield Violation(INPUT_REQUEST, "params.prompt has no non-whitespace text", ("prompt",))
+        yield Violation("EXT-2.7-input-request", "params.prompt has no non-whitespace text", ("prompt",))
     size = len(prompt.encode("utf-8", "surrogatepass"))
     if size > limits.INPUT_PROMPT_MAX_BYTES:
         yield Violation(
-            INPUT_REQUEST,
+            "EXT-2.7-input-request",
             f"params.prompt is {size:,} UTF-8 bytes; limit {limits.INPUT_PROMPT_MAX_BYTES:,}",
             ("prompt",),
         )
 
 
-@rule(SECRET_GET)
+@rule("EXT-2.10-secret-get")
 def secret_get(params: object, *, context: ChildContext) -> Iterator[Violation]:
     if not context.negotiated.has("secrets"):
-        yield Violation(SECRET_GET, "secret/get sent but the secrets feature was not negotiated")
+        yield Violation("EXT-2.10-secret-get", "secret/get sent but the secrets feature was not negotiated")
     if not isinstance(params, dict):
-        yield expected_object(params, SECRET_GET, "params")
+        yield expected_object(params, "EXT-2.10-secret-get", "params")
         return
-    problems = list(string_member(params, "name", SECRET_GET, "params", required=True))
+    problems = list(string_member(params, "name", "EXT-2.10-secret-get", "params", required=True))
     yield from problems
     name = params.get("name")
     if not problems and isinstance(name, str) and name not in context.secret_names:
         allowed = ", ".join(sorted(context.secret_names)) or "none"
         yield Violation(
-            SECRET_GET, f"params.name {excerpt(name)} is not in the manifest's secrets allowlist ({allowed})", ("name",)
+            "EXT-2.10-secret-get",
+            f"params.name {excerpt(name)} is not in the manifest's secrets allowlist ({allowed})",
+            ("name",),
         )
 
 

@@ -90,36 +90,19 @@ from .members import (
 from .schema_dialects import validators
 from .violations import Finding, Violation, rule
 
-RESULT_0_1 = "EXT-1.2-result-0.1"
-CONTENT_PARTS = "EXT-1.2-content-parts"
-CONTENT_PART_COUNT = "EXT-1.2-content-part-count"
-CONTENT_PART_SHAPE = "EXT-1.2-content-part-shape"
-MEDIA_NEEDS_ARTIFACT = "EXT-1.2-media-needs-artifact"
-IS_ERROR_BOOL = "EXT-1.2-is-error-bool"
-STRUCTURED_REQUIRED = "EXT-1.2-structured-required"
-STRUCTURED_FORBIDDEN = "EXT-1.2-structured-forbidden"
-STRUCTURED_VALID = "EXT-1.2-structured-valid"
-STRUCTURED_BOUNDS = "EXT-1.2-structured-content-bounds"
-METADATA_BOUNDS = "EXT-1.2-metadata-bounds"
-COMMAND_RESULT = "EXT-1.3-command-result"
-HOOK_RESULT = "EXT-1.4-hook-result"
-CONTEXT_RESULT = "EXT-1.5-context-result"
-STATUS_RESULT = "EXT-1.6-status-result"
-RENDER_RESULT = "EXT-1.7-render-result"
-
 ROOT = "result"
 
 
 # -- §1.2 tool/call, API 0.1 ----------------------------------------------------
 
 
-@rule(RESULT_0_1)
+@rule("EXT-1.2-result-0.1")
 def result_0_1(result: object) -> Iterator[Violation]:
     if not isinstance(result, dict):
-        yield expected_object(result, RESULT_0_1, ROOT)
+        yield expected_object(result, "EXT-1.2-result-0.1", ROOT)
         return
-    yield from string_member(result, "content", RESULT_0_1, ROOT, required=True)
-    yield from bool_member(result, "is_error", RESULT_0_1, ROOT)
+    yield from string_member(result, "content", "EXT-1.2-result-0.1", ROOT, required=True)
+    yield from bool_member(result, "is_error", "EXT-1.2-result-0.1", ROOT)
 
 
 # -- §1.2 tool/call, API 0.2 / 0.4 ------------------------------------------------
@@ -129,33 +112,33 @@ def _part_type(part: object) -> object:
     return part.get("type") if isinstance(part, dict) else None
 
 
-@rule(CONTENT_PARTS)
+@rule("EXT-1.2-content-parts")
 def content_parts(result: object) -> Iterator[Violation]:
     if not isinstance(result, dict):
-        yield expected_object(result, CONTENT_PARTS, ROOT)
+        yield expected_object(result, "EXT-1.2-content-parts", ROOT)
         return
     expected = "expected a non-empty array of content parts"
     if "content" not in result:
-        yield Violation(CONTENT_PARTS, f"result has no content; {expected}")
+        yield Violation("EXT-1.2-content-parts", f"result has no content; {expected}")
         return
     content = result["content"]
     if not isinstance(content, list):
-        yield Violation(CONTENT_PARTS, f"result.content is {kind(content)}; {expected}", ("content",))
+        yield Violation("EXT-1.2-content-parts", f"result.content is {kind(content)}; {expected}", ("content",))
     elif not content:
-        yield Violation(CONTENT_PARTS, f"result.content is an empty array; {expected}", ("content",))
+        yield Violation("EXT-1.2-content-parts", f"result.content is an empty array; {expected}", ("content",))
     elif not any(_part_type(part) == "text" for part in content):
         yield Violation(
-            CONTENT_PARTS,
+            "EXT-1.2-content-parts",
             f"result.content has {len(content):,} parts and none of type 'text'; at least one text part is required",
             ("content",),
         )
 
 
-@rule(CONTENT_PART_COUNT)
+@rule("EXT-1.2-content-part-count")
 def content_part_count(content: list[Any]) -> Iterator[Violation]:
     if len(content) > limits.MAX_CONTENT_PARTS:
         yield Violation(
-            CONTENT_PART_COUNT,
+            "EXT-1.2-content-part-count",
             f"content has {len(content):,} parts; limit {limits.MAX_CONTENT_PARTS:,}",
             ("content",),
         )
@@ -163,33 +146,37 @@ def content_part_count(content: list[Any]) -> Iterator[Violation]:
 
 def _part_problems(part: object, path: Path) -> Iterator[Violation]:
     if not isinstance(part, dict):
-        yield expected_object(part, CONTENT_PART_SHAPE, ROOT, path)
+        yield expected_object(part, "EXT-1.2-content-part-shape", ROOT, path)
         return
     part_type = part.get("type")
     if part_type == "text":
-        yield from string_member(part, "text", CONTENT_PART_SHAPE, ROOT, path, required=True)
+        yield from string_member(part, "text", "EXT-1.2-content-part-shape", ROOT, path, required=True)
     elif part_type in limits.MEDIA_PART_TYPES:
-        yield from string_member(part, "artifact_id", CONTENT_PART_SHAPE, ROOT, path, required=True)
-        yield from string_member(part, "mime_type", CONTENT_PART_SHAPE, ROOT, path, required=True)
+        yield from string_member(part, "artifact_id", "EXT-1.2-content-part-shape", ROOT, path, required=True)
+        yield from string_member(part, "mime_type", "EXT-1.2-content-part-shape", ROOT, path, required=True)
         optional = "alt" if part_type == "image" else "transcript"
-        yield from string_member(part, optional, CONTENT_PART_SHAPE, ROOT, path, required=False)
+        yield from string_member(part, optional, "EXT-1.2-content-part-shape", ROOT, path, required=False)
     else:
         listing = ", ".join(limits.CONTENT_PART_TYPES)
         if "type" not in part:
-            yield Violation(CONTENT_PART_SHAPE, f"{name(ROOT, path)} has no type; expected one of {listing}", path)
+            yield Violation(
+                "EXT-1.2-content-part-shape", f"{name(ROOT, path)} has no type; expected one of {listing}", path
+            )
         else:
             shown = excerpt(part_type) if isinstance(part_type, str) else kind(part_type)
             where = (*path, "type")
-            yield Violation(CONTENT_PART_SHAPE, f"{name(ROOT, where)} is {shown}; expected one of {listing}", where)
+            yield Violation(
+                "EXT-1.2-content-part-shape", f"{name(ROOT, where)} is {shown}; expected one of {listing}", where
+            )
 
 
-@rule(CONTENT_PART_SHAPE)
+@rule("EXT-1.2-content-part-shape")
 def content_part_shape(content: list[Any]) -> Iterator[Violation]:
     for index, part in enumerate(content):
         yield from _part_problems(part, ("content", index))
 
 
-@rule(MEDIA_NEEDS_ARTIFACT)
+@rule("EXT-1.2-media-needs-artifact")
 def media_needs_artifact(content: list[Any], *, negotiated: Negotiated) -> Iterator[Violation]:
     has_artifacts = negotiated.has("artifacts")
     for index, part in enumerate(content):
@@ -199,51 +186,51 @@ def media_needs_artifact(content: list[Any], *, negotiated: Negotiated) -> Itera
         path: Path = ("content", index)
         label = f"{name(ROOT, path)} is an {part_type} part"
         if not has_artifacts:
-            yield Violation(MEDIA_NEEDS_ARTIFACT, f"{label}, but artifacts not negotiated", path)
+            yield Violation("EXT-1.2-media-needs-artifact", f"{label}, but artifacts not negotiated", path)
             continue
         assert isinstance(part, dict)
         artifact_id = part.get("artifact_id")
         shown = excerpt(artifact_id) if isinstance(artifact_id, str) else kind(artifact_id)
         yield Violation(
-            MEDIA_NEEDS_ARTIFACT,
+            "EXT-1.2-media-needs-artifact",
             f"{label}: artifact id {shown} was never issued by the host",
             (*path, "artifact_id"),
         )
 
 
-@rule(IS_ERROR_BOOL)
+@rule("EXT-1.2-is-error-bool")
 def is_error_bool(result: dict[str, Any]) -> Iterator[Violation]:
-    yield from bool_member(result, "is_error", IS_ERROR_BOOL, ROOT)
+    yield from bool_member(result, "is_error", "EXT-1.2-is-error-bool", ROOT)
 
 
 def _is_error_result(result: dict[str, Any]) -> bool:
     return result.get("is_error") is True
 
 
-@rule(STRUCTURED_REQUIRED)
+@rule("EXT-1.2-structured-required")
 def structured_required(result: dict[str, Any], *, tool: ToolInfo) -> Iterator[Violation]:
     # Error results are exempt; see the module docstring.
     if _is_error_result(result) or present(result, "structured_content"):
         return
     shown = "null" if "structured_content" in result else "absent"
     yield Violation(
-        STRUCTURED_REQUIRED,
+        "EXT-1.2-structured-required",
         f"result.structured_content is {shown}, but tool {excerpt(tool.name)} declares an output_schema",
     )
 
 
-@rule(STRUCTURED_FORBIDDEN)
+@rule("EXT-1.2-structured-forbidden")
 def structured_forbidden(result: dict[str, Any], *, tool: ToolInfo) -> Iterator[Violation]:
     if present(result, "structured_content"):
         yield Violation(
-            STRUCTURED_FORBIDDEN,
+            "EXT-1.2-structured-forbidden",
             f"result.structured_content is {kind(result['structured_content'])}, "
             f"but tool {excerpt(tool.name)} declares no output_schema",
             ("structured_content",),
         )
 
 
-@rule(STRUCTURED_VALID)
+@rule("EXT-1.2-structured-valid")
 def structured_valid(
     result: dict[str, Any], *, tool: ToolInfo, drafts: tuple[jsonschema.protocols.Validator, ...]
 ) -> Iterator[Violation]:
@@ -267,7 +254,7 @@ def structured_valid(
         path: Path = ("structured_content", *error.absolute_path)
         keyword = "/".join(str(step) for step in error.absolute_schema_path)
         yield Violation(
-            STRUCTURED_VALID,
+            "EXT-1.2-structured-valid",
             f"{name(ROOT, path)} does not match the output_schema of tool {excerpt(tool.name)} "
             f"at {keyword or 'the root'}: {clip(error.message)}",
             path,
@@ -294,20 +281,23 @@ def _json_bounds(value: object, field: str, max_bytes: int, requirement: str) ->
         yield Violation(requirement, f"{field} has {nodes:,} nodes; limit {limits.MAX_JSON_NODES:,}", path)
 
 
-@rule(STRUCTURED_BOUNDS)
+@rule("EXT-1.2-structured-content-bounds")
 def structured_content_bounds(structured_content: object) -> Iterator[Violation]:
     yield from _json_bounds(
-        structured_content, "structured_content", limits.MAX_STRUCTURED_CONTENT_BYTES, STRUCTURED_BOUNDS
+        structured_content,
+        "structured_content",
+        limits.MAX_STRUCTURED_CONTENT_BYTES,
+        "EXT-1.2-structured-content-bounds",
     )
 
 
-@rule(METADATA_BOUNDS)
+@rule("EXT-1.2-metadata-bounds")
 def metadata_bounds(metadata: object) -> Iterator[Violation]:
-    yield from _json_bounds(metadata, "metadata", limits.MAX_METADATA_BYTES, METADATA_BOUNDS)
+    yield from _json_bounds(metadata, "metadata", limits.MAX_METADATA_BYTES, "EXT-1.2-metadata-bounds")
     for key_path, key, size in oversized_keys(metadata, limits.MAX_METADATA_KEY_BYTES):
         path: Path = ("metadata", *key_path)
         yield Violation(
-            METADATA_BOUNDS,
+            "EXT-1.2-metadata-bounds",
             f"metadata key {excerpt(key)} at {name(ROOT, path[:-1])} is {size:,} bytes in UTF-8; "
             f"limit {limits.MAX_METADATA_KEY_BYTES:,}",
             path,
@@ -349,14 +339,14 @@ def check_tool_result(result: object, *, negotiated: Negotiated, tool: ToolInfo 
 # -- §1.3 command/execute -------------------------------------------------------
 
 
-@rule(COMMAND_RESULT)
+@rule("EXT-1.3-command-result")
 def command_result(result: object) -> Iterator[Violation]:
     if not isinstance(result, dict):
-        yield expected_object(result, COMMAND_RESULT, ROOT)
+        yield expected_object(result, "EXT-1.3-command-result", ROOT)
         return
-    yield from string_member(result, "text", COMMAND_RESULT, ROOT, required=False)
-    yield from array_items_problems(result, "notifications", COMMAND_RESULT, ROOT, notification_problems)
-    yield from array_items_problems(result, "context", COMMAND_RESULT, ROOT, contribution_problems)
+    yield from string_member(result, "text", "EXT-1.3-command-result", ROOT, required=False)
+    yield from array_items_problems(result, "notifications", "EXT-1.3-command-result", ROOT, notification_problems)
+    yield from array_items_problems(result, "context", "EXT-1.3-command-result", ROOT, contribution_problems)
 
 
 def check_command_result(result: object) -> Iterator[Finding]:
@@ -367,23 +357,25 @@ def check_command_result(result: object) -> Iterator[Finding]:
 # -- §1.4 hook/run ----------------------------------------------------------------
 
 
-@rule(HOOK_RESULT)
+@rule("EXT-1.4-hook-result")
 def hook_result(result: object) -> Iterator[Violation]:
     if not isinstance(result, dict):
-        yield expected_object(result, HOOK_RESULT, ROOT)
+        yield expected_object(result, "EXT-1.4-hook-result", ROOT)
         return
     if present(result, "disposition"):
         disposition = result["disposition"]
         path: Path = ("disposition",)
         if not isinstance(disposition, dict):
-            yield expected_object(disposition, HOOK_RESULT, ROOT, path)
+            yield expected_object(disposition, "EXT-1.4-hook-result", ROOT, path)
         else:
-            yield from enum_member(disposition, "action", limits.HOOK_ACTIONS, HOOK_RESULT, ROOT, path, required=True)
+            yield from enum_member(
+                disposition, "action", limits.HOOK_ACTIONS, "EXT-1.4-hook-result", ROOT, path, required=True
+            )
             # §1.4 writes a denial with its reason; a continue carries none.
             denies = disposition.get("action") == "deny"
-            yield from string_member(disposition, "reason", HOOK_RESULT, ROOT, path, required=denies)
-    yield from array_items_problems(result, "context", HOOK_RESULT, ROOT, contribution_problems)
-    yield from array_items_problems(result, "notifications", HOOK_RESULT, ROOT, notification_problems)
+            yield from string_member(disposition, "reason", "EXT-1.4-hook-result", ROOT, path, required=denies)
+    yield from array_items_problems(result, "context", "EXT-1.4-hook-result", ROOT, contribution_problems)
+    yield from array_items_problems(result, "notifications", "EXT-1.4-hook-result", ROOT, notification_problems)
 
 
 def check_hook_result(result: object) -> Iterator[Finding]:
@@ -394,13 +386,15 @@ def check_hook_result(result: object) -> Iterator[Finding]:
 # -- §1.5 context/collect ------------------------------------------------------
 
 
-@rule(CONTEXT_RESULT)
+@rule("EXT-1.5-context-result")
 def context_result(result: object) -> Iterator[Violation]:
     if not isinstance(result, list):
-        yield Violation(CONTEXT_RESULT, f"result is {kind(result)}; expected an array of context contributions")
+        yield Violation(
+            "EXT-1.5-context-result", f"result is {kind(result)}; expected an array of context contributions"
+        )
         return
     for index, item in enumerate(result):
-        yield from contribution_problems(item, CONTEXT_RESULT, ROOT, (index,))
+        yield from contribution_problems(item, "EXT-1.5-context-result", ROOT, (index,))
 
 
 def check_context_result(result: object) -> Iterator[Finding]:
@@ -411,17 +405,19 @@ def check_context_result(result: object) -> Iterator[Finding]:
 # -- §1.6 status/collect --------------------------------------------------------
 
 
-@rule(STATUS_RESULT)
+@rule("EXT-1.6-status-result")
 def status_result(result: object) -> Iterator[Violation]:
     if result is None:  # "contribute nothing"
         return
     if not isinstance(result, dict):
-        yield Violation(STATUS_RESULT, f"result is {kind(result)}; expected null or a status contribution object")
+        yield Violation(
+            "EXT-1.6-status-result", f"result is {kind(result)}; expected null or a status contribution object"
+        )
         return
-    yield from enum_member(result, "surface", limits.STATUS_SURFACES, STATUS_RESULT, ROOT, required=True)
-    yield from string_member(result, "text", STATUS_RESULT, ROOT, required=True)
-    yield from nullable_string_member(result, "style_role", STATUS_RESULT, ROOT)
-    yield from integer_member(result, "priority", STATUS_RESULT, ROOT, required=False)
+    yield from enum_member(result, "surface", limits.STATUS_SURFACES, "EXT-1.6-status-result", ROOT, required=True)
+    yield from string_member(result, "text", "EXT-1.6-status-result", ROOT, required=True)
+    yield from nullable_string_member(result, "style_role", "EXT-1.6-status-result", ROOT)
+    yield from integer_member(result, "priority", "EXT-1.6-status-result", ROOT, required=False)
 
 
 def check_status_result(result: object) -> Iterator[Finding]:
@@ -432,25 +428,27 @@ def check_status_result(result: object) -> Iterator[Finding]:
 # -- §1.7 tool/render -------------------------------------------------------------
 
 
-@rule(RENDER_RESULT)
+@rule("EXT-1.7-render-result")
 def render_result(result: object) -> Iterator[Violation]:
     if not isinstance(result, dict):
-        yield expected_object(result, RENDER_RESULT, ROOT)
+        yield expected_object(result, "EXT-1.7-render-result", ROOT)
         return
     if "segments" not in result:
-        yield Violation(RENDER_RESULT, "result has no segments; expected an array")
+        yield Violation("EXT-1.7-render-result", "result has no segments; expected an array")
         return
     segments = result["segments"]
     if not isinstance(segments, list):
-        yield Violation(RENDER_RESULT, f"result.segments is {kind(segments)}; expected an array", ("segments",))
+        yield Violation(
+            "EXT-1.7-render-result", f"result.segments is {kind(segments)}; expected an array", ("segments",)
+        )
         return
     for index, segment in enumerate(segments):
         path: Path = ("segments", index)
         if not isinstance(segment, dict):
-            yield expected_object(segment, RENDER_RESULT, ROOT, path)
+            yield expected_object(segment, "EXT-1.7-render-result", ROOT, path)
             continue
-        yield from string_member(segment, "text", RENDER_RESULT, ROOT, path, required=True)
-        yield from nullable_string_member(segment, "style_role", RENDER_RESULT, ROOT, path)
+        yield from string_member(segment, "text", "EXT-1.7-render-result", ROOT, path, required=True)
+        yield from nullable_string_member(segment, "style_role", "EXT-1.7-render-result", ROOT, path)
 
 
 def check_render_result(result: object) -> Iterator[Finding]:

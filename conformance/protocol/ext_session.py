@@ -25,10 +25,12 @@ violation named by the table):
 from __future__ import annotations
 
 import enum
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from . import limits
+from .ext_answers import ERROR_ANSWERS, INTENT_ANSWERS, cancelled_answer, shutdown_acknowledged
 from .ext_contributions import (
     SnapshotContext,
     check_presentation,
@@ -50,9 +52,6 @@ from .ext_results import (
 )
 from .ext_types import ManifestInfo, Negotiated, Offer, ToolInfo
 from .jsonrpc import (
-    INVALID_PARAMS,
-    METHOD_NOT_FOUND,
-    REQUEST_CANCELLED,
     Decoded,
     ErrorResponse,
     JsonRpcId,
@@ -326,8 +325,11 @@ class HostSession:
         if not first:
             return findings
         req.response = msg
+        intent_rule = INTENT_ANSWERS.get(req.intent) if req.intent is not None else None
+        if intent_rule is not None:
+            findings.extend(intent_rule(req.method, msg))
         if isinstance(msg, ErrorResponse):
-            findings.extend(self._error_code_rules(req, msg, was_cancelled))
+            findings.extend(self._error_rules(req, msg, was_cancelled))
         else:
             findings.extend(self._result_rules(req, msg.result))
         return findings
@@ -359,99 +361,31 @@ class HostSession:
             Violation("JSONRPC-5-id-echo", f"response id {msg.id!r} matches no request the host sent"),
         ]
 
-    def _error_code_rules(self, req: HostRequest, msg: ErrorResponse, was_cancelled: bool) -> list[Finding]:
+    def _error_rules(self, req: HostRequest, msg: ErrorResponse, was_cancelled: bool) -> list[Finding]:
         """``was_cancelled``: the extension had provably read the call's
         cancellation before answering. An error written before it could
         have read it wins the race like a result does (§1.9), whatever its
         code, so only the provable case is held to -32800."""
         out: list[Finding] = []
         if was_cancelled and req.intent is None:
-            out.append(Exercise("EXT-1.9-cancel-reply-code"))
-            if msg.code != REQUEST_CANCELLED:
-                out.append(
-                    Violation(
-                        "EXT-1.9-cancel-reply-code",
-                        f"cancelled {req.method} {req.id!r} answered with error code {msg.code!r}; "
-                        f"expected {REQUEST_CANCELLED} (or a normal result)",
-                        ("error", "code"),
-                    )
-                )
-        if req.intent == "unknown-method":
-            out.append(Exercise("EXT-3-unknown-method-code"))
-            if msg.code != METHOD_NOT_FOUND:
-                out.append(
-                    Violation(
-                        "EXT-3-unknown-method-code",
-                        f"unknown method {req.method!r} answered with code {msg.code!r}; expected {METHOD_NOT_FOUND}",
-                        ("error", "code"),
-                    )
-                )
-        if req.intent == "invalid-params":
-            out.append(Exercise("EXT-3-invalid-params-code"))
-            if msg.code != INVALID_PARAMS:
-                out.append(
-                    Violation(
-                        "EXT-3-invalid-params-code",
-                        f"{req.method} with invalid params answered with code {msg.code!r}; expected {INVALID_PARAMS}",
-                        ("error", "code"),
-                    )
-                )
-        if req.method == "shutdown":
-            # §1.8: the extension acknowledges shutdown; a refusal is not one.
-            out.append(Exercise("EXT-1.8-shutdown-ack"))
-            out.append(
-                Violation(
-                    "EXT-1.8-shutdown-ack",
-                    f"shutdown was answered with error {msg.code!r} instead of an acknowledgement",
-                    ("error",),
-                )
-            )
-        if req.method == "initialize":
-            out.append(Exercise("EXT-1.1-result-shape"))
-            out.append(
-                Violation(
-                    "EXT-1.1-result-shape",
-                    f"initialize was refused with error {msg.code!r}: {str(msg.message)[:200]!r}",
-                    ("error",),
-                )
-            )
+            out.extend(cancelled_answer(req.method, req.id, msg))
+        judge = ERROR_ANSWERS.get(req.method)
+        if judge is not None:
+            out.extend(judge(msg))
         return out
 
     def _result_rules(self, req: HostRequest, result: Any) -> list[Finding]:
-        out: list[Finding] = []
-        if req.intent == "unknown-method":
-            out.append(Exercise("EXT-3-unknown-method-code"))
-            out.append(
-                Violation(
-                    "EXT-3-unknown-method-code",
-                    f"unknown method {req.method!r} answered with a result; expected error {METHOD_NOT_FOUND}",
-                )
-            )
-            return out
-        method, params = req.method, req.params if isinstance(req.params, dict) else {}
-        if method == "initialize":
-            out.extend(self._on_initialized(result))
-        elif method == "tool/call" and req.intent is None and self.negotiated is not None:
-            name = params.get("name")
-            tool = self.tools.get(name) if isinstance(name, str) else None
-            out.extend(check_tool_result(result, negotiated=self.negotiated, tool=tool))
-        elif method == "command/execute" and req.intent is None:
-            out.extend(check_command_result(result))
-        elif method == "hook/run" and req.intent is None:
-            out.extend(check_hook_result(result))
-        elif method == "context/collect":
-            out.extend(check_context_result(result))
-        elif method == "status/collect":
-            out.extend(check_status_result(result))
-        elif method == "tool/render":
-            out.extend(check_render_result(result))
-        elif method == "menu/collect":
-            out.extend(check_menu_result(result, commands=self._declared_commands()))
-        elif method == "shutdown":
-            out.append(Exercise("EXT-1.8-shutdown-ack"))
-            if not isinstance(result, dict):
-                out.append(Violation("EXT-1.8-shutdown-ack", f"shutdown result must be an object; got {result!r:.40}"))
-        return [f.at("result") if isinstance(f, Violation) else f for f in out]
+        row = RESULT_CHECKS.get(req.method)
+        if row is None or (row.valid_calls_only and req.intent is not None):
+            return []
+        return [f.at("result") if isinstance(f, Violation) else f for f in row.check(self, req, result)]
+
+    def _tool_result(self, req: HostRequest, result: Any) -> Iterable[Finding]:
+        if self.negotiated is None:
+            return ()
+        name = req.params.get("name") if isinstance(req.params, dict) else None
+        tool = self.tools.get(name) if isinstance(name, str) else None
+        return check_tool_result(result, negotiated=self.negotiated, tool=tool)
 
     def _on_initialized(self, result: Any) -> list[Finding]:
         out: list[Finding] = list(check_initialize_result(result, offer=self.offer, manifest=self.manifest))
@@ -461,13 +395,19 @@ class HostSession:
         out.append(Exercise("EXT-0-messages-after-initialize"))
         # Every shortcut/register of the initialize scope has been judged by
         # now; any later one is judged as it comes (and breaks the rule).
-        out.append(Exercise(SHORTCUT_RULE))
+        out.append(Exercise("EXT-2.20-shortcut-register"))
         self.advance(LifecycleInput.INITIALIZED)
         return out
 
     # requests from the extension ---------------------------------------------
     def _on_child_request(self, msg: Request) -> list[Finding]:
-        out: list[Finding] = [Exercise(r) for r in _CHILD_ID_RULES]
+        out: list[Finding] = [
+            Exercise("EXT-2-child-id-type"),
+            Exercise("EXT-2-child-id-unique"),
+            Exercise("EXT-2-child-id-no-reuse"),
+            Exercise("EXT-2-child-max-outstanding"),
+            Exercise("EXT-2-child-max-ids"),
+        ]
         cid, key = msg.id, _key(msg.id)
         if not _legal_child_id(cid):
             out.append(
@@ -560,7 +500,7 @@ class HostSession:
     def _shortcut_register(self, params: Any, *, as_request: bool) -> list[Finding]:
         """A request, only while initialize is unanswered, parented on the
         initialize request, and only when the host offered ``shortcuts``."""
-        out: list[Finding] = [Exercise(SHORTCUT_RULE)]
+        out: list[Finding] = [Exercise("EXT-2.20-shortcut-register")]
         problems: list[tuple[str, tuple[str | int, ...]]] = []
         if not as_request:
             problems.append(("shortcut/register was sent as a notification; §2.20 makes it a request", ()))
@@ -575,7 +515,7 @@ class HostSession:
             where: tuple[str | int, ...] = ("params", "parent_request_id")
             expected = f"expected the initialize id {init.id!r}"
             problems.append((f"shortcut/register parent_request_id is {got}; {expected}", where))
-        out.extend(Violation(SHORTCUT_RULE, message, path) for message, path in problems)
+        out.extend(Violation("EXT-2.20-shortcut-register", message, path) for message, path in problems)
         return out
 
     def _open_initialize(self) -> HostRequest | None:
@@ -597,20 +537,18 @@ class HostSession:
         sent as a request is judged too, and flagged). Params that are not
         structured are the envelope's fault (JSONRPC-4-params-structured)
         and are not judged again here."""
-        if params is not None and not isinstance(params, dict | list):
+        judge = CONTRIBUTION_CHECKS.get(method)
+        if judge is None or (params is not None and not isinstance(params, dict | list)):
             return []
-        if method == "context/contribution":
-            found = list(context_contribution(params, as_request=as_request))
-        elif method == "status/contribution":
-            found = list(status_contribution(params, as_request=as_request))
-        elif method == "presentation/update":
-            found = list(check_presentation(params, as_request=as_request, context=self._snapshot_context()))
-            revision = revision_of(params)
-            if revision is not None:
-                self.last_revision = revision if self.last_revision is None else max(revision, self.last_revision)
-        else:
-            return []
+        found = judge(self, params, as_request)
         return [f.at("params") if isinstance(f, Violation) and f.path[:1] != ("params",) else f for f in found]
+
+    def _presentation(self, params: Any, as_request: bool) -> list[Finding]:
+        found = list(check_presentation(params, as_request=as_request, context=self._snapshot_context()))
+        revision = revision_of(params)
+        if revision is not None:
+            self.last_revision = revision if self.last_revision is None else max(revision, self.last_revision)
+        return found
 
     def _declared_commands(self) -> frozenset[str]:
         """Commands an action may route to: the manifest's, plus those the
@@ -674,15 +612,39 @@ class HostSession:
         return out
 
 
-SHORTCUT_RULE = "EXT-2.20-shortcut-register"
+@dataclass(frozen=True)
+class ResultRow:
+    """How the result of one host method is judged. ``valid_calls_only``:
+    not for a call the host sent with a deliberate fault (its intent)."""
 
-_CHILD_ID_RULES = (
-    "EXT-2-child-id-type",
-    "EXT-2-child-id-unique",
-    "EXT-2-child-id-no-reuse",
-    "EXT-2-child-max-outstanding",
-    "EXT-2-child-max-ids",
-)
+    check: Callable[[HostSession, HostRequest, Any], Iterable[Finding]]
+    valid_calls_only: bool = False
+
+
+# method -> how its result is judged (§1.1-§1.8); adding a method is one row.
+# A method without a row (an unknown one, for instance) has no result rules.
+RESULT_CHECKS: Mapping[str, ResultRow] = {
+    "initialize": ResultRow(lambda session, req, result: session._on_initialized(result)),
+    "tool/call": ResultRow(HostSession._tool_result, valid_calls_only=True),
+    "command/execute": ResultRow(lambda session, req, result: check_command_result(result), valid_calls_only=True),
+    "hook/run": ResultRow(lambda session, req, result: check_hook_result(result), valid_calls_only=True),
+    "context/collect": ResultRow(lambda session, req, result: check_context_result(result)),
+    "status/collect": ResultRow(lambda session, req, result: check_status_result(result)),
+    "tool/render": ResultRow(lambda session, req, result: check_render_result(result)),
+    "menu/collect": ResultRow(
+        lambda session, req, result: check_menu_result(result, commands=session._declared_commands())
+    ),
+    "shutdown": ResultRow(lambda session, req, result: shutdown_acknowledged(result)),
+}
+
+
+# method -> how a pushed contribution is judged (§2.3-§2.5; the flag: it came
+# as a request); adding a contribution kind is one row.
+CONTRIBUTION_CHECKS: Mapping[str, Callable[[HostSession, Any, bool], Iterable[Finding]]] = {
+    "context/contribution": lambda session, params, as_request: context_contribution(params, as_request=as_request),
+    "status/contribution": lambda session, params, as_request: status_contribution(params, as_request=as_request),
+    "presentation/update": HostSession._presentation,
+}
 
 
 def _command_names(result: Any) -> frozenset[str]:

@@ -237,3 +237,28 @@ def encode_frame(payload: bytes, *, max_frame_bytes: int | None = None) -> bytes
     if b"\n" in payload:
         raise ValueError("a frame payload must not contain a raw LF byte")
     return payload + b"\n"
+
+
+# -- building frames of an exact size (oversized strategies, padded traces) --
+
+
+def utf8_fill(size: int, filler: str = "x") -> str:
+    """Exactly ``size`` UTF-8 bytes: ``filler`` repeated, topped up with ASCII
+    ``x`` when its width does not divide ``size``."""
+    if size < 0:
+        raise ValueError(f"size must be >= 0; got {size}")
+    width = len(filler.encode("utf-8"))
+    return filler * (size // width) + "x" * (size % width)
+
+
+def pad_frame(frame: bytes, size: int, *, member: str = "pad", filler: str = "x") -> bytes:
+    """Fill the first empty ``"<member>":""`` string so the payload is exactly
+    ``size`` bytes (:func:`utf8_fill`; ``filler`` must be a character JSON
+    strings carry unescaped)."""
+    payload = frame[:-1] if frame.endswith(b"\n") else frame
+    marker = b'"' + member.encode("utf-8") + b'":""'
+    grow = size - len(payload)
+    if marker not in payload or grow < 0:
+        raise ValueError(f"cannot pad a {len(payload)}-byte frame to {size} bytes")
+    fill = utf8_fill(grow, filler).encode("utf-8")
+    return payload.replace(marker, marker[:-1] + fill + b'"', 1) + b"\n"

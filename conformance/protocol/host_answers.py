@@ -23,17 +23,6 @@ from .jsonrpc import ErrorResponse, Response
 from .members import excerpt
 from .violations import Exercise, Finding, Violation, rule
 
-MISSING_PARENT = "EXT-2-host-refuses-missing-parent"
-INACTIVE_PARENT = "EXT-2-host-refuses-inactive-parent"
-NOT_A_PARENT = "EXT-1.2-host-owner-not-authority"
-BAD_ID = "EXT-2-host-refuses-bad-child-id"
-REUSED_ID = "EXT-2-host-refuses-reused-child-id"
-OVER_OUTSTANDING = "EXT-2-host-refuses-over-outstanding"
-OVER_ID_BUDGET = "EXT-2-host-refuses-over-id-budget"
-OWNER_PRECEDENCE = "EXT-2-host-wave1-owner-precedence"
-CONFIRMATION_ANSWER = "EXT-2.2-host-answer-shape"
-WAVE1_REFUSAL = "EXT-3-host-wave1-refusal-format"
-
 NOT_FOREGROUND_OWNER = -32002  # §2: the Wave-1 owner refusal
 # §2: requests that act inside one host operation and name it as parent.
 OPERATION_SCOPED = frozenset(
@@ -59,6 +48,15 @@ WAVE1_REQUESTS = frozenset(
 PARENT_METHODS = frozenset({"tool/call", "command/execute"})
 NOT_PARENT_HOOKS = frozenset({"before_prompt", "after_response"})
 _TOKEN = re.compile(r"[A-Za-z_][A-Za-z0-9_./-]*")
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """A §2 rule that obliges the host to refuse a child request, with why
+    (the clause an admitting answer's violation message ends with)."""
+
+    requirement: str
+    why: str
 
 
 @dataclass(frozen=True)
@@ -96,94 +94,118 @@ def child_refusals(
     reused: bool,
     outstanding: int,
     distinct: int,
-) -> tuple[str, ...]:
+) -> tuple[Refusal, ...]:
     """The rules that oblige the host to refuse this child request.
 
     ``outstanding`` counts this request with the ones already outstanding;
     ``distinct`` counts this id with the ones already used. ``parent`` is
     None when parent_request_id names no host request of this generation.
     """
-    out: list[str] = []
+    out: list[Refusal] = []
     if not child_id_legal(cid):
-        out.append(BAD_ID)
+        out.append(
+            Refusal(
+                "EXT-2-host-refuses-bad-child-id",
+                "its id is neither an unsigned 64-bit integer nor a string of at most 256 UTF-8 bytes",
+            )
+        )
     if reused:
-        out.append(REUSED_ID)
+        out.append(Refusal("EXT-2-host-refuses-reused-child-id", "its id was already used in this generation"))
     if outstanding > limits.MAX_OUTSTANDING_CHILDREN:
-        out.append(OVER_OUTSTANDING)
+        out.append(
+            Refusal(
+                "EXT-2-host-refuses-over-outstanding",
+                f"it is over the {limits.MAX_OUTSTANDING_CHILDREN} outstanding child requests",
+            )
+        )
     if distinct > limits.MAX_CHILD_IDS_PER_GENERATION:
-        out.append(OVER_ID_BUDGET)
+        out.append(
+            Refusal(
+                "EXT-2-host-refuses-over-id-budget",
+                f"it is over the {limits.MAX_CHILD_IDS_PER_GENERATION:,} distinct child ids",
+            )
+        )
     args = params if isinstance(params, dict) else {}
     if api_version != "0.1" and is_operation_scoped(method):
         out.extend(_parent_refusals(args, parent))
     if api_version != "0.1" and method in WAVE1_REQUESTS and parent is not None and parent.settled:
         if "resource_owner" not in args:
-            out.append(OWNER_PRECEDENCE)
+            out.append(
+                Refusal("EXT-2-host-wave1-owner-precedence", "its parent settled and it names no resource_owner")
+            )
     return tuple(out)
 
 
-def _parent_refusals(params: Mapping[str, Any], parent: ParentInfo | None) -> list[str]:
+def _parent_refusals(params: Mapping[str, Any], parent: ParentInfo | None) -> list[Refusal]:
     value = params.get("parent_request_id")
     if isinstance(value, bool) or not isinstance(value, int):
-        return [MISSING_PARENT]
+        return [Refusal("EXT-2-host-refuses-missing-parent", "it carries no numeric parent_request_id")]
     if parent is None or parent.settled:
-        return [INACTIVE_PARENT]
+        return [Refusal("EXT-2-host-refuses-inactive-parent", "its parent_request_id names no active host request")]
     if parent.cancelled:
         return []  # undecided: the host may still count a cancelled parent as live
     if parent.method in PARENT_METHODS:
         return []
     if parent.method == "context/collect" or (parent.method == "hook/run" and parent.hook in NOT_PARENT_HOOKS):
-        return [NOT_A_PARENT]
+        return [
+            Refusal(
+                "EXT-1.2-host-owner-not-authority",
+                "its parent is a prompt/context handler, which is not an active parent",
+            )
+        ]
     return []
 
 
-_WHY = {
-    MISSING_PARENT: "it carries no numeric parent_request_id",
-    INACTIVE_PARENT: "its parent_request_id names no active host request",
-    NOT_A_PARENT: "its parent is a prompt/context handler, which is not an active parent",
-    BAD_ID: "its id is neither an unsigned 64-bit integer nor a string of at most 256 UTF-8 bytes",
-    REUSED_ID: "its id was already used in this generation",
-    OVER_OUTSTANDING: f"it is over the {limits.MAX_OUTSTANDING_CHILDREN} outstanding child requests",
-    OVER_ID_BUDGET: f"it is over the {limits.MAX_CHILD_IDS_PER_GENERATION:,} distinct child ids",
-    OWNER_PRECEDENCE: "its parent settled and it names no resource_owner",
-}
-
-
-def check_child_answer(method: str, refusals: tuple[str, ...], answer: Response | ErrorResponse) -> Iterator[Finding]:
-    """Judge the host's (first) answer to a child request."""
-    for requirement in refusals:
-        yield Exercise(requirement)
+def check_child_answer(
+    method: str, refusals: tuple[Refusal, ...], answer: Response | ErrorResponse
+) -> Iterator[Finding]:
+    """Judge the host's (first) answer to a child request: every refusal
+    ``child_refusals`` named needs an error answer (the Wave-1 owner rule
+    needs -32002)."""
+    for refusal in refusals:
+        yield Exercise(refusal.requirement)
         if isinstance(answer, Response):
-            message = f"the host admitted {method} {excerpt(answer.id)} although {_WHY[requirement]}"
-            yield Violation(requirement, message, ("result",))
-        elif requirement == OWNER_PRECEDENCE and answer.code != NOT_FOREGROUND_OWNER:
+            message = f"the host admitted {method} {excerpt(answer.id)} although {refusal.why}"
+            yield Violation(refusal.requirement, message, ("result",))
+        elif refusal.requirement == "EXT-2-host-wave1-owner-precedence" and answer.code != NOT_FOREGROUND_OWNER:
             message = f"refusal of {method} has code {excerpt(answer.code)}; expected {NOT_FOREGROUND_OWNER}"
-            yield Violation(requirement, message, ("error", "code"))
+            yield Violation("EXT-2-host-wave1-owner-precedence", message, ("error", "code"))
     if isinstance(answer, Response) and not refusals and method == "confirmation/request":
         yield from confirmation_answer_shape(answer.result)
     if isinstance(answer, ErrorResponse) and method in WAVE1_REQUESTS:
         yield from wave1_refusal_format(answer)
 
 
-@rule(CONFIRMATION_ANSWER)
+@rule("EXT-2.2-host-answer-shape")
 def confirmation_answer_shape(result: object) -> Iterator[Violation]:
     """The answer is an object with a boolean confirmed (§2.2)."""
     if not isinstance(result, dict):
-        yield Violation(CONFIRMATION_ANSWER, f"result is {kind(result)}; expected an object", ("result",))
+        yield Violation("EXT-2.2-host-answer-shape", f"result is {kind(result)}; expected an object", ("result",))
     elif not isinstance(result.get("confirmed"), bool):
         got = kind(result["confirmed"]) if "confirmed" in result else "absent"
-        yield Violation(CONFIRMATION_ANSWER, f"result.confirmed is {got}; expected a boolean", ("result", "confirmed"))
+        yield Violation(
+            "EXT-2.2-host-answer-shape", f"result.confirmed is {got}; expected a boolean", ("result", "confirmed")
+        )
 
 
-@rule(WAVE1_REFUSAL)
+@rule("EXT-3-host-wave1-refusal-format")
 def wave1_refusal_format(answer: ErrorResponse) -> Iterator[Violation]:
     """A Wave-1 refusal carries an integer code and a message whose first
     token is a contract name (§3 also lets it be the wire method followed by
     the name, so only the shape of the first token is judged)."""
     message = answer.message
     if not isinstance(message, str) or not message.split():
-        yield Violation(WAVE1_REFUSAL, "error.message is empty; expected a contract name first", ("error", "message"))
+        yield Violation(
+            "EXT-3-host-wave1-refusal-format",
+            "error.message is empty; expected a contract name first",
+            ("error", "message"),
+        )
         return
     first = message.split()[0]
     if not _TOKEN.fullmatch(first):
         shown = excerpt(first)
-        yield Violation(WAVE1_REFUSAL, f"error.message starts {shown}; expected a contract name", ("error", "message"))
+        yield Violation(
+            "EXT-3-host-wave1-refusal-format",
+            f"error.message starts {shown}; expected a contract name",
+            ("error", "message"),
+        )

@@ -32,21 +32,6 @@ from .limits import REQUIRED_FEATURES
 from .members import excerpt, is_integer, name
 from .violations import Finding, Violation, rule
 
-REQUEST_MEMBERS = "EXT-1.1-host-request-members"
-API_VERSION_SELECTED = "EXT-1.1-host-api-version-selected"
-SOURCE_VALUES = "EXT-1.1-host-source-values"
-NO_PROTOCOL_0_1 = "EXT-1.1-host-request-no-protocol-0.1"
-REQUEST_PROTOCOL = "EXT-1.1-host-request-protocol"
-PROMPT_METADATA_OFFER = "EXT-1.1-host-prompt-metadata-offer"
-API_0_4_ONLY = "EXT-1.1-host-api-0.4-offers-only"
-AGENT_DEPENDENTS = "EXT-1.1-host-agent-dependents-offer"
-COMPACTION_OFFER = "EXT-1.1-host-session-control-offer"
-SECRETS_OFFER = "EXT-1.1-host-secrets-offer"
-SECRETS_SHAPE = "EXT-1.1-host-secrets-capabilities-shape"
-CREDENTIALS_OFFER = "EXT-1.1-host-provider-credentials-offer"
-CREDENTIALS_ECHO = "EXT-1.1-host-provider-credentials-echo"
-NO_REQUIRES_OCTET = "EXT-0-host-requires-octet-not-in-initialize"
-
 SOURCES = ("project", "global", "explicit")  # §1.1
 _LEGACY_API = "0.1"
 # §1.1: what a 0.4 offer carries as protocol.version. The 0.4 wire is the
@@ -61,30 +46,6 @@ API_0_4_FEATURES = (
     "agent_session_events_v1",
     "agent_session_lifetime_v1",
 )
-
-# Extension-side §1.1 rule -> the host-side rule that says the host refuses
-# such a result. Rules absent here do not oblige the host to refuse.
-MUST_REJECT: Mapping[str, str] = {
-    "EXT-1.1-api-version-echo": "EXT-1.1-host-rejects-api-version-mismatch",
-    "EXT-1.1-tools-match-contributes": "EXT-1.1-host-rejects-bad-catalog",
-    "EXT-1.1-commands-match-contributes": "EXT-1.1-host-rejects-bad-catalog",
-    "EXT-1.1-no-duplicate-names": "EXT-1.1-host-rejects-duplicate-names",
-    "EXT-1.1-max-commands": "EXT-1.1-host-rejects-too-many-commands",
-    "EXT-1.1-tool-description": "EXT-1.1-host-rejects-bad-tool-definition",
-    "EXT-1.1-tool-parameters-schema": "EXT-1.1-host-rejects-bad-tool-definition",
-    "EXT-1.1-protocol-present": "EXT-1.1-host-rejects-bad-features",
-    "EXT-1.1-required-features": "EXT-1.1-host-rejects-bad-features",
-    "EXT-1.1-features-offered": "EXT-1.1-host-rejects-bad-features",
-    "EXT-1.1-features-unique": "EXT-1.1-host-rejects-bad-features",
-    "EXT-1.1-provider-credentials-manifest": "EXT-1.1-host-rejects-bad-features",
-    "EXT-1.1-feature-dependencies": "EXT-1.1-host-rejects-feature-dependencies",
-    "EXT-1.1-max-concurrent-positive": "EXT-1.1-host-rejects-bad-concurrency",
-    "EXT-1.1-lifecycle-subscription": "EXT-1.1-host-rejects-bad-subscription",
-    "EXT-1.1-lifecycle-needs-feature": "EXT-1.1-host-rejects-bad-subscription",
-    "EXT-1.1-output-schema-subset": "EXT-1.1-host-rejects-output-schema",
-}
-# An initialize answered with a JSON-RPC error leaves no child to route to.
-INITIALIZE_ERROR = "EXT-1.1-host-rejected-child-isolated"
 
 _ROOT = "params"
 
@@ -141,9 +102,30 @@ def offer_from(params: object) -> Offer:
 
 def must_reject(result: object, *, offer: Offer, manifest: ManifestInfo) -> tuple[str, ...]:
     """Host-side rejection requirements the scripted ``result`` triggers
-    (first-occurrence order, no repeats)."""
+    (first-occurrence order, no repeats). Each extension-side §1.1 rule maps
+    to the host-side rule saying the host refuses such a result; rules absent
+    here do not oblige the host to refuse."""
+    host_rejects = {
+        "EXT-1.1-api-version-echo": "EXT-1.1-host-rejects-api-version-mismatch",
+        "EXT-1.1-tools-match-contributes": "EXT-1.1-host-rejects-bad-catalog",
+        "EXT-1.1-commands-match-contributes": "EXT-1.1-host-rejects-bad-catalog",
+        "EXT-1.1-no-duplicate-names": "EXT-1.1-host-rejects-duplicate-names",
+        "EXT-1.1-max-commands": "EXT-1.1-host-rejects-too-many-commands",
+        "EXT-1.1-tool-description": "EXT-1.1-host-rejects-bad-tool-definition",
+        "EXT-1.1-tool-parameters-schema": "EXT-1.1-host-rejects-bad-tool-definition",
+        "EXT-1.1-protocol-present": "EXT-1.1-host-rejects-bad-features",
+        "EXT-1.1-required-features": "EXT-1.1-host-rejects-bad-features",
+        "EXT-1.1-features-offered": "EXT-1.1-host-rejects-bad-features",
+        "EXT-1.1-features-unique": "EXT-1.1-host-rejects-bad-features",
+        "EXT-1.1-provider-credentials-manifest": "EXT-1.1-host-rejects-bad-features",
+        "EXT-1.1-feature-dependencies": "EXT-1.1-host-rejects-feature-dependencies",
+        "EXT-1.1-max-concurrent-positive": "EXT-1.1-host-rejects-bad-concurrency",
+        "EXT-1.1-lifecycle-subscription": "EXT-1.1-host-rejects-bad-subscription",
+        "EXT-1.1-lifecycle-needs-feature": "EXT-1.1-host-rejects-bad-subscription",
+        "EXT-1.1-output-schema-subset": "EXT-1.1-host-rejects-output-schema",
+    }
     broken = (
-        MUST_REJECT.get(f.requirement)
+        host_rejects.get(f.requirement)
         for f in check_initialize_result(result, offer=offer, manifest=manifest)
         if isinstance(f, Violation)
     )
@@ -180,77 +162,85 @@ _MEMBER_TYPES: tuple[tuple[str, type | tuple[type, ...], str], ...] = (
 )
 
 
-@rule(REQUEST_MEMBERS)
+@rule("EXT-1.1-host-request-members")
 def request_members(params: object) -> Iterator[Violation]:
     """params is an object with every top-level member of the frozen §1.1
     request; extension names the manifest (name, version, manifest_path
     strings). workspace is a string or null: the text shows a string but no
     sentence forbids a host without a workspace."""
     if not isinstance(params, dict):
-        yield Violation(REQUEST_MEMBERS, f"params is {kind(params)}; expected an object")
+        yield Violation("EXT-1.1-host-request-members", f"params is {kind(params)}; expected an object")
         return
     for member, types, noun in _MEMBER_TYPES:
         if not isinstance(params.get(member), types):
             got = kind(params[member]) if member in params else "absent"
-            yield Violation(REQUEST_MEMBERS, f"params.{member} is {got}; expected {noun}", (member,))
+            yield Violation("EXT-1.1-host-request-members", f"params.{member} is {got}; expected {noun}", (member,))
     workspace = params.get("workspace", 0)
     if workspace is not None and not isinstance(workspace, str):
         got = kind(workspace) if "workspace" in params else "absent"
-        yield Violation(REQUEST_MEMBERS, f"params.workspace is {got}; expected a string or null", ("workspace",))
+        yield Violation(
+            "EXT-1.1-host-request-members", f"params.workspace is {got}; expected a string or null", ("workspace",)
+        )
     extension = params.get("extension")
     if isinstance(extension, dict):
         for member in ("name", "version", "manifest_path"):
             if not isinstance(extension.get(member), str):
                 got = kind(extension[member]) if member in extension else "absent"
                 path = ("extension", member)
-                yield Violation(REQUEST_MEMBERS, f"{name(_ROOT, path)} is {got}; expected a string", path)
+                yield Violation(
+                    "EXT-1.1-host-request-members", f"{name(_ROOT, path)} is {got}; expected a string", path
+                )
 
 
-@rule(API_VERSION_SELECTED)
+@rule("EXT-1.1-host-api-version-selected")
 def api_version_selected(api_version: str, *, manifest: ManifestInfo) -> Iterator[Violation]:
     """The request names the one wire version the manifest selected (§0, §1.1)."""
     if api_version != manifest.api_version:
         yield Violation(
-            API_VERSION_SELECTED,
+            "EXT-1.1-host-api-version-selected",
             f"params.api_version is {excerpt(api_version)}; the manifest selects {excerpt(manifest.api_version)}",
             ("api_version",),
         )
 
 
-@rule(NO_REQUIRES_OCTET)
+@rule("EXT-0-host-requires-octet-not-in-initialize")
 def no_requires_octet(params: Mapping[str, Any]) -> Iterator[Violation]:
     """requires_octet is packaging metadata (§0): it appears neither at the
     top of the request nor in its extension object."""
     extension = params.get("extension")
     for path, holder in ((("requires_octet",), params), (("extension", "requires_octet"), extension)):
         if isinstance(holder, dict) and "requires_octet" in holder:
-            yield Violation(NO_REQUIRES_OCTET, f"{name(_ROOT, path)} is present; it is not an initialize field", path)
+            yield Violation(
+                "EXT-0-host-requires-octet-not-in-initialize",
+                f"{name(_ROOT, path)} is present; it is not an initialize field",
+                path,
+            )
 
 
-@rule(SOURCE_VALUES)
+@rule("EXT-1.1-host-source-values")
 def source_values(extension: Mapping[str, Any]) -> Iterator[Violation]:
     source = extension.get("source")
     if not isinstance(source, str) or source not in SOURCES:
         shown = excerpt(source) if isinstance(source, str) else kind(source)
         yield Violation(
-            SOURCE_VALUES,
+            "EXT-1.1-host-source-values",
             f"params.extension.source is {shown}; expected one of {', '.join(SOURCES)}",
             ("extension", "source"),
         )
 
 
-@rule(NO_PROTOCOL_0_1)
+@rule("EXT-1.1-host-request-no-protocol-0.1")
 def no_protocol_0_1(params: Mapping[str, Any]) -> Iterator[Violation]:
     """API 0.1 omits protocol entirely (null counts as present)."""
     if "protocol" in params:
         yield Violation(
-            NO_PROTOCOL_0_1,
+            "EXT-1.1-host-request-no-protocol-0.1",
             f"params.protocol is present ({kind(params['protocol'])}) on API 0.1; the frozen request omits it",
             ("protocol",),
         )
 
 
-@rule(REQUEST_PROTOCOL)
+@rule("EXT-1.1-host-request-protocol")
 def request_protocol(params: Mapping[str, Any], *, api_version: str) -> Iterator[Violation]:
     """API 0.2/0.4: protocol with a version, both required features among
     required_features, optional_features an array of names, and a positive
@@ -258,21 +248,27 @@ def request_protocol(params: Mapping[str, Any], *, api_version: str) -> Iterator
     protocol = params.get("protocol")
     if not isinstance(protocol, dict):
         got = kind(protocol) if "protocol" in params else "absent"
-        yield Violation(REQUEST_PROTOCOL, f"params.protocol is {got}; API {api_version} needs an object", ("protocol",))
+        yield Violation(
+            "EXT-1.1-host-request-protocol",
+            f"params.protocol is {got}; API {api_version} needs an object",
+            ("protocol",),
+        )
         return
     allowed = PROTOCOL_VERSIONS.get(api_version, (api_version,))
     version = protocol.get("version")
     if version not in allowed:
         shown = excerpt(version) if isinstance(version, str) else kind(version)
         message = f"params.protocol.version is {shown}; expected {' or '.join(allowed)}"
-        yield Violation(REQUEST_PROTOCOL, message, ("protocol", "version"))
+        yield Violation("EXT-1.1-host-request-protocol", message, ("protocol", "version"))
     yield from _feature_lists(protocol)
     limits = protocol.get("limits")
     limit = limits.get("max_concurrent_requests") if isinstance(limits, dict) else None
     if not is_integer(limit) or not isinstance(limit, int | float) or limit < 1:
         shown = excerpt(limit) if isinstance(limit, int | float) else kind(limit)
         path = ("protocol", "limits", "max_concurrent_requests")
-        yield Violation(REQUEST_PROTOCOL, f"{name(_ROOT, path)} is {shown}; expected an integer >= 1", path)
+        yield Violation(
+            "EXT-1.1-host-request-protocol", f"{name(_ROOT, path)} is {shown}; expected an integer >= 1", path
+        )
 
 
 def _feature_lists(protocol: Mapping[str, Any]) -> Iterator[Violation]:
@@ -281,12 +277,14 @@ def _feature_lists(protocol: Mapping[str, Any]) -> Iterator[Violation]:
         path = ("protocol", member)
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
             got = kind(value) if member in protocol else "absent"
-            yield Violation(REQUEST_PROTOCOL, f"{name(_ROOT, path)} is {got}; expected an array of names", path)
+            yield Violation(
+                "EXT-1.1-host-request-protocol", f"{name(_ROOT, path)} is {got}; expected an array of names", path
+            )
     required = _names(protocol.get("required_features"))
     for feature in REQUIRED_FEATURES:
         if feature not in required:
             path = ("protocol", "required_features")
-            yield Violation(REQUEST_PROTOCOL, f"{name(_ROOT, path)} lacks {feature!r}", path)
+            yield Violation("EXT-1.1-host-request-protocol", f"{name(_ROOT, path)} lacks {feature!r}", path)
 
 
 # --------------------------------------------------------------------------
@@ -296,21 +294,27 @@ def _feature_lists(protocol: Mapping[str, Any]) -> Iterator[Violation]:
 _OPTIONAL = ("protocol", "optional_features")
 
 
-@rule(PROMPT_METADATA_OFFER)
+@rule("EXT-1.1-host-prompt-metadata-offer")
 def prompt_metadata_offer(offered: frozenset[str]) -> Iterator[Violation]:
     if "tool_prompt_metadata_v1" not in offered:
-        yield Violation(PROMPT_METADATA_OFFER, "an API 0.4 offer lacks tool_prompt_metadata_v1", _OPTIONAL)
+        yield Violation(
+            "EXT-1.1-host-prompt-metadata-offer", "an API 0.4 offer lacks tool_prompt_metadata_v1", _OPTIONAL
+        )
 
 
-@rule(API_0_4_ONLY)
+@rule("EXT-1.1-host-api-0.4-offers-only")
 def api_0_4_offers_only(offered: frozenset[str]) -> Iterator[Violation]:
     """Features §1.1 introduces for API 0.4 are not offered on 0.2."""
     for feature in API_0_4_FEATURES:
         if feature in offered:
-            yield Violation(API_0_4_ONLY, f"an API 0.2 offer includes the API 0.4 feature {feature}", _OPTIONAL)
+            yield Violation(
+                "EXT-1.1-host-api-0.4-offers-only",
+                f"an API 0.2 offer includes the API 0.4 feature {feature}",
+                _OPTIONAL,
+            )
 
 
-@rule(AGENT_DEPENDENTS)
+@rule("EXT-1.1-host-agent-dependents-offer")
 def agent_dependents_offer(offered: frozenset[str], *, api_version: str) -> Iterator[Violation]:
     if "agent_sessions" not in offered:
         return
@@ -319,28 +323,36 @@ def agent_dependents_offer(offered: frozenset[str], *, api_version: str) -> Iter
         needed += ["agent_session_events_v1", "agent_session_lifetime_v1"]
     for feature in needed:
         if feature not in offered:
-            yield Violation(AGENT_DEPENDENTS, f"agent_sessions is offered without {feature}", _OPTIONAL)
+            yield Violation(
+                "EXT-1.1-host-agent-dependents-offer", f"agent_sessions is offered without {feature}", _OPTIONAL
+            )
 
 
-@rule(COMPACTION_OFFER)
+@rule("EXT-1.1-host-session-control-offer")
 def session_compaction_offer(offered: frozenset[str]) -> Iterator[Violation]:
     """session_compaction_v1 needs the session-control service, so it is
     never offered without session_control_v1."""
     if "session_compaction_v1" in offered and "session_control_v1" not in offered:
-        yield Violation(COMPACTION_OFFER, "session_compaction_v1 is offered without session_control_v1", _OPTIONAL)
+        yield Violation(
+            "EXT-1.1-host-session-control-offer",
+            "session_compaction_v1 is offered without session_control_v1",
+            _OPTIONAL,
+        )
 
 
-@rule(SECRETS_OFFER)
+@rule("EXT-1.1-host-secrets-offer")
 def secrets_offer(offered: frozenset[str], *, manifest: ManifestInfo) -> Iterator[Violation]:
     if "secrets" in offered and not _secret_allowlist(manifest):
-        yield Violation(SECRETS_OFFER, "secrets is offered, but the manifest's secrets allowlist is empty", _OPTIONAL)
+        yield Violation(
+            "EXT-1.1-host-secrets-offer", "secrets is offered, but the manifest's secrets allowlist is empty", _OPTIONAL
+        )
 
 
-@rule(CREDENTIALS_OFFER)
+@rule("EXT-1.1-host-provider-credentials-offer")
 def provider_credentials_offer(offered: frozenset[str], *, manifest: ManifestInfo) -> Iterator[Violation]:
     if "provider_credentials" in offered and manifest.capabilities.get("provider_credentials") is not True:
         yield Violation(
-            CREDENTIALS_OFFER,
+            "EXT-1.1-host-provider-credentials-offer",
             "provider_credentials is offered, but the manifest does not declare provider_credentials = true",
             _OPTIONAL,
         )
@@ -351,7 +363,7 @@ def provider_credentials_offer(offered: frozenset[str], *, manifest: ManifestInf
 # --------------------------------------------------------------------------
 
 
-@rule(SECRETS_SHAPE)
+@rule("EXT-1.1-host-secrets-capabilities-shape")
 def secrets_capabilities_shape(capabilities: Mapping[str, Any], *, manifest: ManifestInfo) -> Iterator[Violation]:
     """An empty allowlist is omitted; a non-empty one (API 0.2+) is sent as
     the exact array the manifest declares."""
@@ -359,14 +371,22 @@ def secrets_capabilities_shape(capabilities: Mapping[str, Any], *, manifest: Man
     path = ("capabilities", "secrets")
     if not allowlist:
         if "secrets" in capabilities:
-            yield Violation(SECRETS_SHAPE, "capabilities.secrets is present, but the allowlist is empty", path)
+            yield Violation(
+                "EXT-1.1-host-secrets-capabilities-shape",
+                "capabilities.secrets is present, but the allowlist is empty",
+                path,
+            )
         return
     if manifest.api_version != _LEGACY_API and capabilities.get("secrets") != allowlist:
         got = kind(capabilities["secrets"]) if "secrets" in capabilities else "absent"
-        yield Violation(SECRETS_SHAPE, f"capabilities.secrets is {got}; expected the declared {allowlist!r:.80}", path)
+        yield Violation(
+            "EXT-1.1-host-secrets-capabilities-shape",
+            f"capabilities.secrets is {got}; expected the declared {allowlist!r:.80}",
+            path,
+        )
 
 
-@rule(CREDENTIALS_ECHO)
+@rule("EXT-1.1-host-provider-credentials-echo")
 def provider_credentials_echo(capabilities: Mapping[str, Any], *, manifest: ManifestInfo) -> Iterator[Violation]:
     """A declaring manifest is echoed as provider_credentials: true; an
     undeclared one never shows it as true."""
@@ -375,9 +395,17 @@ def provider_credentials_echo(capabilities: Mapping[str, Any], *, manifest: Mani
     path = ("capabilities", "provider_credentials")
     if declared and value is not True:
         shown = kind(value) if "provider_credentials" in capabilities else "absent"
-        yield Violation(CREDENTIALS_ECHO, f"capabilities.provider_credentials is {shown}; expected true", path)
+        yield Violation(
+            "EXT-1.1-host-provider-credentials-echo",
+            f"capabilities.provider_credentials is {shown}; expected true",
+            path,
+        )
     elif not declared and value is True:
-        yield Violation(CREDENTIALS_ECHO, "capabilities.provider_credentials is true for an undeclared manifest", path)
+        yield Violation(
+            "EXT-1.1-host-provider-credentials-echo",
+            "capabilities.provider_credentials is true for an undeclared manifest",
+            path,
+        )
 
 
 def _secret_allowlist(manifest: ManifestInfo) -> list[str]:

@@ -19,17 +19,6 @@ from .limits import LIFECYCLE_EVENTS, MAX_SETTLED_REASON_BYTES, MESSAGE_BATCH_DE
 from .members import excerpt, is_integer, is_number
 from .violations import Finding, Violation, rule
 
-CANCEL_SHAPE = "EXT-1.9-host-cancel-shape"
-NO_CANCEL_0_1 = "EXT-1.9-host-no-cancel-0.1"
-SUBSCRIBED_ONLY = "EXT-1.10-host-subscribed-only"
-EVENT_IDENTIFIERS = "EXT-1.10-host-event-identifiers"
-SETTLED_FIELDS = "EXT-1.10-host-settled-fields"
-REASON_BOUND = "EXT-1.10-host-settled-reason-bound"
-WAVE1_NEGOTIATED = "EXT-1.11-host-negotiated-only"
-WAVE1_SHAPE = "EXT-1.11-host-notification-shape"
-TRIGGER_REGISTERED = "EXT-1.11-host-trigger-registered"
-MESSAGE_BATCH = "EXT-1.11-host-message-batch-shape"
-
 CANCEL = "$/cancelRequest"
 # §1.10: settled outcomes.
 OUTCOMES = ("completed", "failed", "cancelled", "interrupted", "frontend_disconnected", "shutdown", "limit_reached")
@@ -39,9 +28,9 @@ OUTCOMES = ("completed", "failed", "cancelled", "interrupted", "frontend_disconn
 WAVE1_FEATURES: Mapping[str, str | None] = {"shortcut/trigger": "shortcuts", "message/updated": None}
 
 NOTIFICATION_SHAPE_RULES: Mapping[str, str] = {
-    CANCEL: CANCEL_SHAPE,
-    **{event: EVENT_IDENTIFIERS for event in LIFECYCLE_EVENTS},
-    **{method: WAVE1_SHAPE for method in WAVE1_FEATURES},
+    CANCEL: "EXT-1.9-host-cancel-shape",
+    **{event: "EXT-1.10-host-event-identifiers" for event in LIFECYCLE_EVENTS},
+    **{method: "EXT-1.11-host-notification-shape" for method in WAVE1_FEATURES},
 }
 
 
@@ -62,27 +51,27 @@ def check_host_notification(
 # --------------------------------------------------------------------------
 
 
-@rule(NO_CANCEL_0_1)
+@rule("EXT-1.9-host-no-cancel-0.1")
 def no_cancel_0_1(*, negotiated: Negotiated) -> Iterator[Violation]:
     """API 0.1 has no cancellation (§0, §1.9)."""
     if negotiated.is_legacy:
-        yield Violation(NO_CANCEL_0_1, "$/cancelRequest was sent to an API 0.1 extension")
+        yield Violation("EXT-1.9-host-no-cancel-0.1", "$/cancelRequest was sent to an API 0.1 extension")
 
 
-@rule(CANCEL_SHAPE)
+@rule("EXT-1.9-host-cancel-shape")
 def cancel_shape(params: object) -> Iterator[Violation]:
     """params is an object whose id is an integer or string; reason, when
     present, is a string."""
     if not isinstance(params, dict):
-        yield Violation(CANCEL_SHAPE, f"params is {kind(params)}; expected an object")
+        yield Violation("EXT-1.9-host-cancel-shape", f"params is {kind(params)}; expected an object")
         return
     rid = params.get("id")
     if isinstance(rid, bool) or not (isinstance(rid, str) or is_integer(rid)):
         got = kind(rid) if "id" in params else "absent"
-        yield Violation(CANCEL_SHAPE, f"params.id is {got}; expected the id of a request", ("id",))
+        yield Violation("EXT-1.9-host-cancel-shape", f"params.id is {got}; expected the id of a request", ("id",))
     reason = params.get("reason")
     if reason is not None and not isinstance(reason, str):
-        yield Violation(CANCEL_SHAPE, f"params.reason is {kind(reason)}; expected a string", ("reason",))
+        yield Violation("EXT-1.9-host-cancel-shape", f"params.reason is {kind(reason)}; expected a string", ("reason",))
 
 
 # --------------------------------------------------------------------------
@@ -98,12 +87,14 @@ def _lifecycle(method: str, params: object, negotiated: Negotiated) -> Iterator[
         yield from settled_reason_bound(params)
 
 
-@rule(SUBSCRIBED_ONLY)
+@rule("EXT-1.10-host-subscribed-only")
 def subscribed_only(method: str, *, negotiated: Negotiated) -> Iterator[Violation]:
     if not negotiated.has("lifecycle_events"):
-        yield Violation(SUBSCRIBED_ONLY, f"{method} was sent, but lifecycle_events was not negotiated")
+        yield Violation("EXT-1.10-host-subscribed-only", f"{method} was sent, but lifecycle_events was not negotiated")
     elif method not in negotiated.lifecycle_events:
-        yield Violation(SUBSCRIBED_ONLY, f"{method} was sent, but the extension did not subscribe to it")
+        yield Violation(
+            "EXT-1.10-host-subscribed-only", f"{method} was sent, but the extension did not subscribe to it"
+        )
 
 
 def identifiers_of(method: str) -> tuple[str, ...]:
@@ -116,42 +107,50 @@ def identifiers_of(method: str) -> tuple[str, ...]:
     return ("session_id", "run_id", "turn_id", "tool_call_id", "tool_name")
 
 
-@rule(EVENT_IDENTIFIERS)
+@rule("EXT-1.10-host-event-identifiers")
 def event_identifiers(method: str, params: object) -> Iterator[Violation]:
     if not isinstance(params, dict):
-        yield Violation(EVENT_IDENTIFIERS, f"{method} params is {kind(params)}; expected an object")
+        yield Violation("EXT-1.10-host-event-identifiers", f"{method} params is {kind(params)}; expected an object")
         return
     for member in identifiers_of(method):
         if not isinstance(params.get(member), str):
             got = kind(params[member]) if member in params else "absent"
-            yield Violation(EVENT_IDENTIFIERS, f"{method} params.{member} is {got}; expected a string", (member,))
+            yield Violation(
+                "EXT-1.10-host-event-identifiers", f"{method} params.{member} is {got}; expected a string", (member,)
+            )
 
 
-@rule(SETTLED_FIELDS)
+@rule("EXT-1.10-host-settled-fields")
 def settled_fields(params: Mapping[str, Any]) -> Iterator[Violation]:
     outcome = params.get("outcome")
     if outcome not in OUTCOMES:
         shown = excerpt(outcome) if isinstance(outcome, str) else kind(outcome)
         yield Violation(
-            SETTLED_FIELDS, f"params.outcome is {shown}; expected one of {', '.join(OUTCOMES)}", ("outcome",)
+            "EXT-1.10-host-settled-fields",
+            f"params.outcome is {shown}; expected one of {', '.join(OUTCOMES)}",
+            ("outcome",),
         )
     # duration_ms: the example is whole milliseconds, but no sentence rules
     # out a fraction, so any non-negative number passes.
     duration = params.get("duration_ms")
     if not is_number(duration) or not isinstance(duration, int | float) or duration < 0:
         shown = excerpt(duration) if isinstance(duration, int | float) else kind(duration)
-        yield Violation(SETTLED_FIELDS, f"params.duration_ms is {shown}; expected a number >= 0", ("duration_ms",))
+        yield Violation(
+            "EXT-1.10-host-settled-fields", f"params.duration_ms is {shown}; expected a number >= 0", ("duration_ms",)
+        )
     reason = params.get("reason")
     if reason is not None and not isinstance(reason, str):
-        yield Violation(SETTLED_FIELDS, f"params.reason is {kind(reason)}; expected a string or null", ("reason",))
+        yield Violation(
+            "EXT-1.10-host-settled-fields", f"params.reason is {kind(reason)}; expected a string or null", ("reason",)
+        )
 
 
-@rule(REASON_BOUND)
+@rule("EXT-1.10-host-settled-reason-bound")
 def settled_reason_bound(params: Mapping[str, Any]) -> Iterator[Violation]:
     reason = params.get("reason")
     if isinstance(reason, str) and utf8_len(reason) > MAX_SETTLED_REASON_BYTES:
         message = f"params.reason is {utf8_len(reason):,} UTF-8 bytes; limit {MAX_SETTLED_REASON_BYTES:,}"
-        yield Violation(REASON_BOUND, message, ("reason",))
+        yield Violation("EXT-1.10-host-settled-reason-bound", message, ("reason",))
 
 
 # --------------------------------------------------------------------------
@@ -170,35 +169,37 @@ def _wave1(method: str, params: object, negotiated: Negotiated, shortcuts: froze
         yield from message_batch_shape(params)
 
 
-@rule(WAVE1_NEGOTIATED)
+@rule("EXT-1.11-host-negotiated-only")
 def wave1_negotiated(method: str, *, negotiated: Negotiated) -> Iterator[Violation]:
     feature = WAVE1_FEATURES[method]
     if negotiated.is_legacy:
-        yield Violation(WAVE1_NEGOTIATED, f"{method} was sent to an API 0.1 extension")
+        yield Violation("EXT-1.11-host-negotiated-only", f"{method} was sent to an API 0.1 extension")
     elif feature is not None and not negotiated.has(feature):
-        yield Violation(WAVE1_NEGOTIATED, f"{method} was sent, but {feature} was not negotiated")
+        yield Violation("EXT-1.11-host-negotiated-only", f"{method} was sent, but {feature} was not negotiated")
 
 
-@rule(WAVE1_SHAPE)
+@rule("EXT-1.11-host-notification-shape")
 def wave1_shape(method: str, params: object) -> Iterator[Violation]:
     """A plain object payload (the frame being a notification is checked by
     the session, which sees the id)."""
     if not isinstance(params, dict):
-        yield Violation(WAVE1_SHAPE, f"{method} params is {kind(params)}; expected an object")
+        yield Violation("EXT-1.11-host-notification-shape", f"{method} params is {kind(params)}; expected an object")
 
 
-@rule(TRIGGER_REGISTERED)
+@rule("EXT-1.11-host-trigger-registered")
 def trigger_registered(params: Mapping[str, Any], *, shortcuts: frozenset[str]) -> Iterator[Violation]:
     """The id names a shortcut whose shortcut/register the host admitted."""
     sid = params.get("id")
     if not isinstance(sid, str) or sid not in shortcuts:
         shown = excerpt(sid) if isinstance(sid, str) else kind(sid)
         yield Violation(
-            TRIGGER_REGISTERED, f"shortcut/trigger names {shown}, which no admitted registration has", ("id",)
+            "EXT-1.11-host-trigger-registered",
+            f"shortcut/trigger names {shown}, which no admitted registration has",
+            ("id",),
         )
 
 
-@rule(MESSAGE_BATCH)
+@rule("EXT-1.11-host-message-batch-shape")
 def message_batch_shape(params: Mapping[str, Any]) -> Iterator[Violation]:
     """message_id and delta are strings; deltas counts 1..64 coalesced
     deltas (a batch is flushed at 64). An array under deltas is the
@@ -210,8 +211,10 @@ def message_batch_shape(params: Mapping[str, Any]) -> Iterator[Violation]:
     for member in ("message_id", "delta"):
         if not isinstance(params.get(member), str):
             got = kind(params[member]) if member in params else "absent"
-            yield Violation(MESSAGE_BATCH, f"params.{member} is {got}; expected a string", (member,))
+            yield Violation(
+                "EXT-1.11-host-message-batch-shape", f"params.{member} is {got}; expected a string", (member,)
+            )
     if not is_integer(deltas) or not isinstance(deltas, int | float) or not 1 <= deltas <= MESSAGE_BATCH_DELTAS:
         shown = excerpt(deltas) if isinstance(deltas, int | float) else kind(deltas)
         message = f"params.deltas is {shown}; expected an integer from 1 to {MESSAGE_BATCH_DELTAS}"
-        yield Violation(MESSAGE_BATCH, message, ("deltas",))
+        yield Violation("EXT-1.11-host-message-batch-shape", message, ("deltas",))

@@ -24,35 +24,18 @@ from .ext_types import ManifestInfo, Negotiated
 from .members import excerpt, is_integer
 from .violations import Finding, Violation, rule
 
-CONTEXT_SHAPE = "EXT-1.2-host-context-shape"
-TOOL_CALL_SHAPE = "EXT-1.2-host-tool-call-shape"
-KNOWN_TOOL = "EXT-1.2-host-known-tool"
-CATALOG_REVISION = "EXT-1.2-host-catalog-revision-presence"
-OWNER_PRESENCE = "EXT-1.2-host-resource-owner-presence"
-OWNER_SHAPE = "EXT-1.2-host-resource-owner-shape"
-COMMAND_SHAPE = "EXT-1.3-host-command-shape"
-DECLARED_COMMAND = "EXT-1.3-host-declared-command"
-HOOK_SET = "EXT-1.4-host-hook-set"
-HOOK_PAYLOAD = "EXT-1.4-host-payload-shapes"
-TURN_HOOK_PAYLOAD = "EXT-1.4b-host-payload"
-COLLECT_SHAPE = "EXT-1.5-host-collect-shape"
-SURFACE_VALUES = "EXT-1.6-host-surface-values"
-MENU_PRECONDITIONS = "EXT-1.6b-host-menu-preconditions"
-RENDER_SHAPE = "EXT-1.7-host-render-shape"
-SHUTDOWN_SHAPE = "EXT-1.8-host-shutdown-shape"
-
 # method -> the rule that owns its frame shape (also used when a host sends
 # one of these methods without an id: they are requests, §1).
 SHAPE_RULES: Mapping[str, str] = {
     "initialize": "EXT-1.1-host-request-members",
-    "tool/call": TOOL_CALL_SHAPE,
-    "command/execute": COMMAND_SHAPE,
-    "hook/run": HOOK_SET,
-    "context/collect": COLLECT_SHAPE,
-    "status/collect": SURFACE_VALUES,
-    "menu/collect": MENU_PRECONDITIONS,
-    "tool/render": RENDER_SHAPE,
-    "shutdown": SHUTDOWN_SHAPE,
+    "tool/call": "EXT-1.2-host-tool-call-shape",
+    "command/execute": "EXT-1.3-host-command-shape",
+    "hook/run": "EXT-1.4-host-hook-set",
+    "context/collect": "EXT-1.5-host-collect-shape",
+    "status/collect": "EXT-1.6-host-surface-values",
+    "menu/collect": "EXT-1.6b-host-menu-preconditions",
+    "tool/render": "EXT-1.7-host-render-shape",
+    "shutdown": "EXT-1.8-host-shutdown-shape",
 }
 
 # §1.4: hooks every API version knows, and the additions by API / feature.
@@ -102,20 +85,24 @@ def _context_problems(params: Mapping[str, Any]) -> Iterator[Violation]:
     context = params.get("context")
     if not isinstance(context, dict):
         got = kind(context) if "context" in params else "absent"
-        yield Violation(CONTEXT_SHAPE, f"params.context is {got}; expected an object", ("context",))
+        yield Violation("EXT-1.2-host-context-shape", f"params.context is {got}; expected an object", ("context",))
         return
     workspace = context.get("workspace")
     if workspace is not None and not isinstance(workspace, str):
         where = ("context", "workspace")
         yield Violation(
-            CONTEXT_SHAPE, f"params.context.workspace is {kind(workspace)}; expected a string or null", where
+            "EXT-1.2-host-context-shape",
+            f"params.context.workspace is {kind(workspace)}; expected a string or null",
+            where,
         )
     if not isinstance(context.get("host"), dict):
         got = kind(context["host"]) if "host" in context else "absent"
-        yield Violation(CONTEXT_SHAPE, f"params.context.host is {got}; expected an object", ("context", "host"))
+        yield Violation(
+            "EXT-1.2-host-context-shape", f"params.context.host is {got}; expected an object", ("context", "host")
+        )
 
 
-@rule(CONTEXT_SHAPE)
+@rule("EXT-1.2-host-context-shape")
 def context_shape(params: Mapping[str, Any]) -> Iterator[Violation]:
     """Every host request of §1.2-§1.7 carries a context object."""
     yield from _context_problems(params)
@@ -158,23 +145,25 @@ def _tool_call(params: object, view: HostView) -> Iterator[Finding]:
             yield from resource_owner_shape(context["resource_owner"])
 
 
-@rule(TOOL_CALL_SHAPE)
+@rule("EXT-1.2-host-tool-call-shape")
 def tool_call_shape(params: object) -> Iterator[Violation]:
-    yield from _object_params(TOOL_CALL_SHAPE, params)
+    yield from _object_params("EXT-1.2-host-tool-call-shape", params)
     if isinstance(params, dict):
-        yield from _members(TOOL_CALL_SHAPE, params, (("name", str), ("arguments", dict)))
+        yield from _members("EXT-1.2-host-tool-call-shape", params, (("name", str), ("arguments", dict)))
 
 
-@rule(KNOWN_TOOL)
+@rule("EXT-1.2-host-known-tool")
 def known_tool(tool: str, *, view: HostView) -> Iterator[Violation]:
     """Without dynamic_tools the catalog is the initialize answer's (§1.1);
     a call names one of its tools. (With dynamic_tools, registrations change
     the catalog; the session does not track them, so the rule is not run.)"""
     if tool not in view.tools:
-        yield Violation(KNOWN_TOOL, f"tool/call names {excerpt(tool)}, which the extension never declared", ("name",))
+        yield Violation(
+            "EXT-1.2-host-known-tool", f"tool/call names {excerpt(tool)}, which the extension never declared", ("name",)
+        )
 
 
-@rule(CATALOG_REVISION)
+@rule("EXT-1.2-host-catalog-revision-presence")
 def catalog_revision_presence(params: Mapping[str, Any], *, view: HostView) -> Iterator[Violation]:
     """catalog_revision is sent exactly when dynamic_tools was negotiated,
     as a non-negative integer (an epoch number, §1.1: the initialize list is
@@ -182,41 +171,52 @@ def catalog_revision_presence(params: Mapping[str, Any], *, view: HostView) -> I
     wanted = view.negotiated.has("dynamic_tools")
     present = "catalog_revision" in params
     if wanted and not present:
-        yield Violation(CATALOG_REVISION, "tool/call lacks catalog_revision although dynamic_tools was negotiated")
+        yield Violation(
+            "EXT-1.2-host-catalog-revision-presence",
+            "tool/call lacks catalog_revision although dynamic_tools was negotiated",
+        )
     elif present and not wanted:
         yield Violation(
-            CATALOG_REVISION, "tool/call carries catalog_revision without dynamic_tools", ("catalog_revision",)
+            "EXT-1.2-host-catalog-revision-presence",
+            "tool/call carries catalog_revision without dynamic_tools",
+            ("catalog_revision",),
         )
     elif present:
         value = params["catalog_revision"]
         if not is_integer(value) or not isinstance(value, int | float) or value < 0:
             shown = excerpt(value) if isinstance(value, int | float) else kind(value)
             message = f"params.catalog_revision is {shown}; expected an integer >= 0"
-            yield Violation(CATALOG_REVISION, message, ("catalog_revision",))
+            yield Violation("EXT-1.2-host-catalog-revision-presence", message, ("catalog_revision",))
 
 
-@rule(OWNER_PRESENCE)
+@rule("EXT-1.2-host-resource-owner-presence")
 def resource_owner_presence(context: Mapping[str, Any], *, view: HostView) -> Iterator[Violation]:
     """API 0.2+ model-tool contexts carry resource_owner; API 0.1 omits it."""
     present = context.get("resource_owner") is not None
     where = ("context", "resource_owner")
     if view.legacy and "resource_owner" in context:
-        yield Violation(OWNER_PRESENCE, "an API 0.1 tool/call context carries resource_owner", where)
+        yield Violation(
+            "EXT-1.2-host-resource-owner-presence", "an API 0.1 tool/call context carries resource_owner", where
+        )
     elif not view.legacy and not present:
-        yield Violation(OWNER_PRESENCE, "an API 0.2+ tool/call context lacks resource_owner", ("context",))
+        yield Violation(
+            "EXT-1.2-host-resource-owner-presence", "an API 0.2+ tool/call context lacks resource_owner", ("context",)
+        )
 
 
-@rule(OWNER_SHAPE)
+@rule("EXT-1.2-host-resource-owner-shape")
 def resource_owner_shape(owner: Mapping[str, Any]) -> Iterator[Violation]:
     """The owner triple: two strings and an integer generation (§1.2)."""
     root = ("context", "resource_owner")
-    yield from _members(OWNER_SHAPE, owner, (("session_id", str), ("extension_instance_id", str)), *root)
+    yield from _members(
+        "EXT-1.2-host-resource-owner-shape", owner, (("session_id", str), ("extension_instance_id", str)), *root
+    )
     generation = owner.get("process_generation")
     if not is_integer(generation) or not isinstance(generation, int | float) or generation < 0:
         shown = excerpt(generation) if isinstance(generation, int | float) else kind(generation)
         path = (*root, "process_generation")
         message = f"params.context.resource_owner.process_generation is {shown}; expected an integer >= 0"
-        yield Violation(OWNER_SHAPE, message, path)
+        yield Violation("EXT-1.2-host-resource-owner-shape", message, path)
 
 
 # --------------------------------------------------------------------------
@@ -233,26 +233,28 @@ def _command(params: object, view: HostView) -> Iterator[Finding]:
         yield from declared_command(params["name"], view=view)
 
 
-@rule(COMMAND_SHAPE)
+@rule("EXT-1.3-host-command-shape")
 def command_shape(params: object) -> Iterator[Violation]:
     """name is a string; arguments is an array of strings."""
-    yield from _object_params(COMMAND_SHAPE, params)
+    yield from _object_params("EXT-1.3-host-command-shape", params)
     if not isinstance(params, dict):
         return
-    yield from _members(COMMAND_SHAPE, params, (("name", str), ("arguments", list)))
+    yield from _members("EXT-1.3-host-command-shape", params, (("name", str), ("arguments", list)))
     arguments = params.get("arguments")
     if isinstance(arguments, list):
         for index, value in enumerate(arguments):
             if not isinstance(value, str):
                 path = ("arguments", index)
-                yield Violation(COMMAND_SHAPE, f"params.arguments[{index}] is {kind(value)}; expected a string", path)
+                yield Violation(
+                    "EXT-1.3-host-command-shape", f"params.arguments[{index}] is {kind(value)}; expected a string", path
+                )
 
 
-@rule(DECLARED_COMMAND)
+@rule("EXT-1.3-host-declared-command")
 def declared_command(command: str, *, view: HostView) -> Iterator[Violation]:
     if command not in view.commands:
         message = f"command/execute names {excerpt(command)}, which the extension's command list lacks"
-        yield Violation(DECLARED_COMMAND, message, ("name",))
+        yield Violation("EXT-1.3-host-declared-command", message, ("name",))
 
 
 # --------------------------------------------------------------------------
@@ -281,58 +283,62 @@ def _hook(params: object, view: HostView) -> Iterator[Finding]:
         yield from turn_hook_payload(params)
 
 
-@rule(HOOK_SET)
+@rule("EXT-1.4-host-hook-set")
 def hook_set(params: object, *, view: HostView) -> Iterator[Violation]:
     """hook names a hook the manifest declares and the API version knows."""
-    yield from _object_params(HOOK_SET, params)
+    yield from _object_params("EXT-1.4-host-hook-set", params)
     if not isinstance(params, dict):
         return
     hook = params.get("hook")
     if not isinstance(hook, str):
-        yield Violation(HOOK_SET, f"params.hook is {kind(hook)}; expected a hook name", ("hook",))
+        yield Violation("EXT-1.4-host-hook-set", f"params.hook is {kind(hook)}; expected a hook name", ("hook",))
         return
     declared = view.manifest.declared_names("hooks")
     if hook not in declared:
-        yield Violation(HOOK_SET, f"hook {excerpt(hook)} is not declared in contributes.hooks", ("hook",))
+        yield Violation(
+            "EXT-1.4-host-hook-set", f"hook {excerpt(hook)} is not declared in contributes.hooks", ("hook",)
+        )
     elif hook not in known_hooks(view):
         api = view.negotiated.api_version
-        yield Violation(HOOK_SET, f"hook {excerpt(hook)} is not a hook of API {api} as negotiated", ("hook",))
+        yield Violation(
+            "EXT-1.4-host-hook-set", f"hook {excerpt(hook)} is not a hook of API {api} as negotiated", ("hook",)
+        )
 
 
-@rule(HOOK_PAYLOAD)
+@rule("EXT-1.4-host-payload-shapes")
 def payload_shapes(params: Mapping[str, Any]) -> Iterator[Violation]:
     payload = params.get("payload")
     if not isinstance(payload, dict):
         got = kind(payload) if "payload" in params else "absent"
-        yield Violation(HOOK_PAYLOAD, f"params.payload is {got}; expected an object", ("payload",))
+        yield Violation("EXT-1.4-host-payload-shapes", f"params.payload is {got}; expected an object", ("payload",))
         return
-    yield from _members(HOOK_PAYLOAD, payload, HOOK_PAYLOADS[params["hook"]], "payload")
+    yield from _members("EXT-1.4-host-payload-shapes", payload, HOOK_PAYLOADS[params["hook"]], "payload")
 
 
-@rule(TURN_HOOK_PAYLOAD)
+@rule("EXT-1.4b-host-payload")
 def turn_hook_payload(params: Mapping[str, Any]) -> Iterator[Violation]:
     """kind repeats the hook; run_id is "run:<entry id>"; turn_index and
     timestamp_ms are non-negative integers; end adds assistant_entry (object)
     and tool_result_entries (array)."""
     payload = params.get("payload")
     if not isinstance(payload, dict):
-        yield Violation(TURN_HOOK_PAYLOAD, f"params.payload is {kind(payload)}; expected an object", ("payload",))
+        yield Violation("EXT-1.4b-host-payload", f"params.payload is {kind(payload)}; expected an object", ("payload",))
         return
     if payload.get("kind") != params["hook"]:
         message = f"params.payload.kind is {excerpt(payload.get('kind'))}; expected {params['hook']!r}"
-        yield Violation(TURN_HOOK_PAYLOAD, message, ("payload", "kind"))
+        yield Violation("EXT-1.4b-host-payload", message, ("payload", "kind"))
     run_id = payload.get("run_id")
     if not isinstance(run_id, str) or not run_id.startswith("run:"):
         message = f"params.payload.run_id is {excerpt(run_id)}; expected 'run:' and an entry id"
-        yield Violation(TURN_HOOK_PAYLOAD, message, ("payload", "run_id"))
+        yield Violation("EXT-1.4b-host-payload", message, ("payload", "run_id"))
     for member in ("turn_index", "timestamp_ms"):
         value = payload.get(member)
         if not is_integer(value) or not isinstance(value, int | float) or value < 0:
             message = f"params.payload.{member} is {excerpt(value)}; expected an integer >= 0"
-            yield Violation(TURN_HOOK_PAYLOAD, message, ("payload", member))
+            yield Violation("EXT-1.4b-host-payload", message, ("payload", member))
     if params["hook"] == "model_turn_end":
         ends = (("assistant_entry", dict), ("tool_result_entries", list))
-        yield from _members(TURN_HOOK_PAYLOAD, payload, ends, "payload")
+        yield from _members("EXT-1.4b-host-payload", payload, ends, "payload")
 
 
 # --------------------------------------------------------------------------
@@ -346,13 +352,15 @@ def _collect(params: object, view: HostView) -> Iterator[Finding]:
         yield from context_shape(params)
 
 
-@rule(COLLECT_SHAPE)
+@rule("EXT-1.5-host-collect-shape")
 def collect_shape(params: object) -> Iterator[Violation]:
     """context/collect: prompt is a string or null."""
-    yield from _object_params(COLLECT_SHAPE, params)
+    yield from _object_params("EXT-1.5-host-collect-shape", params)
     if isinstance(params, dict) and params.get("prompt") is not None and not isinstance(params["prompt"], str):
         yield Violation(
-            COLLECT_SHAPE, f"params.prompt is {kind(params['prompt'])}; expected a string or null", ("prompt",)
+            "EXT-1.5-host-collect-shape",
+            f"params.prompt is {kind(params['prompt'])}; expected a string or null",
+            ("prompt",),
         )
 
 
@@ -362,16 +370,16 @@ def _status(params: object, view: HostView) -> Iterator[Finding]:
         yield from context_shape(params)
 
 
-@rule(SURFACE_VALUES)
+@rule("EXT-1.6-host-surface-values")
 def surface_values(params: object) -> Iterator[Violation]:
-    yield from _object_params(SURFACE_VALUES, params)
+    yield from _object_params("EXT-1.6-host-surface-values", params)
     if not isinstance(params, dict):
         return
     surface = params.get("surface")
     if surface not in SURFACES:
         shown = excerpt(surface) if isinstance(surface, str) else kind(surface)
         message = f"params.surface is {shown}; expected one of {', '.join(SURFACES)}"
-        yield Violation(SURFACE_VALUES, message, ("surface",))
+        yield Violation("EXT-1.6-host-surface-values", message, ("surface",))
 
 
 def _menu(params: object, view: HostView) -> Iterator[Finding]:
@@ -380,18 +388,20 @@ def _menu(params: object, view: HostView) -> Iterator[Finding]:
         yield from context_shape(params)
 
 
-@rule(MENU_PRECONDITIONS)
+@rule("EXT-1.6b-host-menu-preconditions")
 def menu_preconditions(*, view: HostView) -> Iterator[Violation]:
     """menu/collect only for API 0.2+, contributes.menu = true and at least
     one declared command (§1.6b)."""
     if view.legacy:
-        yield Violation(MENU_PRECONDITIONS, "menu/collect was sent to an API 0.1 extension")
+        yield Violation("EXT-1.6b-host-menu-preconditions", "menu/collect was sent to an API 0.1 extension")
     if view.manifest.contributes.get("menu") is not True:
-        yield Violation(MENU_PRECONDITIONS, "menu/collect was sent, but contributes.menu is not true")
+        yield Violation("EXT-1.6b-host-menu-preconditions", "menu/collect was sent, but contributes.menu is not true")
     # A runtime_commands catalog counts as declared too (§1.1 makes it the
     # generation's command list).
     if not view.manifest.declared_names("commands") and not view.commands:
-        yield Violation(MENU_PRECONDITIONS, "menu/collect was sent to an extension that declares no command")
+        yield Violation(
+            "EXT-1.6b-host-menu-preconditions", "menu/collect was sent to an extension that declares no command"
+        )
 
 
 def _render(params: object, view: HostView) -> Iterator[Finding]:
@@ -400,13 +410,13 @@ def _render(params: object, view: HostView) -> Iterator[Finding]:
         yield from context_shape(params)
 
 
-@rule(RENDER_SHAPE)
+@rule("EXT-1.7-host-render-shape")
 def render_shape(params: object) -> Iterator[Violation]:
     """name and output are strings, arguments an object, is_error a boolean."""
-    yield from _object_params(RENDER_SHAPE, params)
+    yield from _object_params("EXT-1.7-host-render-shape", params)
     if isinstance(params, dict):
         wanted = (("name", str), ("arguments", dict), ("output", str), ("is_error", bool))
-        yield from _members(RENDER_SHAPE, params, wanted)
+        yield from _members("EXT-1.7-host-render-shape", params, wanted)
 
 
 # --------------------------------------------------------------------------
@@ -418,11 +428,11 @@ def _shutdown(params: object, view: HostView) -> Iterator[Finding]:
     yield from shutdown_shape(params)
 
 
-@rule(SHUTDOWN_SHAPE)
+@rule("EXT-1.8-host-shutdown-shape")
 def shutdown_shape(params: object) -> Iterator[Violation]:
     """params is an object or absent (the example sends {})."""
     if params is not None and not isinstance(params, dict):
-        yield Violation(SHUTDOWN_SHAPE, f"shutdown params is {kind(params)}; expected an object")
+        yield Violation("EXT-1.8-host-shutdown-shape", f"shutdown params is {kind(params)}; expected an object")
 
 
 _BY_METHOD = {

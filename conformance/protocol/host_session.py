@@ -31,15 +31,14 @@ what the probe sends; machines do.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from . import host_tables as T
 from .ext_initialize import negotiated_from, tools_from
 from .ext_types import ManifestInfo, Negotiated, Offer
-from .host_answers import ParentInfo, check_child_answer, child_refusals, is_operation_scoped
-from .host_initialize import INITIALIZE_ERROR, check_initialize_request, must_reject, offer_from
+from .host_answers import ParentInfo, Refusal, check_child_answer, child_refusals, is_operation_scoped
+from .host_initialize import check_initialize_request, must_reject, offer_from
 from .host_notifications import CANCEL, NOTIFICATION_SHAPE_RULES, check_host_notification
 from .host_requests import SHAPE_RULES, HostView, check_host_request
 from .host_tables import Call, CallInput, Child, ChildInput, Life, LifeInput, LocalProtocolError
@@ -48,38 +47,6 @@ from .members import excerpt
 from .strict_json import JsonError, parse_json
 from .violations import Exercise, Finding, Violation
 
-# The frame and envelope rules of jsonrpc.decode_* are catalogued per side;
-# on a host frame each is reported under its host-side entry. (A line that
-# is not complete JSON text is a torn or interleaved frame: the single
-# writer's rule, §0.)
-HOST_FRAME_RULES: Mapping[str, str] = {
-    "EXT-0-frame-bound": "EXT-0-host-frame-bound",
-    "EXT-0-json-text": "EXT-0-host-single-writer",
-    "EXT-0-diagnostics-stderr": "EXT-0-host-one-object-per-line",
-    "EXT-0-one-object-per-line": "EXT-0-host-one-object-per-line",
-    "EXT-0-unique-member-names": "EXT-0-host-unique-member-names",
-    "JSONRPC-4-jsonrpc-member": "JSONRPC-4-host-envelope",
-    "JSONRPC-4-method-string": "JSONRPC-4-host-envelope",
-    "JSONRPC-4-params-structured": "JSONRPC-4-host-envelope",
-    "JSONRPC-4-id-type": "JSONRPC-4-host-envelope",
-    "JSONRPC-4-id-not-fractional": "JSONRPC-4-host-id-not-fractional",
-    "JSONRPC-5-result-xor-error": "JSONRPC-5-host-responses",
-    "JSONRPC-5.1-error-object": "JSONRPC-5.1-host-error-object",
-    "JSONRPC-5.1-reserved-codes": "JSONRPC-5.1-host-reserved-codes",
-}
-CONCURRENCY = "EXT-0-host-concurrency-admission"
-CAPS = "EXT-1.1-host-caps-max-concurrent"
-BATCH_BEFORE_SETTLED = "EXT-1.11-host-batches-before-settled"
-IDS_DISTINCT = "EXT-0-host-request-ids-distinct"
-IDS_FRESH = "EXT-0-host-request-ids-fresh"
-NO_TOMBSTONE_REUSE = "EXT-1.9-host-no-tombstone-reuse"
-CANCEL_KNOWN_ID = "EXT-1.9-host-cancel-known-id"
-NO_REPLY = "JSONRPC-4.1-host-no-reply"
-RESPONSES = "JSONRPC-5-host-responses"
-GENERATION_BOUNDARY = "EXT-5-host-generation-boundary"
-OWNER_FENCES = "EXT-1.2-host-owner-fences"
-CONFIRMATION_FENCE = "EXT-2.2-host-generation-fence"
-NUMERIC_IDS = "EXT-2-host-numeric-request-ids"
 # §2/§1.2: children name their parent by a number, and these are the
 # requests that can be parents.
 _PARENT_METHODS = frozenset({"tool/call", "command/execute"})
@@ -109,7 +76,7 @@ class ProbeChild:
     id: JsonRpcId
     method: str
     params: Any
-    refusals: tuple[str, ...]
+    refusals: tuple[Refusal, ...]
     parent: Any = None  # key of the parent host request, if it names one
     state: Child = Child.OUTSTANDING
 
@@ -188,7 +155,7 @@ class ProbeSession:
         out: list[Finding] = [Exercise(r) for r in T.exercised(before, event)]
         if broken is None:
             return out
-        cited = self.rejections if broken == T.ROUTED_TO_REJECTED and self.rejections else (broken,)
+        cited = self.rejections if broken == "EXT-1.1-host-rejected-child-isolated" and self.rejections else (broken,)
         text = f"{what or event.value} while the child was {before.value}"
         return out + [x for r in cited for x in (Exercise(r), Violation(r, text))]
 
@@ -209,7 +176,7 @@ class ProbeSession:
     def _initialize_answered(self, result: Any, error: Any) -> list[Finding]:
         offer = self.offer or Offer(self.manifest.api_version, None)
         if error is not None:
-            self.rejections = (INITIALIZE_ERROR,)
+            self.rejections = ("EXT-1.1-host-rejected-child-isolated",)
         else:
             self.rejections = must_reject(result, offer=offer, manifest=self.manifest)
             self.negotiated = negotiated_from(result, offer=offer)
@@ -293,7 +260,7 @@ class ProbeSession:
 
     # -- frames the host wrote ------------------------------------------------
     def received(self, decoded: Decoded) -> list[Finding]:
-        rules = dict.fromkeys(HOST_FRAME_RULES.get(r, r) for r in decoded.rules)
+        rules = dict.fromkeys(host_rule(r) for r in decoded.rules)
         findings: list[Finding] = [Exercise(r) for r in rules]
         findings.extend(_host_violation(v) for v in decoded.violations)
         msg = decoded.message
@@ -324,14 +291,14 @@ class ProbeSession:
         return out
 
     def _request_id(self, msg: Request) -> list[Finding]:
-        out: list[Finding] = [Exercise(IDS_DISTINCT), Exercise(IDS_FRESH)]
+        out: list[Finding] = [Exercise("EXT-0-host-request-ids-distinct"), Exercise("EXT-0-host-request-ids-fresh")]
         if self.manifest.api_version != "0.1":
-            out.append(Exercise(NO_TOMBSTONE_REUSE))
+            out.append(Exercise("EXT-1.9-host-no-tombstone-reuse"))
         if msg.method in _PARENT_METHODS and self.manifest.api_version != "0.1":
-            out.append(Exercise(NUMERIC_IDS))
+            out.append(Exercise("EXT-2-host-numeric-request-ids"))
             if isinstance(msg.id, bool) or not isinstance(msg.id, int):
                 text = f"{msg.method} id {excerpt(msg.id)} is not an integer; children could not name it as parent"
-                out.append(Violation(NUMERIC_IDS, text, ("id",)))
+                out.append(Violation("EXT-2-host-numeric-request-ids", text, ("id",)))
         key = host_key(msg.id)
         if key in self.earlier.host_ids and key not in self.calls:
             return out  # a new generation may count from 1 again; only ids within one are judged
@@ -339,12 +306,22 @@ class ProbeSession:
         if prior is None:
             return out
         if prior.state in T.OPEN_CALLS:
-            out.append(Violation(IDS_DISTINCT, f"request id {excerpt(msg.id)} is still outstanding", ("id",)))
+            out.append(
+                Violation(
+                    "EXT-0-host-request-ids-distinct", f"request id {excerpt(msg.id)} is still outstanding", ("id",)
+                )
+            )
         elif prior.state in T.CANCELLED_CALLS:
-            out.append(Violation(NO_TOMBSTONE_REUSE, f"request id {excerpt(msg.id)} is a tombstone", ("id",)))
+            out.append(
+                Violation("EXT-1.9-host-no-tombstone-reuse", f"request id {excerpt(msg.id)} is a tombstone", ("id",))
+            )
         else:
             out.append(
-                Violation(IDS_FRESH, f"request id {excerpt(msg.id)} was already used in this generation", ("id",))
+                Violation(
+                    "EXT-0-host-request-ids-fresh",
+                    f"request id {excerpt(msg.id)} was already used in this generation",
+                    ("id",),
+                )
             )
         return out
 
@@ -354,20 +331,28 @@ class ProbeSession:
             return []
         limit = negotiated.max_concurrent_requests
         busy = sum(c.method not in _UNCOUNTED for c in self.open_calls()) + 1
-        out: list[Finding] = [Exercise(CONCURRENCY)]
+        out: list[Finding] = [Exercise("EXT-0-host-concurrency-admission")]
         # §1.1: the host caps the accepted value at its own limit; going past
         # the cap but not past what the probe accepted breaks the cap rule.
         capped = self.accepted_limit is not None and self.accepted_limit > limit
         if capped:
-            out.append(Exercise(CAPS))
+            out.append(Exercise("EXT-1.1-host-caps-max-concurrent"))
         if busy <= limit:
             return out
         if capped and self.accepted_limit is not None and busy <= self.accepted_limit:
             out.append(
-                Violation(CAPS, f"{busy} requests outstanding; the host offered {limit}, the probe accepted more")
+                Violation(
+                    "EXT-1.1-host-caps-max-concurrent",
+                    f"{busy} requests outstanding; the host offered {limit}, the probe accepted more",
+                )
             )
         else:
-            out.append(Violation(CONCURRENCY, f"{msg.method} makes {busy} requests outstanding; negotiated {limit}"))
+            out.append(
+                Violation(
+                    "EXT-0-host-concurrency-admission",
+                    f"{msg.method} makes {busy} requests outstanding; negotiated {limit}",
+                )
+            )
         return out
 
     def _owner_fences(self, msg: Request) -> list[Finding]:
@@ -380,13 +365,13 @@ class ProbeSession:
         if not isinstance(instance, str) or isinstance(gen, bool) or not isinstance(gen, int):
             return []
         self.owners.add((instance, gen))
-        out: list[Finding] = [Exercise(OWNER_FENCES)]
+        out: list[Finding] = [Exercise("EXT-1.2-host-owner-fences")]
         if (instance, gen) in self.earlier.owners:
             message = f"resource_owner repeats process_generation {gen} of an earlier generation of this instance"
-            out.append(Violation(OWNER_FENCES, message, ("params", "context", "resource_owner")))
+            out.append(Violation("EXT-1.2-host-owner-fences", message, ("params", "context", "resource_owner")))
         if len({g for i, g in self.owners if i == instance}) > 1:
             message = "resource_owner.process_generation changed within one process generation"
-            out.append(Violation(OWNER_FENCES, message, ("params", "context", "resource_owner")))
+            out.append(Violation("EXT-1.2-host-owner-fences", message, ("params", "context", "resource_owner")))
         return out
 
     def _on_notification(self, msg: Notification) -> list[Finding]:
@@ -420,10 +405,10 @@ class ProbeSession:
         if method == "message/settled":
             self.settled_messages.add(mid)
             return []
-        out: list[Finding] = [Exercise(BATCH_BEFORE_SETTLED)]
+        out: list[Finding] = [Exercise("EXT-1.11-host-batches-before-settled")]
         if mid in self.settled_messages:
             text = f"message/updated for {excerpt(mid)} arrived after its message/settled"
-            out.append(Violation(BATCH_BEFORE_SETTLED, text, ("params", "message_id")))
+            out.append(Violation("EXT-1.11-host-batches-before-settled", text, ("params", "message_id")))
         return out
 
     def _cancels_initialize(self, msg: Notification) -> bool:
@@ -436,21 +421,25 @@ class ProbeSession:
 
     def _on_cancel(self, rid: Any) -> list[Finding]:
         key = host_key(rid)
-        out: list[Finding] = [Exercise(CANCEL_KNOWN_ID), *self._boundary_exercised()]
+        out: list[Finding] = [Exercise("EXT-1.9-host-cancel-known-id"), *self._boundary_exercised()]
         call, child = self.calls.get(key), self.children.get(key)
         if call is not None and (call.state in T.OPEN_CALLS or child is None):
-            out.append(Exercise(T.ONE_CANCEL))
+            out.append(Exercise("EXT-1.9-host-one-cancel-notification"))
             call.state, broken = T.CALL[(call.state, CallInput.CANCEL)]
             self._parent_ended(key)  # §1.9: its unresolved children are owed a cancel too
         elif child is not None:
-            out.append(Exercise(T.ONE_CANCEL))
+            out.append(Exercise("EXT-1.9-host-one-cancel-notification"))
             child.state, broken = T.CHILD[(child.state, ChildInput.CANCEL)]
         elif key in self.earlier.host_ids or key in self.earlier.child_ids:
-            return [*out, Violation(GENERATION_BOUNDARY, _crossed("cancel", rid), _CANCEL_ID)]
+            return [*out, Violation("EXT-5-host-generation-boundary", _crossed("cancel", rid), _CANCEL_ID)]
         else:
             return [
                 *out,
-                Violation(CANCEL_KNOWN_ID, f"$/cancelRequest names {excerpt(rid)}, an id never used", _CANCEL_ID),
+                Violation(
+                    "EXT-1.9-host-cancel-known-id",
+                    f"$/cancelRequest names {excerpt(rid)}, an id never used",
+                    _CANCEL_ID,
+                ),
             ]
         if broken is None:
             return out
@@ -460,7 +449,11 @@ class ProbeSession:
         out = self._life(LifeInput.ANSWER, "an answer arrived")
         key = host_key(msg.id)
         child = self.children.get(key)
-        out += [Exercise(RESPONSES), Exercise(NO_REPLY), *self._boundary_exercised()]
+        out += [
+            Exercise("JSONRPC-5-host-responses"),
+            Exercise("JSONRPC-4.1-host-no-reply"),
+            *self._boundary_exercised(),
+        ]
         if child is None:
             return out + self._unmatched_answer(msg)
         first = child.state in T.UNRESOLVED_CHILDREN or child.state is Child.CANCELLED
@@ -478,20 +471,24 @@ class ProbeSession:
             self.unreadable_sent -= 1
             return []
         if msg.id is None:
-            return [Violation(NO_REPLY, "a response with id null answers no request the probe made")]
+            return [Violation("JSONRPC-4.1-host-no-reply", "a response with id null answers no request the probe made")]
         if key in self.earlier.child_ids:
-            out: list[Finding] = [Violation(GENERATION_BOUNDARY, _crossed("answer", msg.id), _ID)]
+            out: list[Finding] = [Violation("EXT-5-host-generation-boundary", _crossed("answer", msg.id), _ID)]
             if key in self.earlier.confirmations:
                 text = f"confirmation {excerpt(msg.id)} of an earlier generation was answered to its replacement"
-                out.append(Violation(CONFIRMATION_FENCE, text, _ID))
+                out.append(Violation("EXT-2.2-host-generation-fence", text, _ID))
             return out
-        return [Violation(RESPONSES, f"the host answered id {excerpt(msg.id)}, which the probe never used", _ID)]
+        return [
+            Violation(
+                "JSONRPC-5-host-responses", f"the host answered id {excerpt(msg.id)}, which the probe never used", _ID
+            )
+        ]
 
     def _boundary_exercised(self) -> list[Finding]:
         if not (self.earlier.host_ids or self.earlier.child_ids):
             return []
-        fence = [Exercise(CONFIRMATION_FENCE)] if self.earlier.confirmations else []
-        return [Exercise(GENERATION_BOUNDARY), *fence]
+        fence = [Exercise("EXT-2.2-host-generation-fence")] if self.earlier.confirmations else []
+        return [Exercise("EXT-5-host-generation-boundary"), *fence]
 
     def _parent_ended(self, key: Any) -> None:
         for child in self.children.values():
@@ -519,9 +516,34 @@ def _accepted_limit(result: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
 
 
+def host_rule(requirement: str) -> str:
+    """The host-side entry of a frame or envelope rule of jsonrpc.decode_*.
+
+    Those rules are catalogued per side; on a host frame each is reported
+    under its host-side entry. (A line that is not complete JSON text is a
+    torn or interleaved frame: the single writer's rule, §0.)
+    """
+    host_side = {
+        "EXT-0-frame-bound": "EXT-0-host-frame-bound",
+        "EXT-0-json-text": "EXT-0-host-single-writer",
+        "EXT-0-diagnostics-stderr": "EXT-0-host-one-object-per-line",
+        "EXT-0-one-object-per-line": "EXT-0-host-one-object-per-line",
+        "EXT-0-unique-member-names": "EXT-0-host-unique-member-names",
+        "JSONRPC-4-jsonrpc-member": "JSONRPC-4-host-envelope",
+        "JSONRPC-4-method-string": "JSONRPC-4-host-envelope",
+        "JSONRPC-4-params-structured": "JSONRPC-4-host-envelope",
+        "JSONRPC-4-id-type": "JSONRPC-4-host-envelope",
+        "JSONRPC-4-id-not-fractional": "JSONRPC-4-host-id-not-fractional",
+        "JSONRPC-5-result-xor-error": "JSONRPC-5-host-responses",
+        "JSONRPC-5.1-error-object": "JSONRPC-5.1-host-error-object",
+        "JSONRPC-5.1-reserved-codes": "JSONRPC-5.1-host-reserved-codes",
+    }
+    return host_side.get(requirement, requirement)
+
+
 def _host_violation(v: Violation) -> Violation:
-    renamed = HOST_FRAME_RULES.get(v.requirement)
-    return v if renamed is None else Violation(renamed, v.message, v.path, v.frame_index)
+    renamed = host_rule(v.requirement)
+    return v if renamed == v.requirement else Violation(renamed, v.message, v.path, v.frame_index)
 
 
 def _params(findings: Any) -> list[Finding]:

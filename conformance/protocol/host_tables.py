@@ -47,16 +47,6 @@ class LocalProtocolError(RuntimeError):
     """The harness misused the session (a bug in the suite, not the host)."""
 
 
-# Requirement ids the tables name.
-INITIALIZE_FIRST = "EXT-1.1-host-initialize-first"
-AWAITS_INITIALIZE = "EXT-1.1-host-awaits-initialize"
-ROUTED_TO_REJECTED = "EXT-1.1-host-rejected-child-isolated"  # expanded to the specific rejection rules
-NOTHING_AFTER_SHUTDOWN = "EXT-1.8-host-nothing-after-shutdown"
-GRACEFUL_SHUTDOWN = "EXT-0-host-graceful-shutdown-request"
-ONE_CANCEL = "EXT-1.9-host-one-cancel-notification"
-ONE_ANSWER = "JSONRPC-5-host-responses"
-
-
 class Life(enum.Enum):
     STARTING = "starting"
     INITIALIZING = "initializing"
@@ -98,13 +88,13 @@ def _lifecycle() -> dict[tuple[Life, LifeInput], Step]:
     t.update(
         {
             (L.STARTING, LI.INITIALIZE): (L.INITIALIZING, None),
-            (L.STARTING, LI.REQUEST): (L.STARTING, INITIALIZE_FIRST),
-            (L.STARTING, LI.NOTIFICATION): (L.STARTING, INITIALIZE_FIRST),
-            (L.STARTING, LI.SHUTDOWN): (L.DRAINING, INITIALIZE_FIRST),
+            (L.STARTING, LI.REQUEST): (L.STARTING, "EXT-1.1-host-initialize-first"),
+            (L.STARTING, LI.NOTIFICATION): (L.STARTING, "EXT-1.1-host-initialize-first"),
+            (L.STARTING, LI.SHUTDOWN): (L.DRAINING, "EXT-1.1-host-initialize-first"),
             (L.STARTING, LI.ANSWER): (L.STARTING, None),  # to a child the probe sent too early
-            (L.INITIALIZING, LI.INITIALIZE): (L.INITIALIZING, AWAITS_INITIALIZE),
-            (L.INITIALIZING, LI.REQUEST): (L.INITIALIZING, AWAITS_INITIALIZE),
-            (L.INITIALIZING, LI.NOTIFICATION): (L.INITIALIZING, AWAITS_INITIALIZE),
+            (L.INITIALIZING, LI.INITIALIZE): (L.INITIALIZING, "EXT-1.1-host-awaits-initialize"),
+            (L.INITIALIZING, LI.REQUEST): (L.INITIALIZING, "EXT-1.1-host-awaits-initialize"),
+            (L.INITIALIZING, LI.NOTIFICATION): (L.INITIALIZING, "EXT-1.1-host-awaits-initialize"),
             (L.INITIALIZING, LI.SHUTDOWN): (L.DRAINING, None),  # giving up on the child is fine
             (L.INITIALIZING, LI.ANSWER): (L.INITIALIZING, None),
             (L.INITIALIZING, LI.ACCEPTABLE): (L.READY, None),
@@ -116,15 +106,15 @@ def _lifecycle() -> dict[tuple[Life, LifeInput], Step]:
             (L.READY, LI.SHUTDOWN): (L.DRAINING, None),
             (L.READY, LI.ANSWER): (L.READY, None),
             (L.READY, LI.GRACE_EXPIRED): (L.DEGRADED, None),
-            (L.READY, LI.STDIN_CLOSED): (L.STOPPED, GRACEFUL_SHUTDOWN),
-            (L.REJECTED, LI.INITIALIZE): (L.REJECTED, ROUTED_TO_REJECTED),
-            (L.REJECTED, LI.REQUEST): (L.REJECTED, ROUTED_TO_REJECTED),
-            (L.REJECTED, LI.NOTIFICATION): (L.REJECTED, ROUTED_TO_REJECTED),
+            (L.READY, LI.STDIN_CLOSED): (L.STOPPED, "EXT-0-host-graceful-shutdown-request"),
+            (L.REJECTED, LI.INITIALIZE): (L.REJECTED, "EXT-1.1-host-rejected-child-isolated"),
+            (L.REJECTED, LI.REQUEST): (L.REJECTED, "EXT-1.1-host-rejected-child-isolated"),
+            (L.REJECTED, LI.NOTIFICATION): (L.REJECTED, "EXT-1.1-host-rejected-child-isolated"),
             (L.REJECTED, LI.SHUTDOWN): (L.DRAINING, None),  # cleanup of a refused child
             (L.REJECTED, LI.ANSWER): (L.REJECTED, None),
-            (L.DRAINING, LI.INITIALIZE): (L.DRAINING, NOTHING_AFTER_SHUTDOWN),
-            (L.DRAINING, LI.REQUEST): (L.DRAINING, NOTHING_AFTER_SHUTDOWN),
-            (L.DRAINING, LI.SHUTDOWN): (L.DRAINING, NOTHING_AFTER_SHUTDOWN),
+            (L.DRAINING, LI.INITIALIZE): (L.DRAINING, "EXT-1.8-host-nothing-after-shutdown"),
+            (L.DRAINING, LI.REQUEST): (L.DRAINING, "EXT-1.8-host-nothing-after-shutdown"),
+            (L.DRAINING, LI.SHUTDOWN): (L.DRAINING, "EXT-1.8-host-nothing-after-shutdown"),
             # Cancellations and lifecycle terminals may trail the request (§1.8, §5).
             (L.DRAINING, LI.NOTIFICATION): (L.DRAINING, None),
             (L.DRAINING, LI.ANSWER): (L.DRAINING, None),
@@ -157,13 +147,13 @@ def exercised(state: Life, event: LifeInput) -> tuple[str, ...]:
     host gets ``pass`` for them, not ``untested``."""
     out: list[str] = []
     if state is L.STARTING and event in FRAMES:
-        out.append(INITIALIZE_FIRST)
+        out.append("EXT-1.1-host-initialize-first")
     if state is L.INITIALIZING and event in FRAMES:
-        out.append(AWAITS_INITIALIZE)
+        out.append("EXT-1.1-host-awaits-initialize")
     if event is LI.SHUTDOWN or (state is L.DRAINING and event in FRAMES):
-        out.append(NOTHING_AFTER_SHUTDOWN)
+        out.append("EXT-1.8-host-nothing-after-shutdown")
     if event in ENDINGS and state in (L.READY, L.DRAINING, L.DEGRADED):
-        out.append(GRACEFUL_SHUTDOWN)
+        out.append("EXT-0-host-graceful-shutdown-request")
     return tuple(out)
 
 
@@ -185,11 +175,11 @@ C, CI = Call, CallInput
 CALL: dict[tuple[Call, CallInput], tuple[Call, str | None]] = {
     (C.PENDING, CI.CANCEL): (C.CANCEL_SENT, None),
     (C.PENDING, CI.ANSWER): (C.ANSWERED, None),
-    (C.CANCEL_SENT, CI.CANCEL): (C.CANCEL_SENT, ONE_CANCEL),
+    (C.CANCEL_SENT, CI.CANCEL): (C.CANCEL_SENT, "EXT-1.9-host-one-cancel-notification"),
     (C.CANCEL_SENT, CI.ANSWER): (C.TOMBSTONED, None),  # a late answer the host must ignore
     (C.ANSWERED, CI.CANCEL): (C.TOMBSTONED, None),  # the cancel raced the answer
     (C.ANSWERED, CI.ANSWER): (C.ANSWERED, None),  # the probe may answer twice on purpose
-    (C.TOMBSTONED, CI.CANCEL): (C.TOMBSTONED, ONE_CANCEL),
+    (C.TOMBSTONED, CI.CANCEL): (C.TOMBSTONED, "EXT-1.9-host-one-cancel-notification"),
     (C.TOMBSTONED, CI.ANSWER): (C.TOMBSTONED, None),
 }
 # The host still waits for these (they hold a concurrency slot, §0).
@@ -222,13 +212,13 @@ CHILD: dict[tuple[Child, ChildInput], tuple[Child, str | None]] = {
     (K.ORPHANED, KI.CANCEL): (K.CANCELLED, None),
     (K.ORPHANED, KI.PARENT_SETTLED): (K.ORPHANED, None),
     (K.CANCELLED, KI.ANSWER): (K.CANCELLED_ANSWERED, None),
-    (K.CANCELLED, KI.CANCEL): (K.CANCELLED, ONE_CANCEL),
+    (K.CANCELLED, KI.CANCEL): (K.CANCELLED, "EXT-1.9-host-one-cancel-notification"),
     (K.CANCELLED, KI.PARENT_SETTLED): (K.CANCELLED, None),
-    (K.ANSWERED, KI.ANSWER): (K.ANSWERED, ONE_ANSWER),
+    (K.ANSWERED, KI.ANSWER): (K.ANSWERED, "JSONRPC-5-host-responses"),
     (K.ANSWERED, KI.CANCEL): (K.ANSWERED, None),  # harmless: nothing left to cancel
     (K.ANSWERED, KI.PARENT_SETTLED): (K.ANSWERED, None),
-    (K.CANCELLED_ANSWERED, KI.ANSWER): (K.CANCELLED_ANSWERED, ONE_ANSWER),
-    (K.CANCELLED_ANSWERED, KI.CANCEL): (K.CANCELLED_ANSWERED, ONE_CANCEL),
+    (K.CANCELLED_ANSWERED, KI.ANSWER): (K.CANCELLED_ANSWERED, "JSONRPC-5-host-responses"),
+    (K.CANCELLED_ANSWERED, KI.CANCEL): (K.CANCELLED_ANSWERED, "EXT-1.9-host-one-cancel-notification"),
     (K.CANCELLED_ANSWERED, KI.PARENT_SETTLED): (K.CANCELLED_ANSWERED, None),
 }
 UNRESOLVED_CHILDREN = frozenset({K.OUTSTANDING, K.ORPHANED})

@@ -18,33 +18,12 @@ from .violations import Violation
 
 JsonRpcId = int | float | str | None
 
-# Rules evaluated on every frame this module decodes.
-FRAME_RULES = (
-    "EXT-0-frame-bound",
-    "EXT-0-json-text",
-    "EXT-0-diagnostics-stderr",
-    "EXT-0-no-blank-lines",
-    "EXT-0-one-object-per-line",
-    "EXT-0-unique-member-names",
-    "JSONRPC-4-jsonrpc-member",
-    "JSONRPC-5-result-xor-error",
-)
-REQUEST_RULES = (
-    "JSONRPC-4-method-string",
-    "JSONRPC-4-params-structured",
-    "JSONRPC-4-id-type",
-    "JSONRPC-4-id-not-fractional",
-)
-ERROR_RULES = ("JSONRPC-5.1-error-object", "JSONRPC-5.1-reserved-codes")
-
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
 METHOD_NOT_FOUND = -32601
 INVALID_PARAMS = -32602
 INTERNAL_ERROR = -32603
 REQUEST_CANCELLED = -32800  # §1.9
-_CALL_RULES = FRAME_RULES + REQUEST_RULES
-_ERROR_RESPONSE_RULES = FRAME_RULES + ERROR_RULES
 _PREDEFINED = {PARSE_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, INVALID_PARAMS, INTERNAL_ERROR}
 _RESERVED = range(-32768, -32000 + 1)
 _SERVER_ERRORS = range(-32099, -32000 + 1)
@@ -93,12 +72,29 @@ class Decoded:
 
     @property
     def rules(self) -> tuple[str, ...]:
-        """The requirement ids this decode evaluated."""
+        """The requirement ids this decode evaluated: the frame rules on every
+        frame, the request rules on calls, the error-object rules on errors."""
+        frame = (
+            "EXT-0-frame-bound",
+            "EXT-0-json-text",
+            "EXT-0-diagnostics-stderr",
+            "EXT-0-no-blank-lines",
+            "EXT-0-one-object-per-line",
+            "EXT-0-unique-member-names",
+            "JSONRPC-4-jsonrpc-member",
+            "JSONRPC-5-result-xor-error",
+        )
         if isinstance(self.message, Request | Notification):
-            return _CALL_RULES
+            return (
+                *frame,
+                "JSONRPC-4-method-string",
+                "JSONRPC-4-params-structured",
+                "JSONRPC-4-id-type",
+                "JSONRPC-4-id-not-fractional",
+            )
         if isinstance(self.message, ErrorResponse):
-            return _ERROR_RESPONSE_RULES
-        return FRAME_RULES
+            return (*frame, "JSONRPC-5.1-error-object", "JSONRPC-5.1-reserved-codes")
+        return frame
 
 
 def decode_event(event: FrameEvent) -> Decoded:

@@ -24,10 +24,6 @@ from .describe import kind
 from .members import excerpt, expected_object, is_integer, name, string_member
 from .violations import Finding, Violation, rule
 
-PARAMS = "RPC-3-handshake-params"
-RESULT = "RPC-3-handshake-result"
-NO_A2A = "RPC-3-no-a2a-capability"
-
 
 def _version(obj: dict[str, object], requirement: str, root: str) -> Iterator[Violation]:
     where = ("protocolVersion",)
@@ -65,33 +61,33 @@ def _string_array(obj: dict[str, object], key: str, requirement: str, root: str)
 def handshake_params(params: object) -> Iterator[Violation]:
     """What the client sends (client side)."""
     if not isinstance(params, dict):
-        yield expected_object(params, PARAMS, "params")
+        yield expected_object(params, "RPC-3-handshake-params", "params")
         return
-    yield from _version(params, PARAMS, "params")
-    yield from _literal(params, "client", rpc_limits.HANDSHAKE_CLIENT, PARAMS, "params")
-    yield from string_member(params, "clientVersion", PARAMS, "params", required=True)
-    yield from string_member(params, "locale", PARAMS, "params", required=False)
+    yield from _version(params, "RPC-3-handshake-params", "params")
+    yield from _literal(params, "client", rpc_limits.HANDSHAKE_CLIENT, "RPC-3-handshake-params", "params")
+    yield from string_member(params, "clientVersion", "RPC-3-handshake-params", "params", required=True)
+    yield from string_member(params, "locale", "RPC-3-handshake-params", "params", required=False)
 
 
-@rule(RESULT)
+@rule("RPC-3-handshake-result")
 def handshake_result_shape(result: object) -> Iterator[Violation]:
     if not isinstance(result, dict):
-        yield expected_object(result, RESULT, "result")
+        yield expected_object(result, "RPC-3-handshake-result", "result")
         return
-    yield from _version(result, RESULT, "result")
-    yield from _literal(result, "host", rpc_limits.HANDSHAKE_HOST, RESULT, "result")
-    yield from string_member(result, "hostVersion", RESULT, "result", required=True)
-    yield from _string_array(result, "features", RESULT, "result")
-    yield from _string_array(result, "capabilities", RESULT, "result")
+    yield from _version(result, "RPC-3-handshake-result", "result")
+    yield from _literal(result, "host", rpc_limits.HANDSHAKE_HOST, "RPC-3-handshake-result", "result")
+    yield from string_member(result, "hostVersion", "RPC-3-handshake-result", "result", required=True)
+    yield from _string_array(result, "features", "RPC-3-handshake-result", "result")
+    yield from _string_array(result, "capabilities", "RPC-3-handshake-result", "result")
 
 
-@rule(NO_A2A)
+@rule("RPC-3-no-a2a-capability")
 def no_a2a_capability(result: object) -> Iterator[Violation]:
     capabilities = result.get("capabilities") if isinstance(result, dict) else None
     if isinstance(capabilities, list) and rpc_limits.WITHDRAWN_CAPABILITY in capabilities:
         index = capabilities.index(rpc_limits.WITHDRAWN_CAPABILITY)
         message = f"result.capabilities[{index}] is 'a2a'; version 11 withdrew that stack"
-        yield Violation(NO_A2A, message, ("capabilities", index))
+        yield Violation("RPC-3-no-a2a-capability", message, ("capabilities", index))
 
 
 def handshake_result(result: object) -> Iterator[Finding]:

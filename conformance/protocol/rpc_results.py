@@ -30,46 +30,36 @@ from .members import enum_member, excerpt, expected_object, name, string_member
 from .rpc_shapes import array_member, non_objects, number_member, objects, parse_time, timestamp_member
 from .violations import Violation, rule
 
-HEALTH = "RPC-4-app.health"
-HEALTH_OK = "RPC-10-02-health-ok"
-VERSION = "RPC-4-app.getVersion"
-PROJECTS_LIST = "RPC-4-projects.list-order"
-PROJECTS_CREATE = "RPC-4-projects.create"
-SHELLS = "RPC-5.2-catalog-shape"
-REQUEST = "RPC-6-request-shape"
-RESOLVE = "RPC-6-resolve-params"
-PENDING = "RPC-6-pending-list"
 
-
-@rule(HEALTH)
+@rule("RPC-4-app.health")
 def health_result(result: object) -> Iterator[Violation]:
     if not isinstance(result, dict):
-        yield expected_object(result, HEALTH, "result")
+        yield expected_object(result, "RPC-4-app.health", "result")
         return
     budget = result.get("toolBudget")
     if not isinstance(budget, dict):
         shown = "absent" if "toolBudget" not in result else kind(budget)
-        yield Violation(HEALTH, f"result.toolBudget is {shown}; expected an object", ("toolBudget",))
+        yield Violation("RPC-4-app.health", f"result.toolBudget is {shown}; expected an object", ("toolBudget",))
         return
     for key in rpc_limits.TOOL_BUDGET_FIELDS:
-        yield from number_member(budget, key, HEALTH, "result", ("toolBudget",), required=True)
+        yield from number_member(budget, key, "RPC-4-app.health", "result", ("toolBudget",), required=True)
 
 
-@rule(HEALTH_OK)
+@rule("RPC-10-02-health-ok")
 def health_ok(response: object) -> Iterator[Violation]:
     """A whole app.health response (acceptance item 2)."""
     if not isinstance(response, dict) or "result" not in response:
-        yield Violation(HEALTH_OK, "app.health did not answer with a result")
+        yield Violation("RPC-10-02-health-ok", "app.health did not answer with a result")
         return
     result = response["result"]
     if isinstance(result, dict) and "ok" in result and result["ok"] is not True:
-        yield Violation(HEALTH_OK, f"result.ok is {excerpt(result['ok'])}; expected true", ("result", "ok"))
+        yield Violation("RPC-10-02-health-ok", f"result.ok is {excerpt(result['ok'])}; expected true", ("result", "ok"))
 
 
-@rule(VERSION)
+@rule("RPC-4-app.getVersion")
 def version_result(result: object) -> Iterator[Violation]:
     if not isinstance(result, dict | str):
-        yield Violation(VERSION, f"result is {kind(result)}; expected an object or a string")
+        yield Violation("RPC-4-app.getVersion", f"result is {kind(result)}; expected an object or a string")
 
 
 def _workspace(result: object, requirement: str) -> Iterator[Violation]:
@@ -92,14 +82,14 @@ def workspace_clear_result(result: object) -> Iterator[Violation]:
     yield from _workspace(result, "RPC-4-workspace.clear")
 
 
-@rule(PROJECTS_LIST)
+@rule("RPC-4-projects.list-order")
 def projects_list_result(result: object) -> Iterator[Violation]:
     records, path = (result.get("projects"), ("projects",)) if isinstance(result, dict) else (result, ())
     if not isinstance(records, list):
         message = f"{name('result', path)} is {kind(records)}; expected an array of project records"
-        yield Violation(PROJECTS_LIST, message, path)
+        yield Violation("RPC-4-projects.list-order", message, path)
         return
-    yield from non_objects(records, PROJECTS_LIST, "result", path)
+    yield from non_objects(records, "RPC-4-projects.list-order", "result", path)
 
 
 def project_id(result: object) -> str | None:
@@ -116,44 +106,52 @@ def project_id(result: object) -> str | None:
     return None
 
 
-@rule(PROJECTS_CREATE)
+@rule("RPC-4-projects.create")
 def projects_create_result(result: object) -> Iterator[Violation]:
     if project_id(result) is None:
         shown = kind(result)
-        yield Violation(PROJECTS_CREATE, f"result is {shown} carrying no project id (id or projectId string)")
+        yield Violation("RPC-4-projects.create", f"result is {shown} carrying no project id (id or projectId string)")
 
 
 def _option_problems(option: object, path: tuple[str | int, ...]) -> Iterator[Violation]:
     if not isinstance(option, dict):
-        yield expected_object(option, SHELLS, "result", path)
+        yield expected_object(option, "RPC-5.2-catalog-shape", "result", path)
         return
-    yield from enum_member(option, "id", rpc_limits.COMMAND_SHELL_IDS, SHELLS, "result", path, required=True)
-    yield from string_member(option, "label", SHELLS, "result", path, required=True)
-    yield from enum_member(option, "dialect", rpc_limits.SHELL_DIALECTS, SHELLS, "result", path, required=True)
+    yield from enum_member(
+        option, "id", rpc_limits.COMMAND_SHELL_IDS, "RPC-5.2-catalog-shape", "result", path, required=True
+    )
+    yield from string_member(option, "label", "RPC-5.2-catalog-shape", "result", path, required=True)
+    yield from enum_member(
+        option, "dialect", rpc_limits.SHELL_DIALECTS, "RPC-5.2-catalog-shape", "result", path, required=True
+    )
     for key in ("available", "isDefault"):
         if not isinstance(option.get(key), bool):
             shown = "absent" if key not in option else kind(option[key])
-            yield Violation(SHELLS, f"{name('result', (*path, key))} is {shown}; expected a boolean", (*path, key))
+            yield Violation(
+                "RPC-5.2-catalog-shape", f"{name('result', (*path, key))} is {shown}; expected a boolean", (*path, key)
+            )
 
 
-@rule(SHELLS)
+@rule("RPC-5.2-catalog-shape")
 def shell_catalog(result: object) -> Iterator[Violation]:
     """A commandShells.list result (§5.2 CommandShellCatalog)."""
     if not isinstance(result, dict):
-        yield expected_object(result, SHELLS, "result")
+        yield expected_object(result, "RPC-5.2-catalog-shape", "result")
         return
     if "configuredId" not in result:
-        yield Violation(SHELLS, "result has no configuredId; expected a shell id or null")
+        yield Violation("RPC-5.2-catalog-shape", "result has no configuredId; expected a shell id or null")
     elif result["configuredId"] is not None:
-        yield from enum_member(result, "configuredId", rpc_limits.COMMAND_SHELL_IDS, SHELLS, "result", required=True)
+        yield from enum_member(
+            result, "configuredId", rpc_limits.COMMAND_SHELL_IDS, "RPC-5.2-catalog-shape", "result", required=True
+        )
     if "effective" not in result:
-        yield Violation(SHELLS, "result has no effective; expected a shell option or null")
+        yield Violation("RPC-5.2-catalog-shape", "result has no effective; expected a shell option or null")
     elif result["effective"] is not None:
         yield from _option_problems(result["effective"], ("effective",))
     if not isinstance(result.get("fallback"), bool):
         shown = "absent" if "fallback" not in result else kind(result["fallback"])
-        yield Violation(SHELLS, f"result.fallback is {shown}; expected a boolean", ("fallback",))
-    yield from array_member(result, "choices", SHELLS, "result", required=True)
+        yield Violation("RPC-5.2-catalog-shape", f"result.fallback is {shown}; expected a boolean", ("fallback",))
+    yield from array_member(result, "choices", "RPC-5.2-catalog-shape", "result", required=True)
     choices = result.get("choices")
     if isinstance(choices, list):
         for index, option in enumerate(choices):
@@ -174,37 +172,39 @@ def _request_problems(value: object, requirement: str, root: str, path: tuple[st
         yield Violation(requirement, f"{name(root, path)} has no argsPreview", path)
 
 
-@rule(REQUEST)
+@rule("RPC-6-request-shape")
 def permission_request_params(params: object) -> Iterator[Violation]:
     """The params of one permissions.request notification."""
-    yield from _request_problems(params, REQUEST, "params", ())
+    yield from _request_problems(params, "RPC-6-request-shape", "params", ())
 
 
-@rule(RESOLVE)
+@rule("RPC-6-resolve-params")
 def permission_resolve_params(params: object) -> Iterator[Violation]:
     """permissions.resolve params (client side)."""
     if not isinstance(params, dict):
-        yield expected_object(params, RESOLVE, "params")
+        yield expected_object(params, "RPC-6-resolve-params", "params")
         return
-    yield from string_member(params, "requestId", RESOLVE, "params", required=True)
-    yield from enum_member(params, "decision", rpc_limits.PERMISSION_DECISIONS, RESOLVE, "params", required=True)
+    yield from string_member(params, "requestId", "RPC-6-resolve-params", "params", required=True)
+    yield from enum_member(
+        params, "decision", rpc_limits.PERMISSION_DECISIONS, "RPC-6-resolve-params", "params", required=True
+    )
 
 
-@rule(PENDING)
+@rule("RPC-6-pending-list")
 def permissions_pending_result(result: object, *, session_id: str | None = None) -> Iterator[Violation]:
     """A permissions.pending result; ``session_id`` when the call scoped it."""
     if not isinstance(result, dict):
-        yield expected_object(result, PENDING, "result")
+        yield expected_object(result, "RPC-6-pending-list", "result")
         return
-    yield from array_member(result, "requests", PENDING, "result", required=True)
+    yield from array_member(result, "requests", "RPC-6-pending-list", "result", required=True)
     requests = result.get("requests")
     if not isinstance(requests, list):
         return
     for index, entry in enumerate(requests):
         path = ("requests", index)
-        yield from _request_problems(entry, PENDING, "result", path)
+        yield from _request_problems(entry, "RPC-6-pending-list", "result", path)
         if isinstance(entry, dict):
-            yield from timestamp_member(entry, "createdAt", PENDING, "result", path, required=True)
+            yield from timestamp_member(entry, "createdAt", "RPC-6-pending-list", "result", path, required=True)
     yield from _scoped(requests, session_id)
     yield from _oldest_first(requests)
 
@@ -216,7 +216,9 @@ def _scoped(requests: list[object], session_id: str | None) -> Iterator[Violatio
         if entry.get("sessionId") != session_id:
             where = ("requests", index, "sessionId")
             shown = excerpt(entry.get("sessionId"))
-            yield Violation(PENDING, f"{name('result', where)} is {shown}; the call asked for {session_id!r}", where)
+            yield Violation(
+                "RPC-6-pending-list", f"{name('result', where)} is {shown}; the call asked for {session_id!r}", where
+            )
 
 
 def _oldest_first(requests: list[object]) -> Iterator[Violation]:
@@ -230,4 +232,4 @@ def _oldest_first(requests: list[object]) -> Iterator[Violation]:
             continue
         if out_of_order:
             message = f"result.requests[{j}] was created before result.requests[{i}]; expected oldest first"
-            yield Violation(PENDING, message, ("requests", j, "createdAt"))
+            yield Violation("RPC-6-pending-list", message, ("requests", j, "createdAt"))

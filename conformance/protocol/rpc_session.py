@@ -46,20 +46,6 @@ from .rpc_errors import error_code_of
 from .rpc_shapes import array_member, non_objects, number_member, objects, parse_time, timestamp_member
 from .violations import Finding, Violation, rule
 
-LIST = "RPC-4-session.list"
-THINKING = "RPC-4-thinking-levels"
-CREATE = "RPC-4-session.create"
-GET = "RPC-4-session.get"
-RENAME = "RPC-4-session.rename"
-BEGIN = "RPC-4-session.beginTurn"
-END = "RPC-4-session.endTurn"
-END_RULE = "RPC-4-session.endTurn-notification-rule"
-NOTE = "RPC-4-notification-shape"
-NOTE_LIST = "RPC-4-notification.list"
-MARK_READ = "RPC-4-notification.markRead"
-MARK_ALL = "RPC-4-notification.markAllRead"
-CLEAR = "RPC-4-notification.clear"
-TODOS = "RPC-4-todos.get"
 WINDOW_OPTIONS = ("messageBefore", "messageLimit", "contentLimit", "messageAround")
 
 
@@ -76,21 +62,23 @@ def _summary_items(result: object) -> list[tuple[Path, dict[str, object]]]:
     return [((*path, i), s) for i, s in objects(summaries)]
 
 
-@rule(LIST)
+@rule("RPC-4-session.list")
 def session_list_shape(result: object) -> Iterator[Violation]:
-    yield from _summaries(result, LIST)
+    yield from _summaries(result, "RPC-4-session.list")
     summaries = result.get("sessions") if isinstance(result, dict) else result
-    yield from non_objects(summaries, LIST, "result", ("sessions",) if isinstance(result, dict) else ())
+    yield from non_objects(summaries, "RPC-4-session.list", "result", ("sessions",) if isinstance(result, dict) else ())
     for path, summary in _summary_items(result):
-        yield from integer_member(summary, "messageCount", LIST, "result", path, required=True, minimum=0)
+        yield from integer_member(
+            summary, "messageCount", "RPC-4-session.list", "result", path, required=True, minimum=0
+        )
 
 
 def thinking_level_problems(details: Mapping[str, object], root: str, path: Path) -> Iterator[Violation]:
     levels = rpc_limits.CONFIGURE_THINKING_LEVELS
-    yield from enum_member(details, "thinkingLevel", levels, THINKING, root, path, required=True)
+    yield from enum_member(details, "thinkingLevel", levels, "RPC-4-thinking-levels", root, path, required=True)
 
 
-@rule(THINKING)
+@rule("RPC-4-thinking-levels")
 def session_thinking_levels(result: object) -> Iterator[Violation]:
     for path, summary in _summary_items(result):
         yield from thinking_level_problems(summary, "result", path)
@@ -113,10 +101,10 @@ def session_id(result: object) -> str | None:
     return None
 
 
-@rule(CREATE)
+@rule("RPC-4-session.create")
 def session_create_result(result: object, *, params: Mapping[str, Any] | None = None) -> Iterator[Violation]:
     if session_id(result) is None:
-        yield Violation(CREATE, f"result is {kind(result)} naming no session (id or sessionId string)")
+        yield Violation("RPC-4-session.create", f"result is {kind(result)} naming no session (id or sessionId string)")
         return
     sent = params or {}
     details = result.get("session") if isinstance(result, dict) and isinstance(result.get("session"), dict) else result
@@ -128,24 +116,28 @@ def session_create_result(result: object, *, params: Mapping[str, Any] | None = 
         if sent.get(key) is None and key in details and details[key] != default:
             where = (*path, key)
             message = f"{name('result', where)} is {excerpt(details[key])}; {key} was not sent, so it is {default!r}"
-            yield Violation(CREATE, message, where)
+            yield Violation("RPC-4-session.create", message, where)
 
 
-@rule(GET)
+@rule("RPC-4-session.get")
 def session_get_result(result: object, *, params: Mapping[str, Any] | None = None) -> Iterator[Violation]:
     if not isinstance(result, dict):
-        yield expected_object(result, GET, "result")
+        yield expected_object(result, "RPC-4-session.get", "result")
         return
     sent = params or {}
     if any(sent.get(key) is not None for key in WINDOW_OPTIONS):
         for key in ("messageStart", "messageEnd"):
-            yield from integer_member(result, key, GET, "result", required=True, minimum=0)
+            yield from integer_member(result, key, "RPC-4-session.get", "result", required=True, minimum=0)
         for key in ("hasMoreBefore", "hasMoreAfter"):
             if not isinstance(result.get(key), bool):
                 shown = "absent" if key not in result else kind(result[key])
-                yield Violation(GET, f"result.{key} is {shown}; a windowed read returns a boolean", (key,))
+                yield Violation(
+                    "RPC-4-session.get", f"result.{key} is {shown}; a windowed read returns a boolean", (key,)
+                )
     elif "navigationParent" in result:
-        yield Violation(GET, "result has navigationParent; an unwindowed read omits it", ("navigationParent",))
+        yield Violation(
+            "RPC-4-session.get", "result has navigationParent; an unwindowed read omits it", ("navigationParent",)
+        )
 
 
 def title_is_valid(title: object) -> bool:
@@ -156,7 +148,7 @@ def title_is_valid(title: object) -> bool:
     return rpc_limits.SESSION_TITLE_MIN_CODE_POINTS <= length <= rpc_limits.SESSION_TITLE_MAX_CODE_POINTS
 
 
-@rule(RENAME)
+@rule("RPC-4-session.rename")
 def rename_result(response: object, *, title: object) -> Iterator[Violation]:
     """A whole session.rename response to a call that sent ``title``."""
     if not isinstance(response, dict):
@@ -165,51 +157,55 @@ def rename_result(response: object, *, title: object) -> Iterator[Violation]:
     if not title_is_valid(title):
         what = f"{length} code points after trimming" if length is not None else kind(title)
         if "error" not in response:
-            yield Violation(RENAME, f"a title of {what} was accepted; expected INVALID_PARAMS")
+            yield Violation("RPC-4-session.rename", f"a title of {what} was accepted; expected INVALID_PARAMS")
         elif error_code_of(response["error"]) != "INVALID_PARAMS":
             got = excerpt(error_code_of(response["error"]))
-            yield Violation(RENAME, f"a title of {what} was refused with {got}; expected INVALID_PARAMS")
+            yield Violation(
+                "RPC-4-session.rename", f"a title of {what} was refused with {got}; expected INVALID_PARAMS"
+            )
         return
     if "error" in response:
         got = excerpt(error_code_of(response["error"]))
-        yield Violation(RENAME, f"a valid title of {length} code points was refused with {got}")
+        yield Violation("RPC-4-session.rename", f"a valid title of {length} code points was refused with {got}")
     elif not isinstance(response.get("result"), dict) or not isinstance(response["result"].get("ok"), bool):
-        yield Violation(RENAME, "session.rename answered without a boolean ok", ("result",))
+        yield Violation("RPC-4-session.rename", "session.rename answered without a boolean ok", ("result",))
 
 
-@rule(BEGIN)
+@rule("RPC-4-session.beginTurn")
 def begin_turn_result(result: object) -> Iterator[Violation]:
     if not isinstance(result, dict):
-        yield expected_object(result, BEGIN, "result")
+        yield expected_object(result, "RPC-4-session.beginTurn", "result")
         return
-    yield from string_member(result, "turnId", BEGIN, "result", required=False)
+    yield from string_member(result, "turnId", "RPC-4-session.beginTurn", "result", required=False)
 
 
 def notification_problems(value: object, root: str, path: Path) -> Iterator[Violation]:
     if not isinstance(value, dict):
-        yield expected_object(value, NOTE, root, path)
+        yield expected_object(value, "RPC-4-notification-shape", root, path)
         return
     for key in ("id", "sessionId", "sessionTitle", "turnId"):
-        yield from string_member(value, key, NOTE, root, path, required=True)
-    yield from enum_member(value, "kind", rpc_limits.NOTIFICATION_KINDS, NOTE, root, path, required=True)
-    yield from timestamp_member(value, "createdAt", NOTE, root, path, required=True)
-    yield from string_member(value, "errorCode", NOTE, root, path, required=False)
-    yield from nullable_string_member(value, "readAt", NOTE, root, path)
+        yield from string_member(value, key, "RPC-4-notification-shape", root, path, required=True)
+    yield from enum_member(
+        value, "kind", rpc_limits.NOTIFICATION_KINDS, "RPC-4-notification-shape", root, path, required=True
+    )
+    yield from timestamp_member(value, "createdAt", "RPC-4-notification-shape", root, path, required=True)
+    yield from string_member(value, "errorCode", "RPC-4-notification-shape", root, path, required=False)
+    yield from nullable_string_member(value, "readAt", "RPC-4-notification-shape", root, path)
 
 
-@rule(NOTE)
+@rule("RPC-4-notification-shape")
 def notification_shape(notification: object) -> Iterator[Violation]:
     yield from notification_problems(notification, "notification", ())
 
 
-@rule(END)
+@rule("RPC-4-session.endTurn")
 def end_turn_result(result: object) -> Iterator[Violation]:
     if not isinstance(result, dict):
-        yield expected_object(result, END, "result")
+        yield expected_object(result, "RPC-4-session.endTurn", "result")
         return
     if not isinstance(result.get("ok"), bool):
         shown = "absent" if "ok" not in result else kind(result["ok"])
-        yield Violation(END, f"result.ok is {shown}; expected a boolean", ("ok",))
+        yield Violation("RPC-4-session.endTurn", f"result.ok is {shown}; expected a boolean", ("ok",))
     if result.get("notification") is not None:
         yield from notification_problems(result["notification"], "result", ("notification",))
 
@@ -219,7 +215,7 @@ def notification_due(*, was_running: bool, status: object, create_notification: 
     return was_running and status in rpc_limits.NOTIFYING_STATUSES and create_notification is not False
 
 
-@rule(END_RULE)
+@rule("RPC-4-session.endTurn-notification-rule")
 def end_turn_notification(
     result: object, *, was_running: bool, status: object, create_notification: object = None
 ) -> Iterator[Violation]:
@@ -229,21 +225,26 @@ def end_turn_notification(
     due = notification_due(was_running=was_running, status=status, create_notification=create_notification)
     has = result.get("notification") is not None
     if due and not has:
-        yield Violation(END_RULE, f"no notification returned for a running turn ending {excerpt(status)}")
+        yield Violation(
+            "RPC-4-session.endTurn-notification-rule",
+            f"no notification returned for a running turn ending {excerpt(status)}",
+        )
     elif has and not due:
         why = "the turn was not running" if not was_running else f"status {excerpt(status)}"
         if create_notification is False:
             why = "createNotification was false"
-        yield Violation(END_RULE, f"a notification was returned although {why}", ("notification",))
+        yield Violation(
+            "RPC-4-session.endTurn-notification-rule", f"a notification was returned although {why}", ("notification",)
+        )
 
 
-@rule(NOTE_LIST)
+@rule("RPC-4-notification.list")
 def notification_list_result(result: object, *, limit: object = None, unread_only: bool = False) -> Iterator[Violation]:
     if not isinstance(result, dict):
-        yield expected_object(result, NOTE_LIST, "result")
+        yield expected_object(result, "RPC-4-notification.list", "result")
         return
-    yield from array_member(result, "notifications", NOTE_LIST, "result", required=True)
-    yield from integer_member(result, "unreadCount", NOTE_LIST, "result", required=True, minimum=0)
+    yield from array_member(result, "notifications", "RPC-4-notification.list", "result", required=True)
+    yield from integer_member(result, "unreadCount", "RPC-4-notification.list", "result", required=True, minimum=0)
     rows = result.get("notifications")
     if not isinstance(rows, list):
         return
@@ -251,12 +252,16 @@ def notification_list_result(result: object, *, limit: object = None, unread_onl
     if is_integer(limit) and isinstance(limit, int | float) and limit > 0:
         bound = min(bound, int(limit))
     if len(rows) > bound:
-        yield Violation(NOTE_LIST, f"result.notifications has {len(rows):,} rows; limit {bound}", ("notifications",))
+        yield Violation(
+            "RPC-4-notification.list", f"result.notifications has {len(rows):,} rows; limit {bound}", ("notifications",)
+        )
     for index, row in enumerate(rows):
         yield from notification_problems(row, "result", ("notifications", index))
         if unread_only and isinstance(row, dict) and row.get("readAt") is not None:
             where = ("notifications", index, "readAt")
-            yield Violation(NOTE_LIST, f"{name('result', where)} is set although unreadOnly was asked", where)
+            yield Violation(
+                "RPC-4-notification.list", f"{name('result', where)} is set although unreadOnly was asked", where
+            )
     yield from _newest_first(rows)
 
 
@@ -271,7 +276,7 @@ def _newest_first(rows: list[object]) -> Iterator[Violation]:
             continue
         if wrong:
             message = f"result.notifications[{j}] is newer than result.notifications[{i}]; expected newest first"
-            yield Violation(NOTE_LIST, message, ("notifications", j, "createdAt"))
+            yield Violation("RPC-4-notification.list", message, ("notifications", j, "createdAt"))
 
 
 def _ok(result: object, requirement: str, *, must_be_true: bool) -> Iterator[Violation]:
@@ -282,38 +287,38 @@ def _ok(result: object, requirement: str, *, must_be_true: bool) -> Iterator[Vio
         yield Violation(requirement, f"result.ok is {shown}; expected {wanted}", ("ok",))
 
 
-@rule(MARK_READ)
+@rule("RPC-4-notification.markRead")
 def mark_read_result(result: object, *, known_id: bool | None = None) -> Iterator[Violation]:
     """``known_id``: whether the id exists (ok must then be true; unknown: false)."""
-    yield from _ok(result, MARK_READ, must_be_true=False)
+    yield from _ok(result, "RPC-4-notification.markRead", must_be_true=False)
     ok = result.get("ok") if isinstance(result, dict) else None
     if known_id is not None and isinstance(ok, bool) and ok is not known_id:
         why = "the notification exists (read or not)" if known_id else "no notification has that id"
-        yield Violation(MARK_READ, f"result.ok is {str(ok).lower()} although {why}", ("ok",))
+        yield Violation("RPC-4-notification.markRead", f"result.ok is {str(ok).lower()} although {why}", ("ok",))
 
 
-@rule(MARK_ALL)
+@rule("RPC-4-notification.markAllRead")
 def mark_all_read_result(result: object) -> Iterator[Violation]:
-    yield from _ok(result, MARK_ALL, must_be_true=True)
+    yield from _ok(result, "RPC-4-notification.markAllRead", must_be_true=True)
 
 
-@rule(CLEAR)
+@rule("RPC-4-notification.clear")
 def clear_result(result: object) -> Iterator[Violation]:
-    yield from _ok(result, CLEAR, must_be_true=True)
+    yield from _ok(result, "RPC-4-notification.clear", must_be_true=True)
 
 
-@rule(TODOS)
+@rule("RPC-4-todos.get")
 def todos_result(result: object, *, session_id: str | None = None) -> Iterator[Violation]:
     if not isinstance(result, dict):
-        yield expected_object(result, TODOS, "result")
+        yield expected_object(result, "RPC-4-todos.get", "result")
         return
-    yield from string_member(result, "sessionId", TODOS, "result", required=True)
+    yield from string_member(result, "sessionId", "RPC-4-todos.get", "result", required=True)
     if session_id is not None and isinstance(result.get("sessionId"), str) and result["sessionId"] != session_id:
         message = f"result.sessionId is {excerpt(result['sessionId'])}; the call named {session_id!r}"
-        yield Violation(TODOS, message, ("sessionId",))
-    yield from array_member(result, "todos", TODOS, "result", required=True)
-    yield from number_member(result, "revision", TODOS, "result", required=True)
+        yield Violation("RPC-4-todos.get", message, ("sessionId",))
+    yield from array_member(result, "todos", "RPC-4-todos.get", "result", required=True)
+    yield from number_member(result, "revision", "RPC-4-todos.get", "result", required=True)
     if "updatedAt" not in result:
-        yield Violation(TODOS, "result has no updatedAt; expected a time or null")
+        yield Violation("RPC-4-todos.get", "result has no updatedAt; expected a time or null")
     else:
-        yield from timestamp_member(result, "updatedAt", TODOS, "result", required=False)
+        yield from timestamp_member(result, "updatedAt", "RPC-4-todos.get", "result", required=False)

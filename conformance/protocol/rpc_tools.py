@@ -29,76 +29,76 @@ from .rpc_errors import TOOL_OUTCOMES, error_code_of
 from .rpc_shapes import number_member, required_member
 from .violations import Violation, rule
 
-PARAMS = "RPC-5-execute-params"
-RESULT = "RPC-5-execute-result"
-BASH_FAILURE = "RPC-5-bash-failure-result"
-OUTCOMES = "RPC-7-tool-outcomes-are-results"
-OUTPUT = "RPC-5.1-tools-output-shape"
 
-
-@rule(PARAMS)
+@rule("RPC-5-execute-params")
 def execute_params(params: object) -> Iterator[Violation]:
     """What a client sends with tools.execute (client side)."""
     if not isinstance(params, dict):
-        yield expected_object(params, PARAMS, "params")
+        yield expected_object(params, "RPC-5-execute-params", "params")
         return
     for key in ("sessionId", "toolCallId", "toolName"):
-        yield from string_member(params, key, PARAMS, "params", required=True)
+        yield from string_member(params, key, "RPC-5-execute-params", "params", required=True)
     for key in ("turnId", "delegationId"):
-        yield from string_member(params, key, PARAMS, "params", required=False)
-    yield from enum_member(params, "requestedMode", rpc_limits.SESSION_MODES, PARAMS, "params", required=False)
+        yield from string_member(params, key, "RPC-5-execute-params", "params", required=False)
+    yield from enum_member(
+        params, "requestedMode", rpc_limits.SESSION_MODES, "RPC-5-execute-params", "params", required=False
+    )
     shells = rpc_limits.COMMAND_SHELL_IDS
-    yield from enum_member(params, "expectedCommandShellId", shells, PARAMS, "params", required=False)
+    yield from enum_member(params, "expectedCommandShellId", shells, "RPC-5-execute-params", "params", required=False)
     dialects = rpc_limits.SHELL_DIALECTS
-    yield from enum_member(params, "expectedCommandShellDialect", dialects, PARAMS, "params", required=False)
-    yield from number_member(params, "timeoutMs", PARAMS, "params", required=False)
+    yield from enum_member(
+        params, "expectedCommandShellDialect", dialects, "RPC-5-execute-params", "params", required=False
+    )
+    yield from number_member(params, "timeoutMs", "RPC-5-execute-params", "params", required=False)
 
 
-@rule(RESULT)
+@rule("RPC-5-execute-result")
 def execute_result(result: object, *, tool_call_id: str | None = None) -> Iterator[Violation]:
     """A tools.execute result; ``tool_call_id`` is the id the call carried."""
     if not isinstance(result, dict):
-        yield expected_object(result, RESULT, "result")
+        yield expected_object(result, "RPC-5-execute-result", "result")
         return
-    yield from string_member(result, "toolCallId", RESULT, "result", required=True)
+    yield from string_member(result, "toolCallId", "RPC-5-execute-result", "result", required=True)
     echoed = result.get("toolCallId")
     if tool_call_id is not None and isinstance(echoed, str) and echoed != tool_call_id:
         message = f"result.toolCallId is {excerpt(echoed)}; the call's toolCallId is {excerpt(tool_call_id)}"
-        yield Violation(RESULT, message, ("toolCallId",))
+        yield Violation("RPC-5-execute-result", message, ("toolCallId",))
     if not isinstance(result.get("ok"), bool):
         shown = "absent" if "ok" not in result else kind(result["ok"])
-        yield Violation(RESULT, f"result.ok is {shown}; expected a boolean", ("ok",))
-    yield from required_member(result, "content", RESULT, "result")
-    yield from number_member(result, "durationMs", RESULT, "result", required=True)
-    yield from bool_member(result, "isError", RESULT, "result")
-    yield from bool_member(result, "denied", RESULT, "result")
-    yield from string_member(result, "errorCode", RESULT, "result", required=False)
+        yield Violation("RPC-5-execute-result", f"result.ok is {shown}; expected a boolean", ("ok",))
+    yield from required_member(result, "content", "RPC-5-execute-result", "result")
+    yield from number_member(result, "durationMs", "RPC-5-execute-result", "result", required=True)
+    yield from bool_member(result, "isError", "RPC-5-execute-result", "result")
+    yield from bool_member(result, "denied", "RPC-5-execute-result", "result")
+    yield from string_member(result, "errorCode", "RPC-5-execute-result", "result", required=False)
 
 
-@rule(BASH_FAILURE)
+@rule("RPC-5-bash-failure-result")
 def bash_failure_result(result: object) -> Iterator[Violation]:
     """The result of a Bash command known to have exited non-zero."""
     if not isinstance(result, dict):
-        yield expected_object(result, BASH_FAILURE, "result")
+        yield expected_object(result, "RPC-5-bash-failure-result", "result")
         return
     # `is` for the booleans: 0 == False in Python, but not in JSON.
     expected = (("ok", result.get("ok") is False, "false"), ("isError", result.get("isError") is True, "true"))
     for key, good, wanted in (*expected, ("errorCode", result.get("errorCode") == "TOOL_FAILED", "'TOOL_FAILED'")):
         if not good:
             shown = "absent" if key not in result else excerpt(result[key])
-            yield Violation(BASH_FAILURE, f"result.{key} is {shown}; expected {wanted}", (key,))
+            yield Violation("RPC-5-bash-failure-result", f"result.{key} is {shown}; expected {wanted}", (key,))
     content = result.get("content")
     if not isinstance(content, dict):
         yield Violation(
-            BASH_FAILURE, f"result.content is {kind(content)}; expected an object with exitCode", ("content",)
+            "RPC-5-bash-failure-result",
+            f"result.content is {kind(content)}; expected an object with exitCode",
+            ("content",),
         )
         return
-    yield from number_member(content, "exitCode", BASH_FAILURE, "result", ("content",), required=True)
+    yield from number_member(content, "exitCode", "RPC-5-bash-failure-result", "result", ("content",), required=True)
     for key in ("stdout", "stderr"):
-        yield from string_member(content, key, BASH_FAILURE, "result", ("content",), required=True)
+        yield from string_member(content, key, "RPC-5-bash-failure-result", "result", ("content",), required=True)
 
 
-@rule(OUTCOMES)
+@rule("RPC-7-tool-outcomes-are-results")
 def tool_outcome_not_error(response: object) -> Iterator[Violation]:
     """A whole tools.execute response: tool outcomes never come as errors."""
     if not isinstance(response, dict) or "error" not in response:
@@ -106,16 +106,20 @@ def tool_outcome_not_error(response: object) -> Iterator[Violation]:
     code = error_code_of(response["error"])
     if code in TOOL_OUTCOMES:
         message = f"tools.execute answered with a JSON-RPC error {code}; tool outcomes are results with ok false"
-        yield Violation(OUTCOMES, message, ("error", "data", "errorCode"))
+        yield Violation("RPC-7-tool-outcomes-are-results", message, ("error", "data", "errorCode"))
 
 
-@rule(OUTPUT)
+@rule("RPC-5.1-tools-output-shape")
 def tools_output_params(params: object) -> Iterator[Violation]:
     """The params of one tools.output notification."""
     if not isinstance(params, dict):
-        yield expected_object(params, OUTPUT, "params")
+        yield expected_object(params, "RPC-5.1-tools-output-shape", "params")
         return
     for key in ("sessionId", "toolCallId", "chunk"):
-        yield from string_member(params, key, OUTPUT, "params", required=True)
-    yield from enum_member(params, "commandShellId", rpc_limits.COMMAND_SHELL_IDS, OUTPUT, "params", required=True)
-    yield from enum_member(params, "stream", rpc_limits.OUTPUT_STREAMS, OUTPUT, "params", required=True)
+        yield from string_member(params, key, "RPC-5.1-tools-output-shape", "params", required=True)
+    yield from enum_member(
+        params, "commandShellId", rpc_limits.COMMAND_SHELL_IDS, "RPC-5.1-tools-output-shape", "params", required=True
+    )
+    yield from enum_member(
+        params, "stream", rpc_limits.OUTPUT_STREAMS, "RPC-5.1-tools-output-shape", "params", required=True
+    )

@@ -27,6 +27,9 @@ class Requirement:
     api: tuple[str, ...]
     features: tuple[str, ...]
     summary: str
+    # The function that judges the entry, "dotted.module:function" or
+    # "dotted.module:Class.method" (tests/meta checks it), or "none". Any
+    # other value counts as a check here: the loader does not import code.
     check: str
     reason: str = ""
     note: str = ""

@@ -28,7 +28,7 @@ from collections.abc import Callable, Iterable
 from functools import partial
 from pathlib import Path
 
-from conformance.evidence import Recorder
+from conformance.evidence import Recorder, StepContext
 from conformance.manifest import Manifest
 from conformance.peers.rpc_hostcore import (
     ClientCommand,
@@ -180,7 +180,7 @@ def _judge_order(peer: ClientPeer, answered_after: int, answer: dict[str, object
 
 def session_scenario(command: ClientCommand, recorder: Recorder, response_s: float, *, oversized: bool = True) -> bool:
     """Whether the client completed a handshake (else the mismatch scenarios would show nothing)."""
-    recorder.context = "scenario=session"
+    recorder.context = StepContext(scenario="session")
     with ClientPeer(command, recorder, response_s=response_s, scenario="session") as peer:
         good: dict[str, object] = {"result": handshake_result()}
         answered_after = 0
@@ -401,7 +401,7 @@ def mismatch_scenario(
 ) -> None:
     """§3: a handshake answer a v11 client must refuse. Operations are
     queued for it anyway; it must send nothing more and exit with an error."""
-    recorder.context = f"scenario={name}"
+    recorder.context = StepContext(scenario=name)
     with ClientPeer(command, recorder, response_s=response_s, scenario=name) as peer:
         answered_after = 0
         try:

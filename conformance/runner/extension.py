@@ -17,19 +17,20 @@ from hypothesis import HealthCheck, Phase, seed, settings
 from hypothesis.errors import Flaky
 from hypothesis.stateful import run_state_machine_as_test
 
-from conformance.evidence import Recorder
-from conformance.machines.extension import UNKNOWN_METHODS, machine_for, step_of
+from conformance.evidence import Recorder, StepContext
+from conformance.machines.extension import UNKNOWN_METHODS, machine_for
 from conformance.machines.oversized import judge_exact_bound
 from conformance.manifest import Manifest
 from conformance.peers.ext_host import ExtensionHostPeer, Launcher, Patience, TargetGone, spawn_process, trace_header
 from conformance.protocol import limits
+from conformance.protocol.ext_hosting import HOSTED_OPTIONAL_FEATURES, OFFERED_CONCURRENCY, PROTOCOL_VERSION
 from conformance.protocol.ext_manifest import check_manifest
 from conformance.protocol.ext_types import Offer
+from conformance.protocol.framing import pad_frame
 from conformance.requirements import load_catalog
 from conformance.results import RunResult
-from conformance.strategies.extension import HOSTED_OPTIONAL_FEATURES, OFFERED_CONCURRENCY, PROTOCOL_VERSION
 from conformance.transport.startup import StartFailure
-from conformance.transport.trace import pad_frame, padded_recipe, write_trace
+from conformance.transport.trace import padded_recipe, write_trace
 from conformance.verdicts import Verdict, decide
 
 from .profiles import Profile
@@ -57,8 +58,8 @@ def shrink_traces(recorder: Recorder, profile: Profile, patience: Patience) -> N
             continue  # not ours to rewrite (a regression case kept where the user put it)
         observed = recorder.violations.get(requirement)
         # The first violation of a requirement is the one its trace holds.
-        step = step_of(observed[0].context) if observed else None
-        recorder.context = f"shrinking {requirement}"
+        step = observed[0].context.step if observed else None
+        recorder.context = StepContext(f"shrinking {requirement}")
         _guarded(
             recorder,
             f"shrinking {requirement}",
@@ -99,7 +100,7 @@ def certify_extension(
     ``launcher`` starts each generation (a process, or a simulated target)."""
     patience = patience or Patience()
     recorder = Recorder(trace_dir=trace_dir, run_info={"profile": profile.name, "seed": run_seed})
-    recorder.context = "manifest"
+    recorder.context = StepContext("manifest")
     recorder.add(check_manifest(manifest.info))
     save_manifest_traces(manifest, recorder)
     if regressions is not None:
@@ -189,7 +190,7 @@ def frame_size_scenario(
     silent), so refusing it any way is legal and only a should warning
     (EXT-0-frame-bound-exact). One of 1 MiB + 1 may be refused any way the
     extension likes, so nothing is judged for it beyond the frames it writes."""
-    recorder.context = "scenario=frame-size"
+    recorder.context = StepContext(scenario="frame-size")
     peer = _started(manifest, recorder, patience, launcher)
     if peer is None:
         return
@@ -240,7 +241,7 @@ def _refusable_frame(peer: ExtensionHostPeer, size: int) -> None:
 def stdin_eof_scenario(
     manifest: Manifest, recorder: Recorder, patience: Patience, launcher: Launcher = spawn_process
 ) -> None:
-    recorder.context = "scenario=stdin-eof"
+    recorder.context = StepContext(scenario="stdin-eof")
     peer = _started(manifest, recorder, patience, launcher)
     if peer is None:
         return

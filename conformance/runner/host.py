@@ -23,7 +23,7 @@ from typing import Any
 from hypothesis import HealthCheck, Phase, seed, settings
 from hypothesis.stateful import run_state_machine_as_test
 
-from conformance.evidence import Recorder
+from conformance.evidence import Recorder, StepContext
 from conformance.machines.host import machine_for
 from conformance.machines.host_lifecycle import SCALED_DRAIN_MS, lifecycle_scenarios, state_judge
 from conformance.machines.host_scenarios import HostRejected, Scenario, scenarios_for
@@ -71,7 +71,7 @@ def certify_host(
     ``only``: run just the scenarios whose name starts with one of these
     (tests of faulty hosts; a certification runs them all)."""
     recorder = Recorder(trace_dir=trace_dir, run_info={"profile": profile.name, "seed": run_seed})
-    recorder.context = "driver"
+    recorder.context = StepContext("driver")
     if simulate:
         return _certify_simulated(recorder, api_version, profile, run_seed, patience_s, machine, only)
     listener = listener or ProbeListener()
@@ -208,7 +208,7 @@ def _scenarios(
             continue
         if skip and scenario.__name__.startswith(skip):
             continue  # needs real processes: judged by subprocess runs
-        recorder.context = f"scenario={scenario.__name__}, api {api_version}"
+        recorder.context = StepContext(scenario=scenario.__name__, api=api_version)
         rig = HostRig(driver, listener, recorder, **options)
         before = frozenset(recorder.violations)
         try:
@@ -292,8 +292,7 @@ def replay_host(trace_path: Path, *, runs: int = 1, patience_s: float = 10.0) ->
         raise ValueError(f"runs must be >= 1; got {runs}")
     header, _ = load(trace_path)
     target, requirement = header["target"], str(header["requirement"])
-    context = str(header.get("context", ""))
-    scenario = context.removeprefix("scenario=").split(",", 1)[0] if context.startswith("scenario=") else None
+    scenario = header.get("scenario")  # None: the trace came from the state machine
     seed_value = int(header.get("suite", {}).get("seed", 0))
     profile = PROFILES.get(str(header.get("suite", {}).get("profile", "quick")), PROFILES["quick"])
     cwd = Path(target["cwd"]) if target.get("cwd") else None
@@ -307,7 +306,7 @@ def replay_host(trace_path: Path, *, runs: int = 1, patience_s: float = 10.0) ->
             patience_s=patience_s,
             cwd=cwd,
             machine=scenario is None,
-            only=(scenario,) if scenario else ("no scenario",),
+            only=(str(scenario),) if scenario else ("no scenario",),
         )
         if run.harness_errors:
             raise NotReplayable(f"the replay run failed: {run.harness_errors[0]}")

@@ -16,7 +16,7 @@ from typing import Any
 from hypothesis import seed
 from hypothesis.stateful import run_state_machine_as_test
 
-from conformance.evidence import Recorder
+from conformance.evidence import Recorder, StepContext
 from conformance.machines.hostcore import UNKNOWN_METHOD, HostcoreMachine, machine_for, scripted_example
 from conformance.manifest import Manifest
 from conformance.peers.rpc_client import DATA_DIR, HostcoreCommand, HostcoreGone, HostcorePeer, handshake_params
@@ -30,7 +30,6 @@ from .extension import _guarded, machine_settings, with_trace
 from .profiles import Profile
 
 API_VERSION = str(rpc_limits.PROTOCOL_VERSION)
-HANDSHAKE = "RPC-10-01-handshake"
 WRONG_VERSION = rpc_limits.PROTOCOL_VERSION - 1
 
 
@@ -126,9 +125,9 @@ def handshake(peer: HostcorePeer) -> bool:
     if response is None or "result" not in response:
         why = "no answer" if response is None else "an error"
         message = f"app.handshake with protocolVersion 11 got {why} within {peer.response_s:g}s"
-        peer.violate(Violation(HANDSHAKE, message))
+        peer.violate(Violation("RPC-10-01-handshake", message))
         return False
-    peer.recorder.exercise(HANDSHAKE)
+    peer.recorder.exercise("RPC-10-01-handshake")
     peer.add(rpc_handshake.handshake_result(response["result"]))
     return True
 
@@ -147,7 +146,7 @@ def handshake_scenario(command: HostcoreCommand, recorder: Recorder, response_s:
     """§3: calls before a handshake, a version mismatch, calls after the failed
     handshake, then the good handshake and acceptance item 2 (app.health).
     Whether the good handshake succeeded."""
-    recorder.context = "scenario=handshake"
+    recorder.context = StepContext(scenario="handshake")
     with _peer(command, recorder, response_s, work) as peer:
         try:
             for method, params, judge in (
@@ -156,7 +155,9 @@ def handshake_scenario(command: HostcoreCommand, recorder: Recorder, response_s:
                 ("session.list", {}, rpc_errors.refused_before_handshake),
             ):
                 if not _refused(peer, method, params, judge):
-                    peer.violate(Violation(HANDSHAKE, f"no handshake possible: {method} was never answered"))
+                    peer.violate(
+                        Violation("RPC-10-01-handshake", f"no handshake possible: {method} was never answered")
+                    )
                     return False
             if not handshake(peer):
                 return False
@@ -166,7 +167,7 @@ def handshake_scenario(command: HostcoreCommand, recorder: Recorder, response_s:
             else:
                 peer.add(rpc_results.health_ok(response))
         except HostcoreGone as exc:
-            peer.violate(Violation(HANDSHAKE, f"the host-core ended during the handshake scenario ({exc})"))
+            peer.violate(Violation("RPC-10-01-handshake", f"the host-core ended during the handshake scenario ({exc})"))
             return False
         # The same process goes on with the §2 transport checks: a spawn saved.
         transport_checks(peer)
@@ -177,7 +178,7 @@ def transport_checks(peer: HostcorePeer) -> None:
     """§2, after a handshake: an invalid JSON line is diagnosed (or answered
     -32700 with a null id) and later lines are still read; a CRLF-terminated
     line is accepted."""
-    peer.recorder.context = "scenario=transport"
+    peer.recorder.context = StepContext(scenario="transport")
     try:
         peer.write_raw(b'{"jsonrpc":"2.0","id":\n', intent="invalid-json")
         _later_frames(peer)
@@ -206,7 +207,7 @@ def oversized_scenario(command: HostcoreCommand, recorder: Recorder, response_s:
     """§7: one request line a byte over 64 MiB (the id first, so it can be
     peeked): LIMIT_EXCEEDED with that id, and the next line is a fresh frame
     that gets its answer. Run once per certification: it writes 64 MiB."""
-    recorder.context = "scenario=oversized-line"
+    recorder.context = StepContext(scenario="oversized-line")
     with _peer(command, recorder, response_s, work) as peer:
         try:
             if not handshake(peer):

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from conformance.evidence import Recorder
+from conformance.evidence import Recorder, StepContext
 from conformance.manifest import Manifest, load_manifest
 from conformance.peers.ext_host import ExtensionHostPeer, Patience, TargetGone
 from conformance.protocol.ext_manifest import check_manifest
@@ -333,7 +333,7 @@ def replay_regressions(
     """Replay every saved case against ``manifest``; a reproduced case is a
     violation of its requirement, with the case as evidence."""
     for case in sorted(directory.glob("*.jsonl")):
-        recorder.context = f"regression case {case.name}"
+        recorder.context = StepContext(f"regression case {case.name}")
         try:
             outcome = replay_once(case, target=manifest.path, patience=patience)
         except (OSError, ValueError, KeyError, NotReplayable) as exc:

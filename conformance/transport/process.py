@@ -34,9 +34,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from conformance.protocol.framing import Frame, FrameDecoder, FrameEvent
+from conformance.protocol.framing import Frame, FrameDecoder
 
 from .startup import start_failure
+from .target import Received, StdoutClosed
 
 READ_CHUNK = 64 * 1024
 STDERR_TAIL_BYTES = 64 * 1024
@@ -93,19 +94,6 @@ def resolve_argv(argv: Sequence[str], cwd: Path, env: dict[str, str]) -> list[st
         return [os.path.abspath(cwd / program), *argv[1:]]
     found = shutil.which(program, path=env.get("PATH"))
     return [found or program, *argv[1:]]
-
-
-@dataclass(frozen=True)
-class Received:
-    """One frame event from the target's stdout, with when it arrived."""
-
-    event: FrameEvent
-    at: float
-
-
-@dataclass(frozen=True)
-class StdoutClosed:
-    at: float
 
 
 # Every process group this interpreter started, so tests (and later the

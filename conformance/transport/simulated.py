@@ -29,7 +29,7 @@ from typing import Any, Protocol
 import greenlet
 
 from conformance.protocol.framing import FrameDecoder
-from conformance.transport.process import Received, StdoutClosed
+from conformance.transport.target import Received, StdoutClosed
 
 # Virtual time one frame costs its reader: a target that writes without end
 # still moves the clock, so every deadline of the harness comes.

@@ -1,10 +1,28 @@
-"""What a peer needs from a running target, whether a process or simulated."""
+"""What a peer needs from a running target, whether a process or simulated.
+
+The interface and the events it yields live here; the concrete transports
+(:mod:`.process`, :mod:`.simulated`) import them, never the other way round.
+"""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Protocol
 
-from conformance.transport.process import Received, StdoutClosed
+from conformance.protocol.framing import FrameEvent
+
+
+@dataclass(frozen=True)
+class Received:
+    """One frame event from the target's stdout, with when it arrived."""
+
+    event: FrameEvent
+    at: float
+
+
+@dataclass(frozen=True)
+class StdoutClosed:
+    at: float
 
 
 class Target(Protocol):

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from conformance.protocol.framing import pad_frame
 from conformance.safe_text import scrub
 
 TRACE_FORMAT = "octet-conformance/trace@1"
@@ -66,28 +67,6 @@ def padded_recipe(frame: bytes, size: int, *, member: str = "pad", filler: str =
     if filler != "x":
         recipe["filler"] = filler
     return recipe
-
-
-def utf8_fill(size: int, filler: str = "x") -> str:
-    """Exactly ``size`` UTF-8 bytes: ``filler`` repeated, topped up with ASCII
-    ``x`` when its width does not divide ``size``."""
-    if size < 0:
-        raise ValueError(f"size must be >= 0; got {size}")
-    width = len(filler.encode("utf-8"))
-    return filler * (size // width) + "x" * (size % width)
-
-
-def pad_frame(frame: bytes, size: int, *, member: str = "pad", filler: str = "x") -> bytes:
-    """Fill the first empty ``"<member>":""`` string so the payload is exactly
-    ``size`` bytes (:func:`utf8_fill`; ``filler`` must be a character JSON
-    strings carry unescaped)."""
-    payload = frame[:-1] if frame.endswith(b"\n") else frame
-    marker = b'"' + member.encode("utf-8") + b'":""'
-    grow = size - len(payload)
-    if marker not in payload or grow < 0:
-        raise ValueError(f"cannot pad a {len(payload)}-byte frame to {size} bytes")
-    fill = utf8_fill(grow, filler).encode("utf-8")
-    return payload.replace(marker, marker[:-1] + fill + b'"', 1) + b"\n"
 
 
 @dataclass

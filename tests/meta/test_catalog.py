@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import importlib
+import inspect
 import re
+import tomllib
 from pathlib import Path
 
 import pytest
 
 from conformance.evidence import Recorder
-from conformance.requirements import load_catalog
+from conformance.requirements import catalog_header, load_catalog
 from conformance.verdicts import decide
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -56,10 +59,53 @@ def test_every_entry_has_a_check_or_a_reason() -> None:
     assert not bare
 
 
-def test_every_entry_claiming_a_check_is_implemented() -> None:
-    named = ids_named_in(ROOT / "conformance")
-    hollow = [r.id for r in load_catalog() if r.has_check and r.id not in named]
-    assert not hollow, f"catalog claims checks that no code performs: {hollow}"
+CHECK_NAME = re.compile(r"[a-z_][a-z0-9_]*(?:\.[a-z_][a-z0-9_]*)*:[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
+
+
+def judging_object(check: str) -> object:
+    """The function or method a catalog ``check`` names
+    ("dotted.module:function" or "dotted.module:Class.method")."""
+    module, _, qualname = check.partition(":")
+    found: object = importlib.import_module(module)
+    for part in qualname.split("."):
+        found = getattr(found, part)
+    return found
+
+
+def judges(found: object, requirement: str) -> bool:
+    """``found`` is a function that names ``requirement``: its @rule, or the
+    literal id in its source (a recorder call, a Violation it builds)."""
+    if getattr(found, "requirement", None) == requirement:
+        return True
+    return callable(found) and requirement in inspect.getsource(found)  # type: ignore[arg-type]
+
+
+def test_every_check_names_a_function_that_judges_its_entry() -> None:
+    """One hop from id to check: each entry's ``check`` imports, and the id
+    is written there. tests/meta/locate_checks.py --write fixes the field."""
+    wrong: list[str] = []
+    for r in load_catalog():
+        if not r.has_check:
+            continue
+        if not CHECK_NAME.fullmatch(r.check):
+            wrong.append(f'{r.id}: check = "{r.check}" is not "dotted.module:function" or "...:Class.method"')
+            continue
+        try:
+            found = judging_object(r.check)
+        except (ImportError, AttributeError) as exc:
+            wrong.append(f"{r.id}: {r.check} does not import ({exc})")
+            continue
+        if not judges(found, r.id):
+            wrong.append(f"{r.id}: {r.check} does not name the id (no @rule, no literal in its source)")
+    assert not wrong, "\n".join(wrong)
+
+
+def test_judges_reads_the_rule_or_the_source() -> None:
+    assert judges(judging_object("conformance.protocol.jsonrpc:check_id"), "JSONRPC-4-id-type")
+    assert not judges(judging_object("conformance.protocol.jsonrpc:check_id"), "JSONRPC-5-id-echo")
+    assert not CHECK_NAME.fullmatch("harness")
+    with pytest.raises(AttributeError):
+        judging_object("conformance.protocol.jsonrpc:no_such_check")
 
 
 def test_ids_are_unique_and_well_formed() -> None:
@@ -142,3 +188,18 @@ def test_host_rpc_reasons_and_notes_name_code_that_exists() -> None:
                 continue  # "rpc_limits.py", "rpc_limits.PLUGIN_*_PER_WINDOW"
             loaded = importlib.import_module(f"conformance.protocol.{module}")
             assert hasattr(loaded, attribute), f"{r.id} names {module}.{attribute}, which does not exist"
+
+
+FILE_NAMED = re.compile(r"[\w./*-]+\.(?:py|toml|md|txt)\b")
+
+
+@pytest.mark.parametrize("path", sorted((ROOT / "conformance" / "requirements").glob("*.toml")), ids=lambda p: p.name)
+def test_catalog_header_cites_the_document_and_only_files_that_exist(path: Path) -> None:
+    text = path.read_text(encoding="utf-8")
+    comments = text[: text.index("[catalog]")]
+    document, revision = catalog_header(tomllib.loads(text), path.name)
+    assert f'document "{document}"' in comments and revision.strip()
+    assert "/work/" not in text and "/home/" not in text and "/tmp/" not in text
+    for named in FILE_NAMED.findall(comments):
+        places = (ROOT / named, path.parent / named)
+        assert any(list(p.parent.glob(p.name)) for p in places), f"{path.name} names {named}, which does not exist"

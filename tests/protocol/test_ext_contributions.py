@@ -132,7 +132,17 @@ def test_the_documents_example_passes_every_rule() -> None:
     found = list(ec.check_presentation(example(), as_request=False, context=CONTEXT))
     assert broken(found) == []
     exercised = {f.requirement for f in found if isinstance(f, Exercise)}
-    every = {ec.DECLARED, ec.SHAPE, ec.BOUNDS, ec.INTEGRITY, ec.ACTIONS, ec.URLS, ec.OWNER, ec.PLAIN, ec.REVISION}
+    every = {
+        "EXT-2.5-presentation-declared",
+        "EXT-2.5-snapshot-shape",
+        "EXT-2.5-snapshot-bounds",
+        "EXT-2.5-collection-integrity",
+        "EXT-2.5-action-commands",
+        "EXT-2.5-url-sanitized",
+        "EXT-2.5-owner-fields",
+        "EXT-2.5-plain-labels",
+        "EXT-2.5-revision-monotonic",
+    }
     assert exercised == every
 
 
@@ -148,7 +158,7 @@ def test_minimal_process_scoped_snapshot_passes() -> None:
 def test_presentation_declared(negotiated: Negotiated, declared: bool, as_request: bool) -> None:
     context = ec.SnapshotContext(negotiated, declared, frozenset({"workers"}), frozenset({2}))
     found = broken(ec.check_presentation(example(), as_request=as_request, context=context))
-    assert found == [ec.DECLARED]
+    assert found == ["EXT-2.5-presentation-declared"]
 
 
 def mutate(path: tuple[Any, ...], value: Any) -> dict[str, Any]:
@@ -182,7 +192,7 @@ S, A, C = ("snapshot",), ("snapshot", "activities", 0), ("snapshot", "collection
     ],
 )
 def test_snapshot_shape(path: tuple[Any, ...], value: Any) -> None:
-    assert judge(mutate(path, value)) == [ec.SHAPE]
+    assert judge(mutate(path, value)) == ["EXT-2.5-snapshot-shape"]
 
 
 def test_reasoning_equal_to_output_passes() -> None:
@@ -207,7 +217,7 @@ def action(i: int) -> dict[str, Any]:
 )
 @pytest.mark.parametrize("delta", [-1, 0, 1])
 def test_count_bounds(path: tuple[Any, ...], limit: int, make: Any, delta: int) -> None:
-    assert judge(mutate(path, many(limit + delta, make))) == ([ec.BOUNDS] if delta > 0 else [])
+    assert judge(mutate(path, many(limit + delta, make))) == (["EXT-2.5-snapshot-bounds"] if delta > 0 else [])
 
 
 @pytest.mark.parametrize("delta", [-1, 0, 1])
@@ -217,7 +227,7 @@ def test_node_bound(delta: int) -> None:
     params["snapshot"]["collection"]["kind"] = "list"
     params["snapshot"]["collection"]["selected_node_id"] = None
     del params["snapshot"]["collection"]["detail"]
-    assert judge(params) == ([ec.BOUNDS] if delta > 0 else [])
+    assert judge(params) == (["EXT-2.5-snapshot-bounds"] if delta > 0 else [])
 
 
 @pytest.mark.parametrize(
@@ -231,20 +241,20 @@ def test_node_bound(delta: int) -> None:
 def test_text_bounds(path: tuple[Any, ...], limit: int, delta: int) -> None:
     # é is two bytes: the bound is on UTF-8 bytes, not characters.
     text = "é" * ((limit + delta) // 2) + "x" * ((limit + delta) % 2)
-    assert judge(mutate(path, text)) == ([ec.BOUNDS] if delta > 0 else [])
+    assert judge(mutate(path, text)) == (["EXT-2.5-snapshot-bounds"] if delta > 0 else [])
 
 
 @pytest.mark.parametrize("delta", [-1, 0, 1])
 def test_revision_and_timestamp_bounds(delta: int) -> None:
     value = limits.LARGEST_SAFE_JSON_INTEGER + delta
-    assert judge(mutate((*S, "revision"), value)) == ([ec.BOUNDS] if delta > 0 else [])
-    assert judge(mutate((*A, "started_at_ms"), value)) == ([ec.BOUNDS] if delta > 0 else [])
+    assert judge(mutate((*S, "revision"), value)) == (["EXT-2.5-snapshot-bounds"] if delta > 0 else [])
+    assert judge(mutate((*A, "started_at_ms"), value)) == (["EXT-2.5-snapshot-bounds"] if delta > 0 else [])
 
 
 def test_encoded_size_bound() -> None:
     # 300 activities of ~1 KiB summaries: over 256 KiB, and over 128 activities.
     activities = [{"id": f"w{i}", "summary": "s" * 1000} for i in range(300)]
-    assert judge(mutate((*S, "activities"), activities)) == [ec.BOUNDS, ec.BOUNDS]
+    assert judge(mutate((*S, "activities"), activities)) == ["EXT-2.5-snapshot-bounds", "EXT-2.5-snapshot-bounds"]
 
 
 def tree(depth: int) -> list[dict[str, Any]]:
@@ -258,7 +268,7 @@ def test_tree_depth(depth: int, ok: bool) -> None:
     params["snapshot"]["collection"]["detail"]["node_id"] = "n0"
     assert (judge(params) == []) is ok
     if not ok:
-        assert set(judge(params)) == {ec.INTEGRITY}
+        assert set(judge(params)) == {"EXT-2.5-collection-integrity"}
 
 
 @pytest.mark.parametrize(
@@ -272,7 +282,7 @@ def test_tree_depth(depth: int, ok: bool) -> None:
 def test_collection_integrity(kind: str, nodes: list[dict[str, Any]]) -> None:
     params = mutate((*C, "nodes"), nodes)
     params["snapshot"]["collection"]["kind"] = kind
-    assert set(judge(params)) == {ec.INTEGRITY}
+    assert set(judge(params)) == {"EXT-2.5-collection-integrity"}
 
 
 def test_list_without_parents_passes() -> None:
@@ -281,12 +291,12 @@ def test_list_without_parents_passes() -> None:
 
 
 def test_detail_must_match_selected_node() -> None:
-    assert judge(mutate((*C, "detail", "node_id"), "worker:2")) == [ec.INTEGRITY]
-    assert judge(mutate((*C, "selected_node_id"), None)) == [ec.INTEGRITY]
+    assert judge(mutate((*C, "detail", "node_id"), "worker:2")) == ["EXT-2.5-collection-integrity"]
+    assert judge(mutate((*C, "selected_node_id"), None)) == ["EXT-2.5-collection-integrity"]
 
 
 def test_action_commands() -> None:
-    assert judge(mutate((*S, "actions", 0, "command"), "deploy")) == [ec.ACTIONS]
+    assert judge(mutate((*S, "actions", 0, "command"), "deploy")) == ["EXT-2.5-action-commands"]
 
 
 @pytest.mark.parametrize(
@@ -315,7 +325,7 @@ def test_action_commands() -> None:
 )
 def test_url_references(url: str, ok: bool) -> None:
     params = mutate((*A, "references"), [{"kind": "url", "id": url, "label": "link"}])
-    assert judge(params) == ([] if ok else [ec.URLS])
+    assert judge(params) == ([] if ok else ["EXT-2.5-url-sanitized"])
 
 
 def test_non_url_references_are_opaque() -> None:
@@ -338,12 +348,12 @@ OWNER = {"session_id": "s", "extension_instance_id": "i", "process_generation": 
 )
 def test_owner_fields(changes: dict[str, Any], ok: bool) -> None:
     params = {**example(), **changes}
-    assert set(judge(params)) == (set() if ok else {ec.OWNER})
+    assert set(judge(params)) == (set() if ok else {"EXT-2.5-owner-fields"})
 
 
 @pytest.mark.parametrize("text", ["\x1b[32mok\x1b[0m", "a\x00b", "a\x9bb", "a\x7fb"])
 def test_plain_labels_warn_on_control_characters(text: str) -> None:
-    assert judge(mutate((*S, "status", "label"), text)) == [ec.PLAIN]
+    assert judge(mutate((*S, "status", "label"), text)) == ["EXT-2.5-plain-labels"]
 
 
 @pytest.mark.parametrize("text", ["line one\nline two\tend", "<b>not html to us</b>", "ünïcödé"])
@@ -354,7 +364,7 @@ def test_plain_text_passes(text: str) -> None:
 @pytest.mark.parametrize(("last", "ok"), [(None, True), (3, True), (4, True), (5, False)])
 def test_revision_monotonic(last: int | None, ok: bool) -> None:
     context = ec.SnapshotContext(NEGOTIATED, True, frozenset({"workers"}), frozenset({2}), last)
-    assert judge(example(), context) == ([] if ok else [ec.REVISION])
+    assert judge(example(), context) == ([] if ok else ["EXT-2.5-revision-monotonic"])
 
 
 # -- wiring into the session -------------------------------------------------------------
@@ -396,7 +406,7 @@ def test_session_remembers_revisions_per_generation() -> None:
     assert broken(receive(session, update(4))) == []
     assert broken(receive(session, update(4))) == []
     found = [f for f in receive(session, update(3)) if isinstance(f, Violation)]
-    assert [f.requirement for f in found] == [ec.REVISION]
+    assert [f.requirement for f in found] == ["EXT-2.5-revision-monotonic"]
     assert found[0].path == ("params", "snapshot", "revision")
     assert broken(receive(ready(), update(0))) == []  # a new generation restarts
 
@@ -405,21 +415,21 @@ def test_session_judges_parent_by_its_state_and_commands_from_initialize() -> No
     session = ready()
     assert broken(receive(session, update(1))) == []  # "workers" came from initialize
     receive(session, {"id": 2, "result": {"text": "hi"}})
-    assert broken(receive(session, update(2))) == [ec.OWNER]
+    assert broken(receive(session, update(2))) == ["EXT-2.5-owner-fields"]
 
 
 def test_session_flags_contributions_sent_as_requests() -> None:
     session = ready()
     found = broken(receive(session, {"id": "c1", "method": "context/contribution", "params": {"label": "l"}}))
     assert found.count("EXT-2.3-context-contribution") == 2  # sent with an id, and no content
-    assert broken(receive(session, {**update(1), "id": "p1"})) == [ec.DECLARED]
+    assert broken(receive(session, {**update(1), "id": "p1"})) == ["EXT-2.5-presentation-declared"]
 
 
 def test_session_undeclared_presentation_reports_only_the_declaration() -> None:
     session = HostSession(ManifestInfo("t", "1", "0.2", {"commands": ["greet"]}, {}), OFFER)
     session.sent_request(1, "initialize", {})
     receive(session, {"id": 1, "result": INIT_RESULT})
-    assert broken(receive(session, update(1, params={"snapshot": "nonsense"}))) == [ec.DECLARED]
+    assert broken(receive(session, update(1, params={"snapshot": "nonsense"}))) == ["EXT-2.5-presentation-declared"]
 
 
 def test_unstructured_params_are_left_to_the_envelope_rule() -> None:

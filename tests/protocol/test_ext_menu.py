@@ -60,7 +60,7 @@ def judge(menu: Any) -> list[str]:
 def test_the_documents_example_passes_and_both_rules_are_exercised() -> None:
     found = list(em.check_menu_result(example(), commands=COMMANDS))
     assert broken(found) == []
-    assert {f.requirement for f in found if isinstance(f, Exercise)} == {em.SHAPE, em.BOUNDS}
+    assert {f.requirement for f in found if isinstance(f, Exercise)} == {"EXT-1.6b-menu-shape", "EXT-1.6b-menu-bounds"}
 
 
 def test_minimal_menu_passes() -> None:
@@ -87,7 +87,7 @@ def action(i: int, **extra: Any) -> dict[str, Any]:
     ],
 )
 def test_menu_shape(menu: Any) -> None:
-    assert set(judge(menu)) == {em.SHAPE}
+    assert set(judge(menu)) == {"EXT-1.6b-menu-shape"}
 
 
 def nested(depth: int) -> dict[str, Any]:
@@ -99,14 +99,16 @@ def nested(depth: int) -> dict[str, Any]:
 
 @pytest.mark.parametrize(("depth", "ok"), [(3, True), (4, True), (5, False)])
 def test_menu_depth(depth: int, ok: bool) -> None:
-    assert judge(nested(depth)) == ([] if ok else [em.BOUNDS])
+    assert judge(nested(depth)) == ([] if ok else ["EXT-1.6b-menu-bounds"])
 
 
 @pytest.mark.parametrize("delta", [-1, 0, 1])
 def test_item_count_across_levels(delta: int) -> None:
     # The submenu itself counts: 1 + (limit - 1 + delta) items in all.
     inner = [action(i) for i in range(limits.MENU_MAX_ITEMS - 1 + delta)]
-    assert judge({"items": [{"id": "s", "label": "x", "items": inner}]}) == ([em.BOUNDS] if delta > 0 else [])
+    assert judge({"items": [{"id": "s", "label": "x", "items": inner}]}) == (
+        ["EXT-1.6b-menu-bounds"] if delta > 0 else []
+    )
 
 
 @pytest.mark.parametrize(
@@ -119,7 +121,7 @@ def test_item_count_across_levels(delta: int) -> None:
     ],
 )
 def test_level_bounds(items: list[Any]) -> None:
-    assert judge({"items": items}) == [em.BOUNDS]
+    assert judge({"items": items}) == ["EXT-1.6b-menu-bounds"]
 
 
 def test_same_id_or_recommendation_on_different_levels_passes() -> None:
@@ -132,4 +134,4 @@ def test_encoded_size(delta: int) -> None:
     menu: dict[str, Any] = {"detail": "", "items": []}
     base = len(b'{"detail":"","items":[]}')
     menu["detail"] = "d" * (limits.MENU_MAX_BYTES - base + delta)
-    assert judge(menu) == ([em.BOUNDS] if delta > 0 else [])
+    assert judge(menu) == (["EXT-1.6b-menu-bounds"] if delta > 0 else [])

@@ -44,7 +44,7 @@ def exercised(findings: Iterable[Finding]) -> set[str]:
 
 def test_progress_with_feature_is_exercised_and_clean() -> None:
     findings = list(en.check_progress_event(progress(STATUS_EVENT), negotiated=PROGRESS))
-    assert findings == [Exercise(en.PROGRESS_NEEDS_FEATURE), Exercise(en.EVENT_SHAPE)]
+    assert findings == [Exercise("EXT-2.6-progress-needs-feature"), Exercise("EXT-2.6-event-shape")]
 
 
 @pytest.mark.parametrize(
@@ -54,15 +54,15 @@ def test_progress_with_feature_is_exercised_and_clean() -> None:
 def test_progress_without_feature(negotiated: Negotiated, words: str) -> None:
     findings = list(en.check_progress_event(progress(STATUS_EVENT), negotiated=negotiated))
     [violation] = violations(findings)
-    assert violation.requirement == en.PROGRESS_NEEDS_FEATURE
+    assert violation.requirement == "EXT-2.6-progress-needs-feature"
     assert words in violation.message
     # The shape rule is conditional on the feature, so it is not evaluated.
-    assert exercised(findings) == {en.PROGRESS_NEEDS_FEATURE}
+    assert exercised(findings) == {"EXT-2.6-progress-needs-feature"}
 
 
 def test_malformed_progress_without_feature_reports_only_the_feature() -> None:
     findings = list(en.check_progress_event("junk", negotiated=NO_PROGRESS))
-    assert {v.requirement for v in violations(findings)} == {en.PROGRESS_NEEDS_FEATURE}
+    assert {v.requirement for v in violations(findings)} == {"EXT-2.6-progress-needs-feature"}
 
 
 # -- §2.6 event-shape -------------------------------------------------------------------
@@ -95,7 +95,7 @@ VALID_PROGRESS: list[tuple[Any, Negotiated]] = [
 def test_valid_progress_events(params: Any, negotiated: Negotiated) -> None:
     findings = list(en.check_progress_event(params, negotiated=negotiated))
     assert violations(findings) == []
-    assert en.EVENT_SHAPE in exercised(findings)
+    assert "EXT-2.6-event-shape" in exercised(findings)
 
 
 OUTPUT = {"type": "output", "stream": "stdout", "encoding": "utf8", "data": "x"}
@@ -263,14 +263,16 @@ def test_invalid_progress_events(
     params: Any, negotiated: Negotiated, message: str, path: tuple[str | int, ...]
 ) -> None:
     findings = list(en.check_progress_event(params, negotiated=negotiated))
-    assert [(v.requirement, v.message, v.path) for v in violations(findings)] == [(en.EVENT_SHAPE, message, path)]
+    assert [(v.requirement, v.message, v.path) for v in violations(findings)] == [
+        ("EXT-2.6-event-shape", message, path)
+    ]
 
 
 @pytest.mark.parametrize("data", ["aGk", "a", "!!!!", "aGk=\n", "aGk=aGk=x", "żółw", "aGk_"])
 def test_base64_data_must_decode(data: str) -> None:
     params = progress({"type": "output", "stream": "stdout", "encoding": "base64", "data": data})
     [violation] = violations(en.check_progress_event(params, negotiated=PROGRESS))
-    assert violation.requirement == en.EVENT_SHAPE
+    assert violation.requirement == "EXT-2.6-event-shape"
     assert violation.path == ("event", "data")
     assert "not valid base64" in violation.message
 
@@ -311,7 +313,7 @@ VALID_NOTIFICATIONS: list[Any] = [
 
 @pytest.mark.parametrize("params", VALID_NOTIFICATIONS)
 def test_valid_notifications(params: Any) -> None:
-    assert list(en.check_notification(params)) == [Exercise(en.NOTIFICATION_SHAPE)]
+    assert list(en.check_notification(params)) == [Exercise("EXT-2.1-notification-shape")]
 
 
 INVALID_NOTIFICATIONS: list[tuple[Any, str, tuple[str | int, ...]]] = [
@@ -342,9 +344,9 @@ INVALID_NOTIFICATIONS: list[tuple[Any, str, tuple[str | int, ...]]] = [
 @pytest.mark.parametrize(("params", "message", "path"), INVALID_NOTIFICATIONS)
 def test_invalid_notifications(params: Any, message: str, path: tuple[str | int, ...]) -> None:
     findings = list(en.check_notification(params))
-    assert findings[0] == Exercise(en.NOTIFICATION_SHAPE)
+    assert findings[0] == Exercise("EXT-2.1-notification-shape")
     assert [(v.requirement, v.message, v.path) for v in violations(findings)] == [
-        (en.NOTIFICATION_SHAPE, message, path)
+        ("EXT-2.1-notification-shape", message, path)
     ]
 
 
@@ -376,7 +378,7 @@ json_values = strategies.json_values(
     ],
 )
 negotiations = st.sampled_from([LEGACY, NO_PROGRESS, PROGRESS, DECORATION, PROGRESS_04])
-KNOWN_IDS = {en.NOTIFICATION_SHAPE, en.PROGRESS_NEEDS_FEATURE, en.EVENT_SHAPE}
+KNOWN_IDS = {"EXT-2.1-notification-shape", "EXT-2.6-progress-needs-feature", "EXT-2.6-event-shape"}
 
 
 def assert_well_formed(findings: list[Finding]) -> None:

@@ -38,7 +38,7 @@ def broken(findings: Iterable[Finding]) -> list[str]:
 )
 def test_valid_input_requests(params: Any) -> None:
     found = judge(params)
-    assert Exercise(er.INPUT_REQUEST) in found
+    assert Exercise("EXT-2.7-input-request") in found
     assert broken(found) == []
 
 
@@ -56,7 +56,7 @@ def test_valid_input_requests(params: Any) -> None:
     ],
 )
 def test_invalid_input_requests(params: Any) -> None:
-    assert broken(judge(params)) == [er.INPUT_REQUEST]
+    assert broken(judge(params)) == ["EXT-2.7-input-request"]
 
 
 def test_prompt_one_below_the_bound_passes() -> None:
@@ -88,7 +88,7 @@ def test_session_judges_input_request_params_with_their_path() -> None:
     assert broken(receive(session, good)) == []
     bad = {"id": "input-2", "method": "input/request", "params": {"parent_request_id": 2, "prompt": " "}}
     found = [f for f in receive(session, bad) if isinstance(f, Violation)]
-    assert [(f.requirement, f.path) for f in found] == [(er.INPUT_REQUEST, ("params", "prompt"))]
+    assert [(f.requirement, f.path) for f in found] == [("EXT-2.7-input-request", ("params", "prompt"))]
 
 
 def receive(session: HostSession, msg: dict[str, Any]) -> list[Finding]:
@@ -120,7 +120,7 @@ def test_secret_get_for_an_allowlisted_name_passes() -> None:
     ],
 )
 def test_secret_get_violations(params: Any, negotiated: Negotiated) -> None:
-    assert secret(params, negotiated) == [er.SECRET_GET]
+    assert secret(params, negotiated) == ["EXT-2.10-secret-get"]
 
 
 @pytest.mark.parametrize(
@@ -142,4 +142,4 @@ def test_secret_get_violations(params: Any, negotiated: Negotiated) -> None:
 def test_confirmation_request_shape(params: Any, ok: bool) -> None:
     context = er.ChildContext(Negotiated("0.1"))
     found = broken(er.check_child_params("confirmation/request", params, context=context))
-    assert found == ([] if ok else [er.CONFIRMATION_SHAPE])
+    assert found == ([] if ok else ["EXT-2.2-request-shape"])

@@ -694,17 +694,17 @@ negotiations = st.sampled_from([NEG_01, NEG_02, NEG_04, NEG_ART])
 tools = st.sampled_from([None, TOOL_PLAIN, TOOL_SCHEMA, TOOL_ANY_OBJECT, ToolInfo("odd", {}, {"type": 5})])
 
 KNOWN_IDS = {
-    er.RESULT_0_1,
-    er.CONTENT_PARTS,
-    er.CONTENT_PART_COUNT,
-    er.CONTENT_PART_SHAPE,
-    er.MEDIA_NEEDS_ARTIFACT,
-    er.IS_ERROR_BOOL,
-    er.STRUCTURED_REQUIRED,
-    er.STRUCTURED_FORBIDDEN,
-    er.STRUCTURED_VALID,
-    er.STRUCTURED_BOUNDS,
-    er.METADATA_BOUNDS,
+    "EXT-1.2-result-0.1",
+    "EXT-1.2-content-parts",
+    "EXT-1.2-content-part-count",
+    "EXT-1.2-content-part-shape",
+    "EXT-1.2-media-needs-artifact",
+    "EXT-1.2-is-error-bool",
+    "EXT-1.2-structured-required",
+    "EXT-1.2-structured-forbidden",
+    "EXT-1.2-structured-valid",
+    "EXT-1.2-structured-content-bounds",
+    "EXT-1.2-metadata-bounds",
     *CHECKS,
 }
 

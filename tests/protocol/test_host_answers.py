@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from conformance.protocol.host_answers import ParentInfo, check_child_answer, child_id_legal, child_refusals
+from conformance.protocol.host_answers import ParentInfo, Refusal, check_child_answer, child_id_legal, child_refusals
 from conformance.protocol.jsonrpc import ErrorResponse, Response
 from conformance.protocol.limits import MAX_CHILD_IDS_PER_GENERATION, MAX_U64
 from conformance.protocol.violations import Violation
@@ -17,7 +17,8 @@ LIVE_TOOL = ParentInfo("tool/call", None, settled=False, cancelled=False)
 def refusals(method: str = "confirmation/request", params: Any = None, cid: Any = 1, **kw: Any) -> tuple[str, ...]:
     args: dict[str, Any] = {"api_version": "0.2", "parent": LIVE_TOOL, "reused": False, "outstanding": 1, "distinct": 1}
     args.update(kw)
-    return child_refusals(method, {"parent_request_id": 2} if params is None else params, cid, **args)
+    found = child_refusals(method, {"parent_request_id": 2} if params is None else params, cid, **args)
+    return tuple(r.requirement for r in found)
 
 
 @pytest.mark.parametrize(
@@ -73,7 +74,8 @@ def test_wave1_settled_parent_without_owner() -> None:
 
 
 def broken(method: str, refused: tuple[str, ...], answer: Response | ErrorResponse) -> list[str]:
-    return [f.requirement for f in check_child_answer(method, refused, answer) if isinstance(f, Violation)]
+    findings = check_child_answer(method, tuple(Refusal(r, "a reason") for r in refused), answer)
+    return [f.requirement for f in findings if isinstance(f, Violation)]
 
 
 def test_refused_children_need_an_error_of_any_code() -> None:

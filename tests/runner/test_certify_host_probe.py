@@ -18,7 +18,7 @@ import pytest
 
 from conformance.peers.probe import ProbeLink, ProbeListener
 from conformance.protocol.framing import Frame, OversizedFrame
-from conformance.transport.process import Received, StdoutClosed
+from conformance.transport.target import Received, StdoutClosed
 
 TIMEOUT = 10.0
 

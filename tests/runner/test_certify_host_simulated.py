@@ -14,7 +14,7 @@ from conformance.cli import main
 from conformance.evidence import Recorder
 from conformance.machines.host import HostMachine, machine_for
 from conformance.machines.host_scenarios import stderr_flood
-from conformance.machines.host_storms import BACKOFF, PARKS, READS_FRAMES, SHAPES
+from conformance.machines.host_storms import SHAPES
 from conformance.peers import host_simulated
 from conformance.peers.host_rig import HostRig
 from conformance.peers.host_simulated import SimulatedHost
@@ -123,7 +123,7 @@ def _answered_in_every_shape(api_version: str = "0.2") -> Recorder:
 
 def test_answers_split_joined_or_crlf_are_read_by_the_reference_host() -> None:
     recorder = _answered_in_every_shape()
-    assert recorder.exercised[READS_FRAMES] == len(SHAPES) + 2
+    assert recorder.exercised["EXT-0-host-reads-frames"] == len(SHAPES) + 2
     assert not recorder.violations and not recorder.harness_errors
 
 
@@ -133,8 +133,8 @@ def test_a_host_whose_frame_bound_is_too_small_is_flagged(monkeypatch: pytest.Mo
 
     monkeypatch.setattr(host_simulated, "HostConfig", config)
     recorder = _answered_in_every_shape()
-    assert list(recorder.violations) == [READS_FRAMES]
-    assert "1 MiB - 1 bytes" in recorder.violations[READS_FRAMES][0].violation.message
+    assert list(recorder.violations) == ["EXT-0-host-reads-frames"]
+    assert "1 MiB - 1 bytes" in recorder.violations["EXT-0-host-reads-frames"][0].violation.message
 
 
 def test_a_host_refusing_crlf_lines_is_flagged(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -148,8 +148,8 @@ def test_a_host_refusing_crlf_lines_is_flagged(monkeypatch: pytest.MonkeyPatch) 
 
     monkeypatch.setattr(Connection, "_on_frame", on_frame)
     recorder = _answered_in_every_shape()
-    assert list(recorder.violations) == [READS_FRAMES]
-    assert "with CR LF" in recorder.violations[READS_FRAMES][0].violation.message
+    assert list(recorder.violations) == ["EXT-0-host-reads-frames"]
+    assert "with CR LF" in recorder.violations["EXT-0-host-reads-frames"][0].violation.message
 
 
 def _storm(failures: int) -> tuple[Recorder, HostMachine]:
@@ -174,7 +174,7 @@ def _storm(failures: int) -> tuple[Recorder, HostMachine]:
 def test_reference_host_restarts_within_the_backoff_ceiling() -> None:
     recorder, machine = _storm(2)
     assert machine.live and machine.storm is not None and machine.storm.attempts == 3
-    assert recorder.exercised[BACKOFF] == 3 and recorder.exercised[READS_FRAMES] == 1
+    assert recorder.exercised["EXT-5-host-backoff"] == 3 and recorder.exercised["EXT-0-host-reads-frames"] == 1
     assert not recorder.violations and not recorder.harness_errors
 
 
@@ -182,22 +182,22 @@ def test_reference_host_parks_after_eight_failed_restarts() -> None:
     recorder, machine = _storm(FAILED_RESTARTS_BEFORE_PARK + 1)
     assert not machine.live and machine.storm is not None
     assert machine.storm.attempts == FAILED_RESTARTS_BEFORE_PARK
-    assert recorder.exercised[PARKS] == 1
+    assert recorder.exercised["EXT-5-host-parks-after-failures"] == 1
     assert not recorder.violations and not recorder.harness_errors
 
 
 def test_a_host_waiting_past_the_ceiling_is_flagged(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(RestartBudget, "next_delay", lambda self: self.config.backoff_cap_s)  # the fault: no jitter
     recorder, _ = _storm(0)
-    assert list(recorder.violations) == [BACKOFF]
-    assert "not parked" in recorder.violations[BACKOFF][0].violation.message
+    assert list(recorder.violations) == ["EXT-5-host-backoff"]
+    assert "not parked" in recorder.violations["EXT-5-host-backoff"][0].violation.message
 
 
 def test_a_host_that_never_parks_is_flagged(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(RestartBudget, "on_attempt", lambda self: None)  # the fault: failures never counted
     monkeypatch.setattr(RestartBudget, "next_delay", lambda self: 0.01)
     recorder, _ = _storm(FAILED_RESTARTS_BEFORE_PARK + 1)
-    assert list(recorder.violations) == [PARKS]
+    assert list(recorder.violations) == ["EXT-5-host-parks-after-failures"]
 
 
 def test_a_scenario_needing_processes_stops_quietly_when_simulated() -> None:

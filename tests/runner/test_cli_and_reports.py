@@ -80,7 +80,9 @@ def test_reference_certifies_with_exit_0_and_writes_contracts(tmp_path: Path) ->
 def test_requirements_listing(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["requirements", "--side", "extension"]) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert any(line.startswith("EXT-1.9-cancel-reply-code\t1.9\tmust\textension\tcheck") for line in lines)
+    assert any(
+        line.startswith("EXT-1.9-cancel-reply-code\t1.9\tmust\textension\tconformance.protocol.") for line in lines
+    )
     assert all(line.split("\t")[3] == "extension" for line in lines)
 
 

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from conformance.cli import main
-from conformance.evidence import Recorder
+from conformance.evidence import Recorder, StepContext
 from conformance.protocol.violations import Violation
 from conformance.report.matrix import RESULT_KEYS, results
 from conformance.requirements import load_catalog
@@ -73,7 +73,7 @@ def _differences(a: dict[str, Any], b: dict[str, Any]) -> list[Any]:
     return out
 
 
-def _evidence(arrivals: list[tuple[str, str]], measured: float = 0.0) -> tuple[str, Any]:
+def _evidence(arrivals: list[tuple[StepContext, str]], measured: float = 0.0) -> tuple[str, Any]:
     recorder = Recorder()
     for context, message in arrivals:
         recorder.context = context
@@ -85,15 +85,18 @@ def _evidence(arrivals: list[tuple[str, str]], measured: float = 0.0) -> tuple[s
 def test_arrival_order_within_a_step_does_not_choose_the_evidence() -> None:
     """Two concurrent calls break a rule in the same step: whichever reply the
     target happened to write first, the evidence names the same one."""
-    a = [("example 2, step 5", "request 10 answered a second time"), ("example 2, step 5", "request 9 answered twice")]
-    later = [("example 2, step 6", "request 1 answered a second time")]
+    a = [
+        (StepContext(example=2, step=5), "request 10 answered a second time"),
+        (StepContext(example=2, step=5), "request 9 answered twice"),
+    ]
+    later = [(StepContext(example=2, step=6), "request 1 answered a second time")]
     first, _ = _evidence(a + later)
     second, _ = _evidence(a[::-1] + later)
     assert first == second == "request 9 answered twice"
 
 
 def test_measured_numbers_stay_out_of_the_evidence() -> None:
-    arrivals = [("example 1, step 1", "request 3 answered a second time")]
+    arrivals = [(StepContext(example=1, step=1), "request 3 answered a second time")]
     (text_a, seen_a), (text_b, seen_b) = _evidence(arrivals, 0.125), _evidence(arrivals, 2.5)
     assert text_a == text_b
     assert dict(seen_a.measured) == {"late_s": 0.125} and dict(seen_b.measured) == {"late_s": 2.5}

@@ -24,8 +24,8 @@ from conformance.peers.simulated import simulated_reference
 from conformance.protocol import limits
 from conformance.protocol.framing import Frame, FrameDecoder
 from conformance.runner.extension import full_offer
-from conformance.transport.process import Received, StdoutClosed
 from conformance.transport.simulated import SimulatedTarget
+from conformance.transport.target import Received, StdoutClosed
 from conformance.transport.trace import decode_bytes
 
 MANIFEST = Path(__file__).resolve().parents[2] / "conformance/reference/extension/manifests/api-0.2/extension.toml"

@@ -5,8 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from conformance.evidence import Recorder
-from conformance.machines.extension import step_context, step_of
+from conformance.evidence import Recorder, StepContext
 from conformance.manifest import load_manifest
 from conformance.peers.ext_host import ExtensionHostPeer, Patience
 from conformance.runner.extension import certify_extension
@@ -41,9 +40,13 @@ def test_the_closing_shutdown_is_not_a_shrinkable_step() -> None:
     assert closing_step(answered) == 5
 
 
-def test_step_context_round_trip() -> None:
-    assert step_of(step_context(4, 17, "request_progress")) == 17
-    assert step_of("scenario=frame-size") is None
+def test_step_context_is_typed_and_reads_as_before() -> None:
+    step = StepContext(example=4, step=17, offer="request_progress")
+    assert step.step == 17 and str(step) == "example 4, step 17, offer [request_progress]"
+    scenario = StepContext(scenario="frame-size")
+    assert scenario.step is None and str(scenario) == "scenario=frame-size"
+    assert str(StepContext(scenario="bad_initialize", api="0.2")) == "scenario=bad_initialize, api 0.2"
+    assert str(StepContext("manifest")) == "manifest"
 
 
 def test_replay_numbers_its_own_requests_above_the_traces_ids() -> None:

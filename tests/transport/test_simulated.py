@@ -13,8 +13,8 @@ from conformance.peers.simulated import simulated_reference
 from conformance.protocol.framing import Frame, encode_frame
 from conformance.runner.extension import certify_extension
 from conformance.runner.profiles import PROFILES
-from conformance.transport.process import Received, StdoutClosed
 from conformance.transport.simulated import Scheduler, SimStdin, SimulatedTarget, Sink, VirtualClock
+from conformance.transport.target import Received, StdoutClosed
 
 MANIFESTS = Path(__file__).resolve().parents[2] / "conformance" / "reference" / "extension" / "manifests"
 

@@ -5,6 +5,7 @@ from pathlib import Path
 
 import pytest
 
+from conformance.protocol.framing import pad_frame
 from conformance.transport.trace import (
     INLINE_BYTES,
     MAX_ENTRIES,
@@ -13,7 +14,6 @@ from conformance.transport.trace import (
     decode_bytes,
     encode_bytes,
     load,
-    pad_frame,
     padded_recipe,
 )
 
