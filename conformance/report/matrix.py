@@ -1,4 +1,4 @@
-"""``matrix.json`` (format octet-conformance/matrix@3, docs/matrix-format.md).
+"""``matrix.json`` (format octet-conformance/matrix@4, docs/matrix-format.md).
 
 Everything outside ``run`` is the certification's *result* and is the same,
 byte for byte, for two runs with the same suite version, target, profile and
@@ -14,14 +14,15 @@ from pathlib import Path
 from typing import Any
 
 from conformance import __version__
+from conformance.requirements import revisions
 from conformance.results import RunResult
 from conformance.safe_text import scrub
-from conformance.verdicts import Observation, Verdict, summary
+from conformance.verdicts import ROLE_DOCUMENTS, Observation, Verdict, summary
 
 from .rundir import FORMAT  # written here, read there: one constant
 
 __all__ = ["FORMAT", "matrix", "results", "write_matrix"]
-RESULT_KEYS = ("format", "suite", "target", "results", "summary")  # compared; "run" is not
+RESULT_KEYS = ("format", "suite", "catalog", "target", "results", "summary")  # compared; "run" is not
 
 
 def _relative(trace: str | None, directory: Path | None) -> str | None:
@@ -56,11 +57,18 @@ def _observation(o: Observation) -> dict[str, Any]:
     }
 
 
+def judged_against(role: str) -> dict[str, str]:
+    """The catalog revision of each document the role is certified against."""
+    here = revisions()
+    return {d: here[d] for d in sorted(ROLE_DOCUMENTS.get(role, ())) if d in here}
+
+
 def matrix(run: RunResult, directory: Path | None = None) -> dict[str, Any]:
     m = run.manifest
     return {
         "format": FORMAT,
         "suite": {"version": __version__, "profile": run.profile.name, "seed": run.seed},
+        "catalog": {"revisions": judged_against(run.role)},
         "target": {
             "role": run.role,
             "name": m.name,
