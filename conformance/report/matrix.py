@@ -25,7 +25,7 @@ __all__ = ["FORMAT", "matrix", "results", "write_matrix"]
 RESULT_KEYS = ("format", "suite", "catalog", "target", "results", "summary")  # compared; "run" is not
 
 
-def _relative(trace: str | None, directory: Path | None) -> str | None:
+def relative_trace(trace: str | None, directory: Path | None) -> str | None:
     """Trace paths are given relative to the report directory (traces/<id>.jsonl);
     a trace outside it (a regression case) keeps the path it was given."""
     if trace is None or directory is None:
@@ -40,7 +40,7 @@ def _replay(v: Verdict, directory: Path | None) -> str | None:
     """The replay command, naming the trace as the ``trace`` field does (so it
     is run from the report directory) -- never an absolute path that would
     differ between two report directories."""
-    trace = _relative(v.trace, directory)
+    trace = relative_trace(v.trace, directory)
     if v.replay is None or trace is None:
         return v.replay
     return f"octet-conformance replay {shlex.quote(trace)}"
@@ -67,7 +67,7 @@ def matrix(run: RunResult, directory: Path | None = None) -> dict[str, Any]:
     m = run.manifest
     return {
         "format": FORMAT,
-        "suite": {"version": __version__, "profile": run.profile.name, "seed": run.seed},
+        "suite": {"version": __version__, "profile": run.profile.name, "seed": run.seed, "selection": run.selection},
         "catalog": {"revisions": judged_against(run.role)},
         "target": {
             "role": run.role,
@@ -85,7 +85,7 @@ def matrix(run: RunResult, directory: Path | None = None) -> dict[str, Any]:
                 "verdict": v.verdict,
                 "summary": v.requirement.summary,
                 "evidence": v.evidence,
-                "trace": _relative(v.trace, directory),
+                "trace": relative_trace(v.trace, directory),
                 "replay": _replay(v, directory),
             }
             for v in run.verdicts
