@@ -425,6 +425,9 @@ def certify(args: argparse.Namespace) -> int:
         launcher = launcher_for(manifest, args.simulate)
     except (ManifestError, StartFailure) as exc:
         return refused(exc)
+    if options.dry_run:
+        what = f"{manifest.name} {manifest.version} (API {manifest.api_version})"
+        return dry_run(options, manifest.api_version, what)
     from .peers.ext_host import Patience
     from .report.baseline import BaselineError, Entry, apply_baseline, load_baseline
     from .runner.extension import certify_extension
@@ -436,9 +439,6 @@ def certify(args: argparse.Namespace) -> int:
         return EXIT_HARNESS
     profile = PROFILES[args.profile]
     run_seed = profile.default_seed if args.seed is None else args.seed
-    if options.dry_run:
-        what = f"{manifest.name} {manifest.version} (API {manifest.api_version})"
-        return dry_run(options, manifest.api_version, what)
     stale: list[Entry] = []
 
     def produce(trace_dir: Path, watch: Watch) -> RunResult:

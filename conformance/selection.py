@@ -71,9 +71,9 @@ class Selection:
         ):
             for value in values:
                 if not any(hit(r, value) for r in pool):
-                    out.append(f"{option} {value!r} matches none of the requirements a {role} certification judges")
+                    out.append(f"{option} {value!r} matches none of the requirements the {role} certification judges")
         if not out and not self.select(pool):
-            out.append(f"{self.describe()} together select none of the requirements a {role} certification judges")
+            out.append(f"{self.describe()} together select none of the requirements the {role} certification judges")
         if out:
             out.append(f"see `octet-conformance requirements --side {role}` for the ids, sections and features")
         return out
