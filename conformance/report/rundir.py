@@ -51,6 +51,11 @@ class Run:
         return suite if isinstance(suite, dict) else {}
 
     @property
+    def selection(self) -> str:
+        """The options that narrowed what the run judged ("" for a full run)."""
+        return str(self.suite.get("selection") or "")
+
+    @property
     def catalog(self) -> dict[str, str]:
         """Document -> the catalog revision this run was judged against
         (empty for a matrix@3, which did not record it)."""
