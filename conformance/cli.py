@@ -477,7 +477,7 @@ def run_and_report(
     0/1/2). The run is written whole into a staging directory and moved into
     place at the end: an interrupted run leaves the directory as it was.
     ``budget``: the state machine's examples, for the progress line."""
-    from .report.console import QUIET, run_lines
+    from .report.console import QUIET, VERBOSE, run_lines
     from .report.junit import write_junit
     from .report.matrix import write_matrix
     from .runner.progress import Progress
@@ -486,8 +486,12 @@ def run_and_report(
     shown = options.selection.describe()
     try:
         with staged(report_dir) as stage:
-            progress = Progress(sys.stderr, live=_is_terminal(sys.stderr), budget=budget)
-            with progress if options.verbosity > QUIET else contextlib.nullcontext():
+            # On a terminal: the live line (unless --quiet). Elsewhere stderr
+            # carries only what went wrong, unless --verbose asks for plain progress lines.
+            live = _is_terminal(sys.stderr)
+            progress = Progress(sys.stderr, live=live, budget=budget)
+            shown_progress = options.verbosity >= VERBOSE or (live and options.verbosity > QUIET)
+            with progress if shown_progress else contextlib.nullcontext():
                 run = produce(stage / "traces", progress.watch)
             run = dataclasses.replace(run, selection=shown)
             write_matrix(run, stage)

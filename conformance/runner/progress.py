@@ -3,8 +3,9 @@
 On a terminal: one live line, redrawn a few times a second -- the phase
 (state machine, scenario, shrinking), examples done of the budget, how many
 requirements have failed so far, and the elapsed time. Elsewhere (a pipe, a
-CI log): plain lines, one when the phase changes and one when a requirement
-fails for the first time, never a carriage return or an escape sequence.
+CI log), and only with ``--verbose``: plain lines, one when the phase or the
+example changes and one when a requirement fails for the first time, never
+a carriage return or an escape sequence (the command line decides which).
 
 It only *reads* the run's :class:`~conformance.evidence.Recorder` (its
 ``context`` and ``violations``) from a daemon thread; the run never waits

@@ -117,7 +117,7 @@ def test_a_selected_run_reports_only_the_selection(tmp_path: Path, capsys) -> No
             "--only", "JSONRPC-5-*"]  # fmt: skip
     assert main(argv) == 2  # nothing of 1.9 is named JSONRPC-5-*
     assert "together select none" in capsys.readouterr().err
-    argv[-2:] = ["--only", "EXT-1.9-*"]
+    argv[-2:] = ["--only", "EXT-1.9-*", "--verbose"]
     assert main(argv) == 0
     out, err = capsys.readouterr()
     matrix = json.loads((report / "matrix.json").read_text())
@@ -126,5 +126,5 @@ def test_a_selected_run_reports_only_the_selection(tmp_path: Path, capsys) -> No
     assert {r["verdict"] for r in matrix["results"]} == {"pass"}
     assert matrix["suite"]["selection"] == "--only EXT-1.9-* --section 1.9"
     assert "selection: --only EXT-1.9-* --section 1.9" in out
-    assert "\r" not in err and "\x1b" not in err  # not a terminal: plain progress lines
+    assert "\r" not in err and "\x1b" not in err  # not a terminal: plain progress lines (with --verbose)
     assert "state machine: example " in err and "/10, step " in err
