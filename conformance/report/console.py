@@ -48,8 +48,8 @@ def run_lines(
         if v.verdict in SHOWN[verbosity] or (v.verdict == "error" and len(errors) <= MAX_ERROR_LINES):
             yield f"  {v.verdict.upper():5} {v.requirement.id}: {terminal(_first_line(v.evidence))}"
             if verbosity >= NORMAL:
+                yield from exit_lines(v)  # first: what its author needs to see
                 yield from replay_lines(v, matrix_path.parent, written_in)
-                yield from exit_lines(v)
             if verbosity >= VERBOSE and v.observed is not None:
                 yield f"        run detail: {terminal(_first_line(describe(v).removeprefix(v.evidence).strip()))}"
         elif verbosity >= VERBOSE and v.verdict != "error":
