@@ -36,7 +36,7 @@ import shlex
 import tempfile
 import warnings
 from collections.abc import Generator, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -192,6 +192,10 @@ class RequirementItem(pytest.Item):
         self.user_properties.append(("octet_certified_by", self.outcome.certified_by))
         if verdict == "fail" or (verdict == "warn" and self.config.getoption("octet_strict")):
             raise RequirementFailed(text)
+        if self.name in self.outcome.stale:
+            raise RequirementFailed(
+                f"STALE {self.outcome.stale[self.name]}: listed in the baseline but passes now; remove the entry"
+            )
         if verdict == "warn":
             warnings.warn(OctetShouldWarning(text), stacklevel=1)
         elif verdict in ("skip", "untested"):
@@ -235,6 +239,7 @@ class Outcome:
     results: dict[str, dict[str, Any]]
     refused: str  # why there is no run at all ("" when there is one)
     certified_by: str  # which process ran the certification (a worker id, or "main")
+    stale: dict[str, str] = field(default_factory=dict)  # passing requirements the baseline lists -> its entry
 
 
 def _load(run_dir: Path) -> Any:
@@ -279,18 +284,23 @@ def _locked(path: Path) -> Iterator[None]:
 def _obtain(config: pytest.Config, target: Target) -> Outcome:
     if target.run_dir is not None:
         run = _load(target.run_dir)
-        return Outcome(target.run_dir, {str(r["id"]): r for r in run.results}, "", "an earlier run")
+        results = {str(r["id"]): r for r in run.results}
+        stale = _stale(config, str(run.target.get("name", "")), results)
+        return Outcome(target.run_dir, results, "", "an earlier run", stale)
     shared = _shared_dir(config)
     chosen = config.getoption("octet_report_dir")
     run_dir = Path(chosen).resolve() if chosen else shared / f"{target.label}-report"
     record = shared / f"{target.label}.json"
     with _locked(shared / f"{target.label}.lock"):
         if not record.exists():
+            before = _stamp(run_dir / "matrix.json")
             code, output = _certify(target, run_dir)
+            written = _stamp(run_dir / "matrix.json") not in (None, before)  # not an earlier run's matrix
             me = os.environ.get("PYTEST_XDIST_WORKER", "main")
-            record.write_text(json.dumps({"code": code, "output": output, "by": me}), encoding="utf-8")
+            done = {"code": code, "output": output, "by": me, "written": written}
+            record.write_text(json.dumps(done), encoding="utf-8")
         done = json.loads(record.read_text(encoding="utf-8"))
-    if done["code"] not in (0, 1) and not (run_dir / "matrix.json").is_file():
+    if not done["written"]:
         why = f"octet-conformance {shlex.join(target.argv)} could not run (exit {done['code']}):\n{done['output']}"
         return Outcome(run_dir, {}, why, done["by"])
     from conformance.report.rundir import RunDirError, load_run
@@ -299,7 +309,32 @@ def _obtain(config: pytest.Config, target: Target) -> Outcome:
         run = load_run(run_dir)
     except RunDirError as exc:
         return Outcome(run_dir, {}, f"{exc}\n{done['output']}", done["by"])
-    return Outcome(run_dir, {str(r["id"]): r for r in run.results}, "", done["by"])
+    results = {str(r["id"]): r for r in run.results}
+    return Outcome(run_dir, results, "", done["by"], _stale(config, str(run.target.get("name", "")), results))
+
+
+def _stamp(path: Path) -> tuple[int, int] | None:
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return st.st_ino, st.st_mtime_ns
+
+
+def _stale(config: pytest.Config, target: str, results: dict[str, dict[str, Any]]) -> dict[str, str]:
+    """Baseline entries whose requirement passes now: the command line fails
+    the run for them (baselines only shrink); here their items fail."""
+    path = config.getoption("octet_baseline")
+    if not path:
+        return {}
+    from conformance.report.baseline import BaselineError, load_baseline
+    from conformance.requirements import load_catalog
+
+    try:
+        listed = load_baseline(Path(path), (r.id for r in load_catalog())).for_target(target)
+    except BaselineError:
+        return {}  # the command line refused it already: every item is an error
+    return {rid: e.key for rid, e in listed.items() if results.get(rid, {}).get("verdict") == "pass"}
 
 
 def _certify(target: Target, run_dir: Path) -> tuple[int, str]:

@@ -61,8 +61,15 @@ def test_each_verdict_becomes_its_pytest_outcome(pytester: pytest.Pytester, tmp_
     assert "evidence:    fail evidence of JSONRPC-5-id-echo" in out
     assert "replay (in " in out and "octet-conformance replay traces/JSONRPC-5-id-echo.jsonl" in out
     assert "OctetShouldWarning" in out and "warn evidence of JSONRPC-4-id-not-null" in out
-    strict = pytester.runpytest("--octet-run", str(run), "--octet-strict", "-p", "no:cacheprovider")
-    strict.assert_outcomes(passed=1, failed=2, skipped=2, xfailed=1, errors=1)
+    baseline = tmp_path / "baseline.toml"
+    baseline.write_text(
+        'format = "octet-conformance/baseline@1"\n[[expected]]\nrequirement = "JSONRPC-5-one-response"\nreason = "r"\n'
+    )
+    strict = pytester.runpytest(
+        "--octet-run", str(run), "--octet-strict", "--octet-baseline", str(baseline), "-p", "no:cacheprovider"
+    )
+    strict.assert_outcomes(failed=3, skipped=2, xfailed=1, errors=1)  # the warn, and the stale baseline entry
+    assert "STALE JSONRPC-5-one-response: listed in the baseline but passes now" in strict.stdout.str()
 
 
 def test_a_run_that_cannot_happen_makes_every_item_an_error(pytester: pytest.Pytester, tmp_path: Path) -> None:
