@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 # The run's modules (Hypothesis, jsonschema: about a second to import) are
 # imported by the functions that run something.
 from .manifest import Manifest, ManifestError, load_manifest
-from .requirements import CatalogError, load_catalog
+from .requirements import CatalogError, Requirement, load_catalog
 from .runner import arguments, stopping
 from .runner.profiles import PROFILES
 from .runner.reportdir import ReportDirError, staged
@@ -288,7 +288,8 @@ def add_run_options(parser: argparse.ArgumentParser, role: str) -> None:
     )
 
 
-def role_requirements(role: str) -> list[Any]:
+def role_requirements(role: str) -> list[Requirement]:
+    """The catalog entries a certification of ``role`` judges (before any selection)."""
     from .verdicts import concerns
 
     return [r for r in load_catalog() if concerns(r, role)]
