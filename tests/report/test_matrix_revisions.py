@@ -34,9 +34,11 @@ def test_matrix_at_3_is_still_read_and_shown_as_not_recorded(make_run) -> None: 
     new = make_run("new", {"JSONRPC-5-one-response": "pass"})
     document = json.loads((new / "matrix.json").read_text())
     document["catalog"] = {"revisions": {"jsonrpc-2.0": "JSON-RPC 2.0 <rev>"}}
+    document["suite"]["selection"] = "--only JSONRPC-5-*"
     (new / "matrix.json").write_text(json.dumps(document))
     assert "octet-conformance/matrix@3" in READABLE_FORMATS
     runs = [load_run(old), load_run(new)]
     assert runs[0].catalog == {} and runs[1].catalog == {"jsonrpc-2.0": "JSON-RPC 2.0 <rev>"}
     html = render(runs)
     assert "revision not recorded" in html and "jsonrpc-2.0 (JSON-RPC 2.0 &lt;rev&gt;)" in html
+    assert html.count("judged only: --only JSONRPC-5-*") == 1  # the selected run says so; the full one does not
