@@ -496,7 +496,7 @@ def run_and_report(
                 run = produce(stage / "traces", progress.watch)
             run = dataclasses.replace(run, selection=shown)
             write_matrix(run, stage)
-            write_junit(run, stage)
+            write_junit(run, stage, strict=options.strict)
     except (StartFailure, ReportDirError) as exc:  # StartFailure: a later generation could not start
         return refused(exc)
     for line in run_lines(run, report_dir / "matrix.json", title, verbosity=options.verbosity, written_in=stage):

@@ -75,6 +75,9 @@ def run_with(verdict: str, tmp_path: Path, *, strict: bool) -> int:
 def test_strict_makes_a_should_violation_fail_the_run(tmp_path: Path) -> None:
     assert run_with("warn", tmp_path, strict=False) == 0
     assert run_with("warn", tmp_path, strict=True) == 1
+    junit = (tmp_path / "r-True-warn" / "junit.xml").read_text()
+    assert "<failure" in junit and 'failures="1"' in junit  # the dashboard agrees with the exit status
+    assert "<failure" not in (tmp_path / "r-False-warn" / "junit.xml").read_text()
     assert run_with("xfail", tmp_path, strict=True) == 0  # expected by a baseline: not a new failure
     assert run_with("pass", tmp_path, strict=True) == 0
 
