@@ -493,7 +493,7 @@ def run_and_report(
             progress = Progress(sys.stderr, live=live, budget=budget)
             shown_progress = options.verbosity >= VERBOSE or (live and options.verbosity > QUIET)
             with progress if shown_progress else contextlib.nullcontext():
-                run = produce(stage / "traces", progress.watch)
+                run = produce(stage / "traces", progress.watch if shown_progress else None)
             run = dataclasses.replace(run, selection=shown)
             write_matrix(run, stage)
             write_junit(run, stage, strict=options.strict)

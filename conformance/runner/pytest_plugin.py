@@ -160,13 +160,21 @@ class Certification(pytest.Collector):
 
     def _ids(self) -> list[str]:
         from conformance.cli import role_requirements
+        from conformance.requirements import by_id
         from conformance.selection import Selection
 
         opt = self.config.getoption
         selection = Selection(tuple(opt("octet_only")), tuple(opt("octet_section")))
         if self.target.run_dir is not None:  # a finished run: its own results, whatever the role
-            return [str(r.get("id")) for r in _load(self.target.run_dir).results]
-        return [r.id for r in selection.select(role_requirements(self.target.role))]
+            ids = [str(r.get("id")) for r in _load(self.target.run_dir).results]
+            known = by_id()
+            return [i for i in ids if selection.everything or (i in known and selection.matches(known[i]))]
+        pool = role_requirements(self.target.role)
+        problems = selection.problems(pool, self.target.role)
+        if problems:  # refused like the command line refuses it, before anything runs
+            named = (p.replace("--only", "--octet-only").replace("--section", "--octet-section") for p in problems)
+            raise pytest.UsageError("\n".join(named))
+        return [r.id for r in selection.select(pool)]
 
     def reportinfo(self) -> tuple[str, int | None, str]:
         return self.name, None, self.name

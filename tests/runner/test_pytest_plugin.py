@@ -54,6 +54,8 @@ def finished_run(directory: Path) -> Path:
 
 def test_each_verdict_becomes_its_pytest_outcome(pytester: pytest.Pytester, tmp_path: Path) -> None:
     run = finished_run(tmp_path / "run")
+    only = pytester.runpytest("--octet-run", str(run), "--octet-only", "JSONRPC-5-*", "-p", "no:cacheprovider")
+    only.assert_outcomes(passed=1, failed=1)  # a selection narrows a finished run's items too
     result = pytester.runpytest("--octet-run", str(run), "-rA", "-p", "no:cacheprovider")
     result.assert_outcomes(passed=2, failed=1, skipped=2, xfailed=1, errors=1, warnings=1)
     out = result.stdout.str()
@@ -82,10 +84,17 @@ def test_a_run_that_cannot_happen_makes_every_item_an_error(pytester: pytest.Pyt
     assert "could not run (exit 2)" in result.stdout.str() and "Traceback" not in result.stdout.str()
 
 
-def test_an_unreadable_run_directory_is_a_usage_error(pytester: pytest.Pytester, tmp_path: Path) -> None:
+def test_an_unreadable_run_directory_or_an_empty_selection_is_a_usage_error(
+    pytester: pytest.Pytester, tmp_path: Path
+) -> None:
     result = pytester.runpytest("--octet-run", str(tmp_path / "none"), "-p", "no:cacheprovider")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     assert "no such run directory" in result.stderr.str()
+    result = pytester.runpytest(
+        "--octet-extension", str(REFERENCE), "--octet-only", "EXT-9-*", "-p", "no:cacheprovider"
+    )
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert "--octet-only 'EXT-9-*' matches none of the requirements" in result.stderr.str()
 
 
 def test_certified_once_and_sharded_over_xdist_workers(pytester: pytest.Pytester, tmp_path: Path) -> None:
