@@ -471,13 +471,17 @@ def run_and_report(
     produce: Callable[[Path, Watch], RunResult],
     title: str | None = None,
     *,
-    options: RunOptions,
-    budget: int,
+    options: RunOptions | None = None,
+    budget: int = 0,
 ) -> int:
     """Run a certification into ``report_dir`` and print its outcome (exit
     0/1/2). The run is written whole into a staging directory and moved into
     place at the end: an interrupted run leaves the directory as it was.
-    ``budget``: the state machine's examples, for the progress line."""
+    ``produce(trace_dir, watch)`` runs it, handing ``watch`` (None: no
+    progress display) its recorder. ``options``: selection, --strict,
+    verbosity (default: none of them). ``budget``: the state machine's
+    examples, for the progress line."""
+    options = options or RunOptions("extension")
     from .report.console import QUIET, VERBOSE, run_lines
     from .report.junit import write_junit
     from .report.matrix import write_matrix
