@@ -97,6 +97,7 @@ def test_an_unreadable_run_directory_or_an_empty_selection_is_a_usage_error(
     assert "--octet-only 'EXT-9-*' matches none of the requirements" in result.stderr.str()
 
 
+@pytest.mark.slow
 def test_certified_once_and_sharded_over_xdist_workers(pytester: pytest.Pytester, tmp_path: Path) -> None:
     """The reference extension, simulated, over two workers: both items pass
     and name the same certifying process; the run is left in the report directory."""
