@@ -11,6 +11,7 @@ import argparse
 import atexit
 import contextlib
 import dataclasses
+import inspect
 import json
 import os
 import shlex
@@ -468,7 +469,7 @@ def certify(args: argparse.Namespace) -> int:
 
 def run_and_report(
     report_dir: Path,
-    produce: Callable[[Path, Watch], RunResult],
+    produce: Callable[..., RunResult],
     title: str | None = None,
     *,
     options: RunOptions | None = None,
@@ -478,7 +479,8 @@ def run_and_report(
     0/1/2). The run is written whole into a staging directory and moved into
     place at the end: an interrupted run leaves the directory as it was.
     ``produce(trace_dir, watch)`` runs it, handing ``watch`` (None: no
-    progress display) its recorder. ``options``: selection, --strict,
+    progress display) its recorder; a one-argument ``produce(trace_dir)``
+    is still taken (a command without a progress display). ``options``: selection, --strict,
     verbosity (default: none of them). ``budget``: the state machine's
     examples, for the progress line."""
     options = options or RunOptions("extension")
@@ -497,7 +499,9 @@ def run_and_report(
             progress = Progress(sys.stderr, live=live, budget=budget)
             shown_progress = options.verbosity >= VERBOSE or (live and options.verbosity > QUIET)
             with progress if shown_progress else contextlib.nullcontext():
-                run = produce(stage / "traces", progress.watch if shown_progress else None)
+                watch = progress.watch if shown_progress else None
+                takes_watch = len(inspect.signature(produce).parameters) >= 2
+                run = produce(stage / "traces", watch) if takes_watch else produce(stage / "traces")
             run = dataclasses.replace(run, selection=shown)
             write_matrix(run, stage)
             write_junit(run, stage, strict=options.strict)

@@ -101,3 +101,5 @@ def test_who_gets_progress(terminal: bool, flag: str | None, shown: bool, tmp_pa
     options = cli.RunOptions("extension", verbosity=verbosity)
     assert cli.run_and_report(tmp_path / "r", produce, options=options, budget=1) == 0
     assert (watched[0] is not None) is shown
+    # a command whose produce takes only the trace directory still runs (no progress display)
+    assert cli.run_and_report(tmp_path / "r1", lambda trace_dir: produce(trace_dir, "none"), options=options) == 0
