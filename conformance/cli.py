@@ -11,6 +11,7 @@ import argparse
 import atexit
 import contextlib
 import dataclasses
+import inspect
 import json
 import os
 import shlex
@@ -26,11 +27,12 @@ from typing import TYPE_CHECKING, Any
 # The run's modules (Hypothesis, jsonschema: about a second to import) are
 # imported by the functions that run something.
 from .manifest import Manifest, ManifestError, load_manifest
-from .requirements import CatalogError, load_catalog
+from .requirements import CatalogError, Requirement, load_catalog
 from .runner import arguments, stopping
 from .runner.profiles import PROFILES
 from .runner.reportdir import ReportDirError, staged
 from .safe_text import terminal
+from .selection import Selection
 from .transport.process import (
     Stopping,
     enable_subreaper,
@@ -42,10 +44,15 @@ from .transport.process import (
 from .transport.startup import StartFailure, check_startable
 
 if TYPE_CHECKING:
+    from typing import TypeAlias
+
+    from .evidence import Recorder
     from .peers.ext_host import Launcher
     from .peers.rpc_client import HostcoreCommand
     from .peers.rpc_hostcore import ClientCommand
     from .runner.extension import RunResult
+
+    Watch: TypeAlias = Callable[[Recorder], None] | None  # a runner calls it with its recorder (runner/progress.py)
 
 EXIT_OK, EXIT_FAIL, EXIT_HARNESS = 0, 1, 2
 
@@ -139,6 +146,7 @@ def _parser() -> argparse.ArgumentParser:
         default=None,
         help="TOML of expected failures: listed ones become xfail; unlisted failures and stale entries fail the run",
     )
+    add_run_options(ext, "extension")
 
     fz = sub.add_parser("fuzz", help="explore with fresh seeds for a while; keep every failure as a regression case")
     fz.add_argument("manifest", type=Path)
@@ -201,6 +209,7 @@ def _add_rpc_parser(sub: Any, name: str, **texts: str) -> None:
     parser.add_argument(
         "target_argv", nargs=argparse.REMAINDER, metavar="-- CMD", help="-- CMD ARG ... (default: the reference)"
     )
+    add_run_options(parser, name)
 
 
 def _main(argv: Sequence[str] | None) -> int:
@@ -246,6 +255,91 @@ def refused(exc: Exception) -> int:
     what = "manifest rejected before spawn: " if isinstance(exc, ManifestError) else ""
     print(f"octet-conformance: {what}{terminal(str(exc), keep_newlines=True)}", file=sys.stderr)
     return EXIT_HARNESS
+
+
+# -- options every certification takes: selection, strictness, dry run, verbosity ----------------
+
+
+@dataclasses.dataclass(frozen=True)
+class RunOptions:
+    role: str
+    selection: Selection = Selection()
+    strict: bool = False  # a should violation (warn) fails the run too
+    dry_run: bool = False
+    verbosity: int = 1  # report/console.py: QUIET 0, NORMAL 1, VERBOSE 2
+
+    @property
+    def judged(self) -> frozenset[str] | None:
+        return self.selection.judged(role_requirements(self.role))
+
+
+def add_run_options(parser: argparse.ArgumentParser, role: str) -> None:
+    sel = parser.add_argument_group(
+        "selection", "judge only some requirements (the run still explores the same way; the rest are not reported)"
+    )
+    sel.add_argument(
+        "--only", action="append", default=[], type=arguments.id_glob, metavar="ID-GLOB",
+        help="requirement ids or globs of them, e.g. 'EXT-1.9-*' (repeatable)",
+    )  # fmt: skip
+    sel.add_argument(
+        "--section", action="append", default=[], type=arguments.section, metavar="N",
+        help="a section and its subsections, e.g. 1.9 (repeatable)",
+    )  # fmt: skip
+    sel.add_argument(
+        "--side", action="append", default=[], choices=sorted({r.side for r in role_requirements(role)}),
+        help=f"requirements on the {role} alone or on both sides (repeatable)",
+    )  # fmt: skip
+    sel.add_argument(
+        "--feature", action="append", default=[], type=arguments.feature, metavar="NAME",
+        help="requirements that need this negotiated feature (repeatable)",
+    )  # fmt: skip
+    sel.add_argument("--strict", action="store_true", help="a should violation (warn) fails the run too (exit 1)")
+    sel.add_argument(
+        "--list", "--dry-run", dest="dry_run", action="store_true",
+        help="print the requirements the run would judge and start nothing (arguments and manifest are checked)",
+    )  # fmt: skip
+    out = parser.add_mutually_exclusive_group()
+    out.add_argument("-q", "--quiet", action="store_true", help="no progress; only the summary and fail/warn lines")
+    out.add_argument(
+        "-v", "--verbose", action="store_true", help="every verdict, and each failure's run details (first seen, count)"
+    )
+
+
+def role_requirements(role: str) -> list[Requirement]:
+    """The catalog entries a certification of ``role`` judges (before any selection)."""
+    from .verdicts import concerns
+
+    return [r for r in load_catalog() if concerns(r, role)]
+
+
+def run_options(args: argparse.Namespace, role: str) -> RunOptions | None:
+    """The options, or None (after saying why on stderr) when the selection selects nothing."""
+    selection = Selection(tuple(args.only), tuple(args.section), tuple(args.side), tuple(args.feature))
+    problems = selection.problems(role_requirements(role), role)
+    for line in problems:
+        print(f"octet-conformance: {line}", file=sys.stderr)
+    if problems:
+        return None
+    verbosity = 0 if args.quiet else 2 if args.verbose else 1
+    return RunOptions(role, selection, args.strict, args.dry_run, verbosity)
+
+
+def dry_run(options: RunOptions, api_version: str, what: str) -> int:
+    """``--list``/``--dry-run``: what the run would judge, and nothing started."""
+    from .verdicts import applies_to_api
+
+    chosen = options.selection.select(role_requirements(options.role))
+    for r in chosen:
+        status = "judged" if r.has_check else "untested: no check yet"
+        if not applies_to_api(r, api_version):
+            status = f"skip: applies to API {', '.join(r.api)}"
+        print(f"{r.id}\t{r.section}\t{r.level}\t{r.side}\t{status}")
+    judged = sum(r.has_check and applies_to_api(r, api_version) for r in chosen)
+    print(
+        terminal(f"dry run: {what}: {len(chosen)} requirement(s) selected, {judged} with a check that applies; "
+                 "nothing was started")
+    )  # fmt: skip
+    return EXIT_OK
 
 
 def fuzz_target(args: argparse.Namespace) -> int:
@@ -346,11 +440,17 @@ def _section_key(section: str) -> tuple[tuple[int, str], ...]:
 
 
 def certify(args: argparse.Namespace) -> int:
+    options = run_options(args, "extension")
+    if options is None:
+        return EXIT_HARNESS
     try:
         manifest = load_manifest(args.manifest or default_manifest())
         launcher = launcher_for(manifest, args.simulate)
     except (ManifestError, StartFailure) as exc:
         return refused(exc)
+    if options.dry_run:
+        what = f"{manifest.name} {manifest.version} (API {manifest.api_version})"
+        return dry_run(options, manifest.api_version, what)
     from .peers.ext_host import Patience
     from .report.baseline import BaselineError, Entry, apply_baseline, load_baseline
     from .runner.extension import certify_extension
@@ -364,7 +464,7 @@ def certify(args: argparse.Namespace) -> int:
     run_seed = profile.default_seed if args.seed is None else args.seed
     stale: list[Entry] = []
 
-    def produce(trace_dir: Path) -> RunResult:
+    def produce(trace_dir: Path, watch: Watch) -> RunResult:
         run = certify_extension(
             manifest,
             profile,
@@ -373,6 +473,8 @@ def certify(args: argparse.Namespace) -> int:
             trace_dir=trace_dir,
             regressions=args.regressions,
             launcher=launcher,
+            judged=options.judged,
+            watch=watch,
         )
         if baseline is None:
             return run
@@ -380,30 +482,56 @@ def certify(args: argparse.Namespace) -> int:
         stale.extend(applied.stale)
         return dataclasses.replace(run, verdicts=applied.verdicts)
 
-    code = run_and_report(args.report_dir, produce)
+    code = run_and_report(args.report_dir, produce, options=options, budget=profile.examples)
     for entry in stale:  # baselines only shrink: an entry that passes now fails the run
         print(terminal(f"  STALE {entry.key}: listed in {args.baseline} but passes now; remove the entry"))
     return EXIT_FAIL if stale and code == EXIT_OK else code
 
 
-def run_and_report(report_dir: Path, produce: Callable[[Path], RunResult], title: str | None = None) -> int:
+def run_and_report(
+    report_dir: Path,
+    produce: Callable[..., RunResult],
+    title: str | None = None,
+    *,
+    options: RunOptions | None = None,
+    budget: int = 0,
+) -> int:
     """Run a certification into ``report_dir`` and print its outcome (exit
     0/1/2). The run is written whole into a staging directory and moved into
-    place at the end: an interrupted run leaves the directory as it was."""
-    from .report.console import run_lines
+    place at the end: an interrupted run leaves the directory as it was.
+    ``produce(trace_dir, watch)`` runs it, handing ``watch`` (None: no
+    progress display) its recorder; a one-argument ``produce(trace_dir)``
+    is still taken (a command without a progress display). ``options``: selection, --strict,
+    verbosity (default: none of them). ``budget``: the state machine's
+    examples, for the progress line."""
+    options = options or RunOptions("extension")
+    from .report.console import QUIET, VERBOSE, run_lines
     from .report.junit import write_junit
     from .report.matrix import write_matrix
+    from .runner.progress import Progress
     from .verdicts import summary
 
+    shown = options.selection.describe()
     try:
         with staged(report_dir) as stage:
-            run = produce(stage / "traces")
+            # On a terminal: the live line (unless --quiet). Elsewhere stderr
+            # carries only what went wrong, unless --verbose asks for plain progress lines.
+            live = _is_terminal(sys.stderr)
+            progress = Progress(sys.stderr, live=live, budget=budget)
+            shown_progress = options.verbosity >= VERBOSE or (live and options.verbosity > QUIET)
+            with progress if shown_progress else contextlib.nullcontext():
+                watch = progress.watch if shown_progress else None
+                takes_watch = len(inspect.signature(produce).parameters) >= 2
+                run = produce(stage / "traces", watch) if takes_watch else produce(stage / "traces")
+            run = dataclasses.replace(run, selection=shown)
             write_matrix(run, stage)
-            write_junit(run, stage)
+            write_junit(run, stage, strict=options.strict)
     except (StartFailure, ReportDirError) as exc:  # StartFailure: a later generation could not start
         return refused(exc)
-    for line in run_lines(run, report_dir / "matrix.json", title):
+    for line in run_lines(run, report_dir / "matrix.json", title, verbosity=options.verbosity, written_in=stage):
         print(line)
+    if shown and options.verbosity > QUIET:
+        print(terminal(f"selection: {shown} ({len(run.verdicts)} requirement(s) judged; the others are not reported)"))
     if run.strays:
         print(
             f"{len(run.strays)} stray process(es) killed: descendants that had left their target's process group "
@@ -414,7 +542,15 @@ def run_and_report(report_dir: Path, produce: Callable[[Path], RunResult], title
         for e in run.harness_errors:
             print(f"harness error: {terminal(e, keep_newlines=True)}", file=sys.stderr)
         return EXIT_HARNESS
-    return EXIT_FAIL if summary(run.verdicts)["fail"] else EXIT_OK
+    counts = summary(run.verdicts)
+    return EXIT_FAIL if counts["fail"] or (options.strict and counts["warn"]) else EXIT_OK
+
+
+def _is_terminal(stream: Any) -> bool:
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError):
+        return False
 
 
 # -- octet-conformance host ------------------------------------------------------------------
@@ -445,11 +581,16 @@ def add_host_parser(sub: Any) -> None:
         help="run the bundled reference host, its probes and the harness in-process on a virtual clock "
         "(deterministic and fast; not with --driver)",
     )
+    add_run_options(host, "host")
 
 
 def certify_host_command(args: argparse.Namespace) -> int:
     """Exit 0: no must failed; 1: one did; 2: the driver or the harness failed."""
-    from .runner.host import REFERENCE_DRIVER, SIMULATED_DRIVER, certify_host
+    from .runner.host import REFERENCE_DRIVER, SIMULATED_DRIVER, certify_host, machine_examples
+
+    options = run_options(args, "host")
+    if options is None:
+        return EXIT_HARNESS
 
     if args.simulate and args.driver is not None:
         print("octet-conformance: --simulate runs only the bundled reference host; drop --driver", file=sys.stderr)
@@ -464,16 +605,18 @@ def certify_host_command(args: argparse.Namespace) -> int:
         return EXIT_HARNESS
     profile = PROFILES[args.profile]
     run_seed = profile.default_seed if args.seed is None else args.seed
+    shown = SIMULATED_DRIVER if args.simulate else argv
+    if options.dry_run:
+        return dry_run(options, args.api_version, f"host {shlex.join(shown)} (probe API {args.api_version})")
 
-    def produce(trace_dir: Path) -> RunResult:
+    def produce(trace_dir: Path, watch: Watch) -> RunResult:
         return certify_host(
             argv, args.api_version, profile, run_seed, patience_s=args.patience, trace_dir=trace_dir,
-            simulate=args.simulate,
+            simulate=args.simulate, judged=options.judged, watch=watch,
         )  # fmt: skip
 
-    shown = SIMULATED_DRIVER if args.simulate else argv
     title = f"host {shlex.join(shown)} (probe API {args.api_version}), profile {profile.name}, seed {run_seed}"
-    return run_and_report(args.report_dir, produce, title)
+    return run_and_report(args.report_dir, produce, title, options=options, budget=machine_examples(profile))
 
 
 # -- octet-conformance hostcore (host RPC protocol v11) ------------------------------------------
@@ -491,17 +634,26 @@ def hostcore_command(argv: list[str]) -> HostcoreCommand:
 
 def certify_hostcore_command(args: argparse.Namespace) -> int:
     """``octet-conformance hostcore [-- CMD ...]``: the harness plays the client."""
-    from .runner.hostcore import certify_hostcore
+    from .protocol.rpc_limits import PROTOCOL_VERSION
 
+    options = run_options(args, "hostcore")
+    if options is None:
+        return EXIT_HARNESS
     command = hostcore_command(list(args.target_argv))
     profile = PROFILES[args.profile]
     run_seed = profile.default_seed if args.seed is None else args.seed
+    if options.dry_run:
+        return dry_run(options, str(PROTOCOL_VERSION), f"host-core {shlex.join(command.argv)}")
+    from .runner.hostcore import certify_hostcore
 
-    def produce(trace_dir: Path) -> RunResult:
-        return certify_hostcore(command, profile, run_seed, response_s=args.patience, trace_dir=trace_dir)
+    def produce(trace_dir: Path, watch: Watch) -> RunResult:
+        return certify_hostcore(
+            command, profile, run_seed, response_s=args.patience, trace_dir=trace_dir, judged=options.judged,
+            watch=watch,
+        )  # fmt: skip
 
     title = f"host-core {shlex.join(command.argv)}, profile {profile.name}, seed {run_seed}"
-    return run_and_report(args.report_dir, produce, title)
+    return run_and_report(args.report_dir, produce, title, options=options, budget=profile.examples)
 
 
 # -- octet-conformance client (host RPC protocol v11) ----------------------------------------------
@@ -519,8 +671,12 @@ def client_command(argv: list[str]) -> ClientCommand:
 
 def certify_client_command(args: argparse.Namespace) -> int:
     """``octet-conformance client [-- CMD ...]``: the harness plays the host-core."""
+    from .protocol.rpc_limits import PROTOCOL_VERSION
     from .runner.client import certify_client
 
+    options = run_options(args, "client")
+    if options is None:
+        return EXIT_HARNESS
     command = client_command(list(args.target_argv))
     try:
         check_startable(list(command.argv), command.cwd, sanitized_env())
@@ -528,12 +684,17 @@ def certify_client_command(args: argparse.Namespace) -> int:
         return refused(exc)
     profile = PROFILES[args.profile]
     run_seed = profile.default_seed if args.seed is None else args.seed
+    if options.dry_run:
+        return dry_run(options, str(PROTOCOL_VERSION), f"client {shlex.join(command.argv)}")
 
-    def produce(trace_dir: Path) -> RunResult:
-        return certify_client(command, profile, run_seed, response_s=args.patience, trace_dir=trace_dir)
+    def produce(trace_dir: Path, watch: Watch) -> RunResult:
+        return certify_client(
+            command, profile, run_seed, response_s=args.patience, trace_dir=trace_dir, judged=options.judged,
+            watch=watch,
+        )  # fmt: skip
 
     title = f"client {shlex.join(command.argv)}, profile {profile.name}, seed {run_seed}"
-    return run_and_report(args.report_dir, produce, title)
+    return run_and_report(args.report_dir, produce, title, options=options, budget=profile.examples)
 
 
 # -- commands that only read finished run directories (ARCHITECTURE rule 6) --------------------

@@ -96,6 +96,9 @@ class Recorder:
     traces: dict[str, Path] = field(default_factory=dict)
     run_info: dict[str, Any] = field(default_factory=dict)  # profile, seed: stamped on traces
     context: StepContext = field(default_factory=StepContext)
+    # The requirement ids this run judges (None: all). Violations of any
+    # other are not recorded, so they leave no trace and are never shrunk.
+    judged: frozenset[str] | None = None
 
     def add(self, findings: Iterable[Finding], *, stderr: str = "") -> None:
         for f in findings:
@@ -107,6 +110,8 @@ class Recorder:
     def violate(self, v: Violation, *, stderr: str = "", measured: Mapping[str, float] | None = None) -> None:
         """Record ``v``. Whatever was measured about it goes in ``measured``
         (name -> number), not in ``v.message``."""
+        if self.judged is not None and v.requirement not in self.judged:
+            return
         after = time.monotonic() - self.started_at
         self.exercised[v.requirement] = self.exercised.get(v.requirement, 0) + 1
         self.violation_counts[v.requirement] = self.violation_counts.get(v.requirement, 0) + 1

@@ -25,3 +25,4 @@ class RunResult:
     duration_s: float = 0.0  # run metadata
     strays: tuple[str, ...] = ()  # run metadata: target descendants killed outside their process group
     role: str = "extension"  # the side certified ("host": ``manifest`` describes the driver)
+    selection: str = ""  # the options that narrowed the judged requirements ("": all; conformance/selection.py)

@@ -65,15 +65,23 @@ def decide(
     role: str,
     api_version: str,
 ) -> list[Verdict]:
-    """Turn findings into one verdict per requirement that concerns ``role``."""
-    sides = TARGET_SIDES[role]
-    documents = ROLE_DOCUMENTS[role]
-    out = []
-    for req in requirements:
-        if req.side not in sides or req.document not in documents:
-            continue
-        out.append(_one(req, recorder, api_version))
-    return out
+    """Turn findings into one verdict per requirement that concerns ``role``
+    and that the run judges (``recorder.judged``: a selection, conformance/selection.py)."""
+    judged = recorder.judged
+    return [
+        _one(req, recorder, api_version)
+        for req in requirements
+        if concerns(req, role) and (judged is None or req.id in judged)
+    ]
+
+
+def concerns(req: Requirement, role: str) -> bool:
+    """Whether a certification of ``role`` judges ``req`` (its side and document)."""
+    return req.side in TARGET_SIDES[role] and req.document in ROLE_DOCUMENTS[role]
+
+
+def applies_to_api(req: Requirement, api_version: str) -> bool:
+    return not req.api or api_version in req.api
 
 
 def violation_evidence(first: Observed) -> str:
@@ -103,7 +111,7 @@ def observation(first: Observed, count: int, after_s: float) -> Observation:
 
 
 def _one(req: Requirement, rec: Recorder, api_version: str) -> Verdict:
-    if req.api and api_version not in req.api:
+    if not applies_to_api(req, api_version):
         return Verdict(req, "skip", f"applies to API {', '.join(req.api)}; target speaks {api_version}")
     missing = [f for f in req.features if f not in rec.negotiated_features]
     observed = rec.violations.get(req.id, [])

@@ -1,39 +1,79 @@
 """What a certification prints for people: one summary line, one line per
-non-pass verdict, and -- under a failure whose extension exited -- its exit
-status and the tail of its stderr. Every piece of target or manifest text is
+non-pass verdict followed by the command that replays it, and -- under a
+failure whose extension exited -- its exit status and the tail of its stderr.
+
+Verbosity: ``QUIET`` (0) prints the summary line and one line per fail, warn
+and error only; ``NORMAL`` (1) adds the replay commands, exit statuses,
+stderr tails and the matrix path; ``VERBOSE`` (2) adds every other verdict
+(pass, skip, untested) and this run's observation of each failure (first
+seen, frame, count, measured values). Every piece of target or manifest text is
 escaped (conformance/safe_text.py): nothing the target sends reaches the
 terminal raw."""
 
 from __future__ import annotations
 
+import shlex
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 
 from conformance.results import RunResult
 from conformance.safe_text import terminal
-from conformance.verdicts import Verdict, summary
+from conformance.verdicts import Verdict, describe, summary
+
+from .matrix import relative_trace
 
 STDERR_LINES_SHOWN = 8
 MAX_ERROR_LINES = 3  # more error verdicts than this are summarised, one line per distinct evidence
+QUIET, NORMAL, VERBOSE = 0, 1, 2
+SHOWN = {QUIET: ("fail", "warn"), NORMAL: ("fail", "warn", "xfail"), VERBOSE: ("fail", "warn", "xfail")}
 
 
-def run_lines(run: RunResult, matrix_path: Path, title: str | None = None) -> Iterator[str]:
+def run_lines(
+    run: RunResult,
+    matrix_path: Path,
+    title: str | None = None,
+    *,
+    verbosity: int = NORMAL,
+    written_in: Path | None = None,
+) -> Iterator[str]:
+    """``written_in``: the directory the run was written to before it was moved
+    to ``matrix_path``'s (the staging directory): trace paths are re-based."""
     m = run.manifest
     counts = summary(run.verdicts)
     title = title or f"{m.name} {m.version} (API {m.api_version}), profile {run.profile.name}, seed {run.seed}"
     yield terminal(f"{title}: " + ", ".join(f"{n} {k}" for k, n in counts.items()))
     errors = [v for v in run.verdicts if v.verdict == "error"]
     for v in run.verdicts:
-        if v.verdict in ("fail", "warn", "xfail") or (v.verdict == "error" and len(errors) <= MAX_ERROR_LINES):
+        if v.verdict in SHOWN[verbosity] or (v.verdict == "error" and len(errors) <= MAX_ERROR_LINES):
             yield f"  {v.verdict.upper():5} {v.requirement.id}: {terminal(_first_line(v.evidence))}"
-            yield from exit_lines(v)
+            if verbosity >= NORMAL:
+                yield from exit_lines(v)  # first: what its author needs to see
+                yield from replay_lines(v, matrix_path.parent, written_in)
+            if verbosity >= VERBOSE and v.observed is not None:
+                yield f"        run detail: {terminal(_first_line(describe(v).removeprefix(v.evidence).strip()))}"
+        elif verbosity >= VERBOSE and v.verdict != "error":
+            yield f"  {v.verdict.upper():8} {v.requirement.id}: {terminal(_first_line(v.evidence))}"
     if len(errors) > MAX_ERROR_LINES:
         # One harness failure makes every unjudged requirement an error with
         # the same evidence: say it once, not once per requirement.
         for evidence, count in Counter(_first_line(v.evidence) for v in errors).items():
             yield f"  ERROR {count} requirements: {terminal(evidence)}"
-    yield f"matrix: {terminal(str(matrix_path))}"
+    if verbosity >= NORMAL:
+        yield f"matrix: {terminal(str(matrix_path))}"
+
+
+def replay_lines(v: Verdict, report_dir: Path, written_in: Path | None) -> Iterator[str]:
+    """Under a failure: the command that replays it, naming the trace where the
+    report directory holds it (a trace without a replay: its path)."""
+    if v.trace is None:
+        return
+    relative = relative_trace(v.trace, written_in)
+    trace = str(report_dir / relative) if relative is not None and not Path(relative).is_absolute() else v.trace
+    if v.replay is not None:
+        yield f"        replay: {terminal(f'octet-conformance replay {shlex.quote(trace)}')}"
+    else:
+        yield f"        trace: {terminal(trace)}"
 
 
 def _first_line(text: str) -> str:

@@ -12,6 +12,10 @@ implementations) or of one target before and after a change. Definitions:
 - *newly untested*: judged in A, ``untested`` or absent in B;
 - *other change*: any other verdict change (a ``warn`` appearing, ``skip``
   because the API version differs, ``error``).
+
+A requirement absent from a run that judged only a selection (its
+``suite.selection``, e.g. ``--only 'EXT-1.9-*'``) was left out on purpose,
+not untested: it is not compared.
 """
 
 from __future__ import annotations
@@ -67,6 +71,8 @@ def diff_runs(a: Run, b: Run) -> RunDiff:
     found: dict[str, list[Change]] = {c: [] for c in CATEGORIES}
     for rid in ids:
         x, y = before.get(rid), after.get(rid)
+        if (x is None and a.selection) or (y is None and b.selection):
+            continue  # outside one run's selection: nothing to compare
         vx, vy = (x or {}).get("verdict"), (y or {}).get("verdict")
         kind = category(vx, vy)
         if kind is not None:

@@ -76,6 +76,7 @@ class Column:
     directory: str
     target: dict[str, Any]
     suite: dict[str, Any]
+    catalog: dict[str, str]  # document -> revision judged against (empty: not recorded)
     counts: dict[str, int]
     must_passed: int
     must_applicable: int
@@ -107,6 +108,7 @@ def _column(index: int, run: Run) -> Column:
         directory=str(run.directory),
         target=run.target,
         suite=run.suite,
+        catalog=run.catalog,
         counts=counts,
         must_passed=sum(r["verdict"] == "pass" for r in applicable),
         must_applicable=len(applicable),

@@ -12,21 +12,22 @@ from conformance.safe_text import xml_text
 from conformance.verdicts import describe, summary
 
 
-def junit(run: RunResult) -> ET.ElementTree:
+def junit(run: RunResult, *, strict: bool = False) -> ET.ElementTree:
+    """``strict`` (``--strict``): a ``warn`` fails the run, so it is a ``<failure>`` here too."""
     counts = summary(run.verdicts)
     suite = ET.Element(
         "testsuite",
         name=f"octet-conformance {run.role} {run.manifest.name} {run.manifest.version} "
         f"(API {run.manifest.api_version})",
         tests=str(len(run.verdicts)),
-        failures=str(counts["fail"]),
+        failures=str(counts["fail"] + (counts["warn"] if strict else 0)),
         errors=str(counts["error"]),
         skipped=str(counts["skip"] + counts["untested"] + counts["xfail"]),
     )
     for v in run.verdicts:
         req = v.requirement
         case = ET.SubElement(suite, "testcase", classname=f"{req.document}.{req.section}", name=req.id)
-        if v.verdict == "fail":
+        if v.verdict == "fail" or (strict and v.verdict == "warn"):
             ET.SubElement(case, "failure", message=f"{req.level}: {req.summary}").text = describe(v)
         elif v.verdict == "error":
             ET.SubElement(case, "error", message="harness error").text = "\n".join([v.evidence, *run.harness_errors])
@@ -47,10 +48,10 @@ def _xml_safe(root: ET.Element) -> None:
             element.text = xml_text(element.text)
 
 
-def write_junit(run: RunResult, directory: Path) -> Path:
+def write_junit(run: RunResult, directory: Path, *, strict: bool = False) -> Path:
     directory.mkdir(parents=True, exist_ok=True)
     path = directory / "junit.xml"
-    tree = junit(run)
+    tree = junit(run, strict=strict)
     ET.indent(tree)
     tree.write(path, encoding="utf-8", xml_declaration=True)
     return path

@@ -1,4 +1,4 @@
-"""``matrix.json`` (format octet-conformance/matrix@3, docs/matrix-format.md).
+"""``matrix.json`` (format octet-conformance/matrix@4, docs/matrix-format.md).
 
 Everything outside ``run`` is the certification's *result* and is the same,
 byte for byte, for two runs with the same suite version, target, profile and
@@ -14,17 +14,18 @@ from pathlib import Path
 from typing import Any
 
 from conformance import __version__
+from conformance.requirements import revisions
 from conformance.results import RunResult
 from conformance.safe_text import scrub
-from conformance.verdicts import Observation, Verdict, summary
+from conformance.verdicts import ROLE_DOCUMENTS, Observation, Verdict, summary
 
 from .rundir import FORMAT  # written here, read there: one constant
 
 __all__ = ["FORMAT", "matrix", "results", "write_matrix"]
-RESULT_KEYS = ("format", "suite", "target", "results", "summary")  # compared; "run" is not
+RESULT_KEYS = ("format", "suite", "catalog", "target", "results", "summary")  # compared; "run" is not
 
 
-def _relative(trace: str | None, directory: Path | None) -> str | None:
+def relative_trace(trace: str | None, directory: Path | None) -> str | None:
     """Trace paths are given relative to the report directory (traces/<id>.jsonl);
     a trace outside it (a regression case) keeps the path it was given."""
     if trace is None or directory is None:
@@ -39,7 +40,7 @@ def _replay(v: Verdict, directory: Path | None) -> str | None:
     """The replay command, naming the trace as the ``trace`` field does (so it
     is run from the report directory) -- never an absolute path that would
     differ between two report directories."""
-    trace = _relative(v.trace, directory)
+    trace = relative_trace(v.trace, directory)
     if v.replay is None or trace is None:
         return v.replay
     return f"octet-conformance replay {shlex.quote(trace)}"
@@ -56,11 +57,18 @@ def _observation(o: Observation) -> dict[str, Any]:
     }
 
 
+def judged_against(role: str) -> dict[str, str]:
+    """The catalog revision of each document the role is certified against."""
+    here = revisions()
+    return {d: here[d] for d in sorted(ROLE_DOCUMENTS.get(role, ())) if d in here}
+
+
 def matrix(run: RunResult, directory: Path | None = None) -> dict[str, Any]:
     m = run.manifest
     return {
         "format": FORMAT,
-        "suite": {"version": __version__, "profile": run.profile.name, "seed": run.seed},
+        "suite": {"version": __version__, "profile": run.profile.name, "seed": run.seed, "selection": run.selection},
+        "catalog": {"revisions": judged_against(run.role)},
         "target": {
             "role": run.role,
             "name": m.name,
@@ -77,7 +85,7 @@ def matrix(run: RunResult, directory: Path | None = None) -> dict[str, Any]:
                 "verdict": v.verdict,
                 "summary": v.requirement.summary,
                 "evidence": v.evidence,
-                "trace": _relative(v.trace, directory),
+                "trace": relative_trace(v.trace, directory),
                 "replay": _replay(v, directory),
             }
             for v in run.verdicts

@@ -16,7 +16,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-FORMAT = "octet-conformance/matrix@3"
+FORMAT = "octet-conformance/matrix@4"
+# Formats this version reads: @3 differs only by lacking the top-level
+# ``catalog`` (the revisions judged against), which readers treat as unknown.
+READABLE_FORMATS = ("octet-conformance/matrix@3", FORMAT)
 RESULT_FIELDS = ("id", "document", "section", "level", "verdict", "summary", "evidence")
 MAX_MATRIX_BYTES = 64 * 1024 * 1024  # a matrix of a few hundred requirements is well under 1 MiB
 MAX_TRACE_BYTES = 512 * 1024  # a report shows the start of a trace; the file stays beside the matrix
@@ -47,6 +50,21 @@ class Run:
         suite = self.matrix.get("suite")
         return suite if isinstance(suite, dict) else {}
 
+    @property
+    def selection(self) -> str:
+        """The options that narrowed what the run judged ("" for a full run)."""
+        return str(self.suite.get("selection") or "")
+
+    @property
+    def catalog(self) -> dict[str, str]:
+        """Document -> the catalog revision this run was judged against
+        (empty for a matrix@3, which did not record it)."""
+        found = self.matrix.get("catalog")
+        revisions = found.get("revisions") if isinstance(found, dict) else None
+        if not isinstance(revisions, dict):
+            return {}
+        return {str(k): str(v) for k, v in revisions.items()}
+
     def observed(self, requirement: str) -> dict[str, Any]:
         run = self.matrix.get("run")
         found = run.get("observed", {}).get(requirement) if isinstance(run, dict) else None
@@ -76,8 +94,8 @@ def _validate(path: Path, document: Any) -> None:
     if not isinstance(document, dict):
         raise RunDirError(f"{path}: not a JSON object")
     found = document.get("format")
-    if found != FORMAT:
-        raise RunDirError(f"{path}: format {found!r}; this version reads {FORMAT!r} only")
+    if found not in READABLE_FORMATS:
+        raise RunDirError(f"{path}: format {found!r}; this version reads {' and '.join(map(repr, READABLE_FORMATS))}")
     results = document.get("results")
     if not isinstance(results, list):
         raise RunDirError(f"{path}: 'results' is not a list")
@@ -90,8 +108,9 @@ def _validate(path: Path, document: Any) -> None:
         for field in ("trace", "replay"):
             if result.get(field) is not None and not isinstance(result[field], str):
                 raise RunDirError(f"{path}: results[{i}].{field} is neither null nor a string")
-    if not isinstance(document.get("target", {}), dict) or not isinstance(document.get("summary", {}), dict):
-        raise RunDirError(f"{path}: 'target' or 'summary' is not an object")
+    for member in ("target", "summary", "catalog"):
+        if not isinstance(document.get(member, {}), dict):
+            raise RunDirError(f"{path}: {member!r} is not an object")
 
 
 def read_trace(run: Run, relative: str | None) -> tuple[list[dict[str, Any]], str]:

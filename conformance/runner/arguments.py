@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import re
 from pathlib import Path
 
 SEED_LIMIT = 2**64  # seeds are 0 <= seed < 2**64 (README, --help)
@@ -85,3 +86,29 @@ def existing_file(text: str) -> Path:
         what = "does not exist" if not path.exists() else "is not a regular file"
         raise argparse.ArgumentTypeError(f"{text!r} {what}; check the path")
     return path
+
+
+def id_glob(text: str) -> str:
+    """A requirement id or an fnmatch pattern of ids (``EXT-1.9-*``)."""
+    if not text or text != text.strip() or any(ch.isspace() for ch in text):
+        raise argparse.ArgumentTypeError(
+            f"--only takes a requirement id or a glob of ids without spaces (got {text!r}); "
+            "for example --only 'EXT-1.9-*'"
+        )
+    return text
+
+
+def section(text: str) -> str:
+    """A heading number: ``0``, ``1.9``, ``2.24b``."""
+    if not re.fullmatch(r"\d+(\.\d+)*[a-z]?", text):
+        raise argparse.ArgumentTypeError(
+            f"--section takes a heading number such as 1.9, 2 or 1.4b (got {text!r}); for example --section 1.9"
+        )
+    return text
+
+
+def feature(text: str) -> str:
+    """A negotiated feature's name, as the catalog spells it (``request_cancellation``)."""
+    if not re.fullmatch(r"[a-z][a-z0-9_]*", text):
+        raise argparse.ArgumentTypeError(f"--feature takes a feature name such as request_cancellation (got {text!r})")
+    return text

@@ -94,10 +94,16 @@ def certify_client(
     response_s: float = 15.0,
     trace_dir: Path | None = None,
     oversized: bool = True,
+    judged: frozenset[str] | None = None,
+    watch: Callable[[Recorder], None] | None = None,
 ) -> RunResult:
     """``oversized``: also ask for the call too large for one line (tests
-    that certify many clients switch it off where it proves nothing new)."""
-    recorder = Recorder(trace_dir=trace_dir, run_info={"profile": profile.name, "seed": run_seed})
+    that certify many clients switch it off where it proves nothing new).
+    ``judged`` and ``watch`` as for
+    :func:`conformance.runner.extension.certify_extension`."""
+    recorder = Recorder(trace_dir=trace_dir, run_info={"profile": profile.name, "seed": run_seed}, judged=judged)
+    if watch is not None:
+        watch(recorder)  # a progress display (runner/progress.py)
     started: list[bool] = []
     _guarded(
         recorder,

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import shlex
 import traceback
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -94,12 +95,18 @@ def certify_extension(
     trace_dir: Path | None = None,
     regressions: Path | None = None,
     launcher: Launcher = spawn_process,
+    judged: frozenset[str] | None = None,
+    watch: Callable[[Recorder], None] | None = None,
 ) -> RunResult:
     """Certify one extension. With ``trace_dir``, the generation that first
     violates each requirement leaves its trace there (``<id>.jsonl``).
-    ``launcher`` starts each generation (a process, or a simulated target)."""
+    ``launcher`` starts each generation (a process, or a simulated target).
+    ``judged``: the requirement ids a selection judges (conformance/selection.py;
+    None: all). ``watch``: called with the run's recorder (a progress display)."""
     patience = patience or Patience()
-    recorder = Recorder(trace_dir=trace_dir, run_info={"profile": profile.name, "seed": run_seed})
+    recorder = Recorder(trace_dir=trace_dir, run_info={"profile": profile.name, "seed": run_seed}, judged=judged)
+    if watch is not None:
+        watch(recorder)  # a progress display (runner/progress.py)
     recorder.context = StepContext("manifest")
     recorder.add(check_manifest(manifest.info))
     save_manifest_traces(manifest, recorder)

@@ -17,6 +17,7 @@ grandchild a probe reported are killed whatever happened.
 from __future__ import annotations
 
 import traceback
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -62,6 +63,8 @@ def certify_host(
     machine: bool = True,
     only: tuple[str, ...] = (),
     simulate: bool = False,
+    judged: frozenset[str] | None = None,
+    watch: Callable[[Recorder], None] | None = None,
 ) -> RunResult:
     """``simulate``: the bundled reference host in-process on the virtual
     clock (``driver_argv`` is then ignored; see :mod:`conformance.peers.host_simulated`).
@@ -69,8 +72,12 @@ def certify_host(
     to look at the probes afterwards (it is closed either way). ``machine``:
     also run the :class:`HostMachine` (half the profile's examples and steps).
     ``only``: run just the scenarios whose name starts with one of these
-    (tests of faulty hosts; a certification runs them all)."""
-    recorder = Recorder(trace_dir=trace_dir, run_info={"profile": profile.name, "seed": run_seed})
+    (tests of faulty hosts; a certification runs them all). ``judged``: the
+    requirement ids a selection judges (conformance/selection.py; None: all).
+    ``watch``: called with the run's recorder (a progress display)."""
+    recorder = Recorder(trace_dir=trace_dir, run_info={"profile": profile.name, "seed": run_seed}, judged=judged)
+    if watch is not None:
+        watch(recorder)  # a progress display (runner/progress.py)
     recorder.context = StepContext("driver")
     if simulate:
         return _certify_simulated(recorder, api_version, profile, run_seed, patience_s, machine, only)
@@ -161,6 +168,11 @@ def _rig_options(driver: HostDriver, patience_s: float) -> dict[str, Any]:
     return {"patience_s": patience_s, "stage_s": SCALED_STAGE_MS / 1000, "timing": timing}
 
 
+def machine_examples(profile: Profile) -> int:
+    """The host machine's examples: half the profile's (the scenarios carry most of the run)."""
+    return max(2, profile.examples // 2)
+
+
 def _run_machine(
     driver: HostDriver,
     listener: ProbeListener,
@@ -175,7 +187,7 @@ def _run_machine(
         run_state_machine_as_test(
             bound,
             settings=settings(
-                max_examples=max(2, profile.examples // 2),
+                max_examples=machine_examples(profile),
                 stateful_step_count=max(5, profile.steps // 2),
                 deadline=None,
                 database=None,

@@ -10,6 +10,7 @@ requirement never stops the run.
 from __future__ import annotations
 
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -49,10 +50,15 @@ def certify_hostcore(
     response_s: float = 15.0,
     trace_dir: Path | None = None,
     oversized: bool = True,
+    judged: frozenset[str] | None = None,
+    watch: Callable[[Recorder], None] | None = None,
 ) -> RunResult:
     """``oversized``: also run the 64 MiB line scenario (tests that certify
-    many targets switch it off where it proves nothing new)."""
-    recorder = Recorder(trace_dir=trace_dir, run_info={"profile": profile.name, "seed": run_seed})
+    many targets switch it off where it proves nothing new). ``judged`` and
+    ``watch`` as for :func:`conformance.runner.extension.certify_extension`."""
+    recorder = Recorder(trace_dir=trace_dir, run_info={"profile": profile.name, "seed": run_seed}, judged=judged)
+    if watch is not None:
+        watch(recorder)  # a progress display (runner/progress.py)
     with tempfile.TemporaryDirectory(prefix="octet-hostcore-") as root:
         work = Path(root)
         shook: list[bool] = []

@@ -31,7 +31,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("requirements", ""),
-    ("protocol", "safe_text", "manifest_file"),
+    ("protocol", "safe_text", "manifest_file", "selection"),
     ("transport", "evidence", "manifest"),
     ("strategies", "reference", "probe"),
     ("peers", "verdicts", "profiles"),
@@ -39,7 +39,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("machines",),
     ("report",),
     ("runner",),
-    ("cli",),
+    ("cli", "pytest_plugin"),
 )
 RANK = {unit: rank for rank, units in enumerate(LAYERS) for unit in units}
 # What strategies may import: the core, and the schedules they generate

@@ -83,3 +83,16 @@ def test_no_new_failures_exits_0(make_run, capsys) -> None:  # type: ignore[no-u
     assert main(["diff", str(a), str(b), "--json"]) == 0
     document = json.loads(capsys.readouterr().out)
     assert all(document[k] == [] for k in ("new_failures", "fixes", "newly_tested", "newly_untested", "other_changes"))
+
+
+def test_requirements_outside_a_runs_selection_are_not_compared(make_run) -> None:  # type: ignore[no-untyped-def]
+    a = make_run("a", BEFORE)
+    b = make_run("b", {"JSONRPC-5-one-response": "fail"})
+    document = json.loads((b / "matrix.json").read_text())
+    document["suite"]["selection"] = "--only JSONRPC-5-*"
+    (b / "matrix.json").write_text(json.dumps(document))
+    d = diff_runs(load_run(a), load_run(b))
+    assert [c.id for c in d.new_failures] == ["JSONRPC-5-one-response"]
+    assert not d.newly_untested and not d.fixes and not d.other_changes  # the rest was not selected, not lost
+    d = diff_runs(load_run(b), load_run(a))
+    assert not d.newly_tested and [c.id for c in d.fixes] == ["JSONRPC-5-one-response"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from conformance.manifest import Manifest
-from conformance.report.console import MAX_ERROR_LINES, run_lines
+from conformance.report.console import MAX_ERROR_LINES, QUIET, VERBOSE, run_lines
 from conformance.requirements import load_catalog
 from conformance.results import RunResult
 from conformance.runner.profiles import PROFILES
@@ -49,3 +49,39 @@ def test_no_exit_status_no_stderr_lines() -> None:
     observed = Observation("step 1", 3, 1, 0.1, (), "chatter on stderr\n")
     lines = list(run_lines(run_of([Verdict(req, "fail", "bad frame", observed=observed)]), Path("m.json")))
     assert not any("chatter" in line for line in lines)
+
+
+def _failing(tmp: Path, verdict: str = "fail", replay: bool = True) -> tuple[RunResult, Path]:
+    """A failure whose trace was written in a staging directory ``tmp/stage``."""
+    req = load_catalog()[0]
+    stage = tmp / "stage"
+    trace = stage / "traces" / f"{req.id}.jsonl"
+    v = Verdict(
+        req, verdict, "bad frame", trace=str(trace), replay=f"octet-conformance replay {trace}" if replay else None
+    )
+    return run_of([v, Verdict(load_catalog()[1], "pass", "exercised, never violated")]), stage
+
+
+def test_each_failure_is_followed_by_its_replay_command_in_the_report_directory(tmp_path: Path) -> None:
+    run, stage = _failing(tmp_path)
+    report = tmp_path / "my reports"
+    lines = list(run_lines(run, report / "matrix.json", written_in=stage))
+    at = next(i for i, line in enumerate(lines) if line.startswith("  FAIL"))
+    rid = load_catalog()[0].id
+    assert lines[at + 1] == f"        replay: octet-conformance replay '{report}/traces/{rid}.jsonl'"
+    assert not any("stage" in line for line in lines)  # the staging directory is gone once the run is in place
+
+
+def test_a_trace_without_a_replay_command_is_named(tmp_path: Path) -> None:
+    run, stage = _failing(tmp_path, "warn", replay=False)  # host-core traces: replay does not take them yet
+    lines = list(run_lines(run, tmp_path / "r" / "matrix.json", written_in=stage))
+    assert lines[2] == f"        trace: {tmp_path}/r/traces/{load_catalog()[0].id}.jsonl"
+
+
+def test_quiet_and_verbose(tmp_path: Path) -> None:
+    run, stage = _failing(tmp_path)
+    quiet = list(run_lines(run, tmp_path / "r" / "matrix.json", verbosity=QUIET, written_in=stage))
+    assert len(quiet) == 2 and quiet[1].startswith("  FAIL")  # summary and the failure: no replay, no matrix line
+    verbose = list(run_lines(run, tmp_path / "r" / "matrix.json", verbosity=VERBOSE, written_in=stage))
+    assert any(line.startswith("  PASS     " + load_catalog()[1].id) for line in verbose)
+    assert any("replay:" in line for line in verbose)
