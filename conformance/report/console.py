@@ -60,6 +60,8 @@ def run_lines(
         for evidence, count in Counter(_first_line(v.evidence) for v in errors).items():
             yield f"  ERROR {count} requirements: {terminal(evidence)}"
     if verbosity >= NORMAL:
+        for requirement, where in run.short_deadlines:
+            yield terminal(f"  note: after {requirement} failed on a deadline ({where}), later waits for it were short")
         yield f"matrix: {terminal(str(matrix_path))}"
 
 
