@@ -214,13 +214,27 @@ class HostRig:
         return [n for n in self.notifications if n.method == method]
 
     # -- driver operations -------------------------------------------------------------
-    def load(self, api_version: str, contributes: dict[str, Any], answer: Callable[[Any], Any]) -> dict[str, Any]:
+    def load(
+        self,
+        api_version: str,
+        contributes: dict[str, Any],
+        answer: Callable[[Any], Any],
+        *,
+        capabilities: dict[str, Any] | None = None,
+    ) -> dict[str, Any]:
         """Load a probe manifest; ``answer(initialize params)`` is the result the
-        probe sends (a dict, or None to send nothing). Returns the load result."""
+        probe sends (a dict, or None to send nothing). Returns the load result.
+        ``capabilities``: the manifest's [capabilities] (default: filesystem none)."""
         self.api_version = api_version
+        # A rig may load several generations one after another: none of the last one's state carries over.
+        self.ending_ordered, self.stdin_closed, self.eof_while_running = False, False, False
+        self.requests.clear()
         token = self.listener.new_token()
-        manifest = self.listener.write_manifest(token, api_version=api_version, contributes=contributes)
-        info = ManifestInfo(f"{PROBE_NAME}-{token}", "0.1.0", api_version, dict(contributes), {"filesystem": "none"})
+        capabilities = {"filesystem": "none"} if capabilities is None else dict(capabilities)
+        manifest = self.listener.write_manifest(
+            token, api_version=api_version, contributes=contributes, capabilities=capabilities
+        )
+        info = ManifestInfo(f"{PROBE_NAME}-{token}", "0.1.0", api_version, dict(contributes), capabilities)
         self.session = ProbeSession(manifest=info, generation=0)
         self.trace = Trace(self._header(manifest, api_version))
         load: dict[str, Any] = {"manifest": str(manifest)}

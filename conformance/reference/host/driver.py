@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import connection as connection_module
+from . import host as host_module
 from . import initialize as initialize_module
 from . import jsonrpc as rpc
 from . import manifest as manifest_module
@@ -62,6 +63,7 @@ TIMING = {  # contract member -> (HostConfig field, scale)
     "backoff_cap_ms": ("backoff_cap_s", 1000.0),
     "ready_reset_ms": ("ready_reset_s", 1000.0),
     "park_after_failures": ("max_failed_restarts", 1.0),
+    "menu_timeout_ms": ("menu_timeout_s", 1000.0),
 }
 OUTCOMES = {"ok": "result", "error": "error", "cancelled": "cancelled"}
 MESSAGE_BYTES = 4096
@@ -273,11 +275,19 @@ class Driver:
         with self.lock:
             self.calls[call] = pending
             self.wire_calls[(name, generation, pending.id)] = call
-        self.background(self._settle, call, pending)
+        self.background(self._settle, call, pending, (host, name) if method == "menu/collect" else None)
         return {}
 
-    def _settle(self, call: str, pending: PendingCall) -> None:
-        outcome: CallOutcome = pending.wait()
+    def _settle(self, call: str, pending: PendingCall, menu: tuple[ReferenceHost, str] | None = None) -> None:
+        if menu is None:
+            outcome: CallOutcome = pending.wait()
+        else:  # §1.6b: what the person is shown, after the menu timeout and the bounds
+            host, name = menu
+            early = pending.poll(host.config.menu_timeout_s)
+            if early is not None and early.status == "cancelled":
+                outcome = early  # the suite cancelled it
+            else:
+                outcome = host.menu_shown(name, early if early is not None else pending.wait(0))
         kind = OUTCOMES.get(outcome.status, "failed")
         if kind == "result":
             self.wire.event("settled", call=call, outcome="result", result=outcome.result)
@@ -1074,6 +1084,144 @@ def _fault_slow_stages() -> None:
     TIMING["shutdown_timeout_ms"] = ("shutdown_stage_s", 1000.0 / 8)  # the fault
 
 
+# -- faults on what the host does with what it is given (§0, §1.1-§1.8; conformance.machines.host_handling) --
+
+
+def _fault_0_manifest_read_unbounded() -> None:
+    """§0: manifests are read through four times the 256 KiB bound."""
+    original = manifest_module.read_bounded
+
+    def read_bounded(path: Any, limit: int) -> str:
+        return original(path, limit * 4)  # the fault
+
+    manifest_module.read_bounded = read_bounded
+
+
+def _fault_1_1_environment_any_name() -> None:
+    """§1.1: [capabilities].environment is never validated (any name, any API version)."""
+    original = manifest_module._check_capabilities
+
+    def check(capabilities: dict[str, Any], api: str, path: Any) -> None:
+        original({k: v for k, v in capabilities.items() if k != "environment"}, api, path)  # the fault
+
+    manifest_module._check_capabilities = check
+
+
+def _fault_1_1_secret_names_unchecked() -> None:
+    """§1.1: the secrets allowlist is never validated (duplicates, non-identifiers)."""
+    original = manifest_module._check_capabilities
+
+    def check(capabilities: dict[str, Any], api: str, path: Any) -> None:
+        original({k: v for k, v in capabilities.items() if k != "secrets"}, api, path)  # the fault
+
+    manifest_module._check_capabilities = check
+
+
+def _fault_1_1_ssh_agent_passed() -> None:
+    """§1.1: SSH_AUTH_SOCK is passed to every extension, declared or not."""
+    original = host_module.sanitized_environment
+
+    def sanitized(declared: tuple[str, ...] = (), **kw: Any) -> dict[str, str]:
+        return original((*declared, "SSH_AUTH_SOCK"), **kw)  # the fault
+
+    host_module.sanitized_environment = sanitized
+
+
+def _fault_1_1_lifecycle_default_none() -> None:
+    """§1.1: lifecycle_events negotiated without a subscription list subscribes to nothing."""
+    original = initialize_module._subscriptions
+
+    def subscriptions(protocol: Any, features: frozenset[str]) -> frozenset[str]:
+        if protocol.get("lifecycle_events") in (None, []):
+            return frozenset()  # the fault
+        return original(protocol, features)
+
+    initialize_module._subscriptions = subscriptions
+
+
+def _fault_1_2_structured_without_schema() -> None:
+    """§1.2: structured_content is accepted from a tool that declared no output_schema."""
+    original = results_module._structured
+
+    def structured(result: dict[str, Any], schema: dict[str, Any] | None) -> str | None:
+        return None if schema is None else original(result, schema)  # the fault
+
+    results_module._structured = structured
+
+
+def _fault_1_2_media_unverified() -> None:
+    """§1.2: image and audio parts are accepted without the artifacts feature."""
+    original = results_module._content
+
+    def content(value: Any, negotiated: Any) -> str | None:
+        if isinstance(value, list):
+            value = [p for p in value if not (isinstance(p, dict) and p.get("type") in ("image", "audio"))]  # the fault
+        return original(value, negotiated)
+
+    results_module._content = content  # type: ignore[assignment]
+
+
+def _fault_1_2_legacy_metadata_refused() -> None:
+    """§1.2: an API 0.1 tool result carrying metadata is refused instead of accepted."""
+    original = results_module._tool_result_0_1
+
+    def legacy(result: Any) -> str | None:
+        if isinstance(result, dict) and "metadata" in result:
+            return "metadata is not accepted"  # the fault
+        return original(result)
+
+    results_module._tool_result_0_1 = legacy
+
+
+def _fault_1_6_null_status_refused() -> None:
+    """§1.6: a null status/collect result is refused instead of contributing nothing."""
+    original = results_module.result_problem
+
+    def problem(method: str, params: dict[str, Any], result: Any, negotiated: Any) -> str | None:
+        if method == "status/collect" and result is None:
+            return "null status"  # the fault
+        return original(method, params, result, negotiated)
+
+    connection_module.result_problem = problem
+
+
+def _fault_1_6b_menu_unchecked() -> None:
+    """§1.6b: a menu/collect result is shown as it came, whatever bound it breaks."""
+    host_module.menu_problem = lambda menu, commands: None  # the fault
+
+
+def _fault_1_6b_menu_no_timeout() -> None:
+    """§1.6b: the host waits a hundred times the menu timeout it was given."""
+    TIMING["menu_timeout_ms"] = ("menu_timeout_s", 1000.0 / 100)  # the fault
+
+
+def _fault_1_8_no_drain() -> None:
+    """§1.8: calls still open at shutdown are not cancelled; they die with the process."""
+    Connection._open_calls = lambda self: []  # type: ignore[method-assign]  # the fault
+
+
+def _fault_1_8_no_aggregate_deadline() -> None:
+    """§1.8: product shutdown waits a hundred times the aggregate deadline it was given."""
+    TIMING["shutdown_aggregate_ms"] = ("shutdown_aggregate_s", 1000.0 / 100)  # the fault
+
+
+HANDLING_FAULTS: dict[str, Any] = {
+    "0-manifest-read-unbounded": _fault_0_manifest_read_unbounded,
+    "1.1-environment-any-name": _fault_1_1_environment_any_name,
+    "1.1-secret-names-unchecked": _fault_1_1_secret_names_unchecked,
+    "1.1-ssh-agent-passed": _fault_1_1_ssh_agent_passed,
+    "1.1-lifecycle-default-none": _fault_1_1_lifecycle_default_none,
+    "1.2-structured-without-schema": _fault_1_2_structured_without_schema,
+    "1.2-media-unverified": _fault_1_2_media_unverified,
+    "1.2-legacy-metadata-refused": _fault_1_2_legacy_metadata_refused,
+    "1.6-null-status-refused": _fault_1_6_null_status_refused,
+    "1.6b-menu-unchecked": _fault_1_6b_menu_unchecked,
+    "1.6b-menu-no-timeout": _fault_1_6b_menu_no_timeout,
+    "1.8-no-drain": _fault_1_8_no_drain,
+    "1.8-no-aggregate-deadline": _fault_1_8_no_aggregate_deadline,
+}
+
+
 FAULTS: dict[str, Any] = {
     "slow-stages": _fault_slow_stages,
     "cancel-on-0.1": _fault_cancel_on_0_1,
@@ -1150,6 +1298,7 @@ FAULTS: dict[str, Any] = {
     "kill-leader-only": _fault_kill_leader_only,
     "stderr-not-drained": _fault_stderr_not_drained,
     "headless-confirms": lambda: None,  # in Reporter.confirm
+    **HANDLING_FAULTS,
 }
 
 

@@ -125,6 +125,7 @@ class ReferenceHost:
             except ManifestError as exc:
                 raise LoadError(str(exc), permanent=True) from None
         with self._lock:
+            self._closed = False  # a load after a product shutdown opens the host again
             if manifest.name in self._extensions and self._extensions[manifest.name].connection is not None:
                 raise LoadError(f"extension {manifest.name!r} is already loaded")
             self._instances += 1
@@ -220,7 +221,11 @@ class ReferenceHost:
         """§1.6b: the extension's menu if it answers within 5 s and meets every
         bound, else one generated entry per declared command (``message``
         then says why). Refused when the extension declares no menu."""
-        outcome = self.call(name, "menu/collect", {}, timeout=self.config.menu_timeout_s)
+        return self.menu_shown(name, self.call(name, "menu/collect", {}, timeout=self.config.menu_timeout_s))
+
+    def menu_shown(self, name: str, outcome: CallOutcome) -> CallOutcome:
+        """What the person sees for a menu/collect ``outcome`` (§1.6b): the
+        menu when it meets every bound, else the generated entries."""
         if outcome.status == "refused":
             return outcome
         commands = self._extensions[name].manifest.declared("commands")
