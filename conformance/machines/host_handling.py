@@ -31,6 +31,7 @@ from typing import Any
 
 from conformance.machines.host_scenarios import (
     CONTRIBUTES,
+    LAST_ERROR_BYTES,
     SLACK_S,
     TOOL,
     TOOL_DEF,
@@ -483,6 +484,139 @@ def lifecycle_default_all(api_version: str) -> Scenario:
     return run
 
 
+# -- §1.3, §1.4, §1.5: what the host makes of command, hook and context results ------------------
+
+HOOKS = ("before_prompt", "after_response")
+HOOK_PAYLOADS: dict[str, dict[str, Any]] = {"before_prompt": {"prompt": "hello"}, "after_response": {"response": "hi"}}
+COMMAND_RESULT: dict[str, Any] = {
+    "text": "the probe's command ran",
+    "notifications": [{"level": "info", "title": "probe", "message": "from the command"}],
+    "context": [],
+}
+
+
+def command_result(api_version: str) -> Scenario:
+    """§1.3: a command result's text, notifications and context are the
+    command's outcome: the call settles as that result, its text intact."""
+
+    def run(rig: HostRig) -> None:
+        requirement = "EXT-1.3-host-result-handling"
+        ready(
+            rig,
+            api_version,
+            contributes={**CONTRIBUTES, "commands": [COMMAND]},
+            answer=lambda p: {**initialize_result(p, api_version), "commands": [COMMAND_DEF]},
+        )
+        started = _collected(rig, "command/execute", {"name": COMMAND, "arguments": []})
+        if started is not None:
+            call, req = started
+            rig.respond(req.wire_id, COMMAND_RESULT)
+            settled = rig.settled(call)
+            if settled is not None:
+                rig.recorder.exercise(requirement)
+                outcome, result = settled.params.get("outcome"), settled.params.get("result")
+                text = result.get("text") if isinstance(result, dict) else None
+                if outcome != "result" or text != COMMAND_RESULT["text"]:
+                    shown = outcome if outcome != "result" else f"a result with text {text!r}"
+                    rig.recorder.violate(Violation(requirement, f"a valid command result settled as {shown}"))
+        shutdown_with(rig, ack=True, exit_after_ack=True)
+
+    run.__name__ = "command-result"
+    return run
+
+
+def hook_deny(api_version: str) -> Scenario:
+    """§1.4: a deny disposition blocks before_prompt and lets after_response
+    go on. Judged on the ``proceeds`` member of the hook's settlement, when
+    the driver reports it (optional in the contract)."""
+
+    def run(rig: HostRig) -> None:
+        requirement = "EXT-1.4-host-deny-scope"
+        ready(rig, api_version, contributes={**CONTRIBUTES, "hooks": list(HOOKS)})
+        for hook in HOOKS:
+            started = _collected(rig, "hook/run", {"hook": hook, "payload": HOOK_PAYLOADS[hook]})
+            if started is None:
+                continue
+            call, req = started
+            rig.respond(req.wire_id, {"disposition": {"action": "deny", "reason": "the probe says no"}})
+            settled = rig.settled(call)
+            proceeds = settled.params.get("proceeds") if settled is not None else None
+            if not isinstance(proceeds, bool):
+                continue  # not reported: not judged
+            rig.recorder.exercise(requirement)
+            if proceeds != (hook not in ("before_prompt", "before_tool_call")):
+                done = "went on" if proceeds else "was blocked"
+                rig.recorder.violate(Violation(requirement, f"after a {hook} hook denied, the operation {done}"))
+        shutdown_with(rig, ack=True, exit_after_ack=True)
+
+    run.__name__ = "hook-deny"
+    return run
+
+
+def placement_default(api_version: str) -> Scenario:
+    """§1.5 (driver capability ``collect``): a context contribution without
+    placement goes to prompt_suffix. Judged on the placement the settled
+    context/collect result carries, when the driver reports one."""
+
+    def run(rig: HostRig) -> None:
+        requirement = "EXT-1.5-host-placement-default"
+        if not rig.driver.has("collect"):
+            return  # unexercised: reported untested, never pass
+        ready(rig, api_version, contributes={**CONTRIBUTES, "context": True})
+        started = _collected(rig, "context/collect", {"prompt": "hello"})
+        if started is not None:
+            call, req = started
+            rig.respond(req.wire_id, [{"label": "probe", "content": "the probe's context"}])
+            settled = rig.settled(call)
+            result = settled.params.get("result") if settled is not None else None
+            item = result[0] if isinstance(result, list) and result and isinstance(result[0], dict) else {}
+            if "placement" in item:
+                rig.recorder.exercise(requirement)
+                if item["placement"] != "prompt_suffix":
+                    rig.recorder.violate(
+                        Violation(requirement, f"a contribution without placement was placed {item['placement']!r}")
+                    )
+        shutdown_with(rig, ack=True, exit_after_ack=True)
+
+    run.__name__ = "placement-default"
+    return run
+
+
+# -- §1.11 (driver capability ``wave1``) ---------------------------------------------------------
+
+
+def wave1_refusal(api_version: str) -> Scenario:
+    """§1.11 (API 0.2+): asked to send shortcut/trigger, which the probe never
+    negotiated, the host refuses it with a diagnostic of at most 4 KiB (the
+    session fails it if it reaches the probe); a call after it orders the events."""
+
+    def run(rig: HostRig) -> None:
+        requirement = "EXT-1.11-host-refusal-diagnostic"
+        if not rig.driver.has("wave1"):
+            return  # unexercised: reported untested, never pass
+        ready(rig, api_version)
+        before = len(_diagnostics(rig))
+        answer = rig.op("observe", {"extension": rig.handle, "event": "shortcut/trigger", "params": {"id": "s1"}})
+        call, req = start_call(rig)
+        rig.respond(req.wire_id, tool_result(api_version))
+        rig.settled(call)  # a diagnostic about the refusal came before this (the contract's order)
+        if not isinstance(answer, OperationError):
+            rig.recorder.exercise(requirement)
+            new = _diagnostics(rig)[before:]
+            if not rig.notes("shortcut/trigger") and not new:
+                rig.recorder.violate(Violation(requirement, "an unnegotiated shortcut/trigger was refused silently"))
+            elif [d for d in new if len(str(d.params.get("message")).encode()) > LAST_ERROR_BYTES]:
+                rig.recorder.violate(Violation(requirement, "the refusal's diagnostic is over 4 KiB"))
+        shutdown_with(rig, ack=True, exit_after_ack=True)
+
+    run.__name__ = "wave1-refusal"
+    return run
+
+
+def _diagnostics(rig: HostRig) -> list[DriverEvent]:
+    return [e for e in rig.events("diagnostic") if e.params.get("extension") == rig.handle]
+
+
 # -- §1.8 ---------------------------------------------------------------------------------------
 
 
@@ -545,8 +679,54 @@ def aggregate_deadline(api_version: str) -> Scenario:
     return run
 
 
+# The interactive exit's cap (§1.8) and stages long enough that only the cap
+# can end a silent probe in time: the aggregate (4.5 s) and the stages (2 x 3 s) cannot.
+INTERACTIVE_CAP_S = 1.4
+INTERACTIVE_STAGE_MS = 3000
+INTERACTIVE_AGGREGATE_MS = 4500
+
+
+def interactive_cap(api_version: str) -> Scenario:
+    """§1.8 (driver capabilities ``exits`` and ``timing``): an interactive exit
+    (``shutdown {"exit": "interactive"}``) ends a probe that never
+    acknowledges within 1.4 s (plus a slack), cutting its stages short."""
+
+    def run(rig: HostRig) -> None:
+        requirement = "EXT-1.8-host-interactive-cap"
+        if not (rig.driver.has("exits") and rig.driver.has("timing")):
+            return  # unexercised: reported untested, never pass
+        rig.timing = {
+            **rig.timing,
+            "shutdown_timeout_ms": INTERACTIVE_STAGE_MS,
+            "shutdown_aggregate_ms": INTERACTIVE_AGGREGATE_MS,
+        }
+        ready(rig, api_version)
+        link = rig.link
+        assert link is not None
+        rid = rig.driver.start("shutdown", {"exit": "interactive"})
+        asked = link.now()
+        rig.until(lambda: not link.running(), INTERACTIVE_CAP_S + SLACK_S)
+        rig.recorder.exercise(requirement)
+        if link.running():
+            rig.recorder.violate(
+                Violation(requirement, "an interactive exit left a silent extension running past 1.4 s"),
+                measured={"cap_s": INTERACTIVE_CAP_S, "waited_s": round(link.now() - asked, 3)},
+            )
+        rig.driver.wait_answer(rid, 15.0, idle=lambda: rig.tick(0.0))
+
+    run.__name__ = "interactive-cap"
+    return run
+
+
 def handling_scenarios(api_version: str) -> list[Scenario]:
-    makers: list[Callable[[str], Scenario]] = [manifest_read_bound, environment_invalid, null_status]
+    makers: list[Callable[[str], Scenario]] = [
+        manifest_read_bound,
+        environment_invalid,
+        null_status,
+        command_result,
+        hook_deny,
+        placement_default,
+    ]
     if api_version == "0.1":
         makers += [legacy_tool_error]
     else:
@@ -558,7 +738,8 @@ def handling_scenarios(api_version: str) -> list[Scenario]:
             menu_handling,
             menu_timeout,
             lifecycle_default_all,
+            wave1_refusal,
             draining,
         ]
-    makers += [aggregate_deadline]  # last: product shutdown ends every extension of the host
+    makers += [aggregate_deadline, interactive_cap]  # last: product shutdowns end every extension of the host
     return [make(api_version) for make in makers]

@@ -24,6 +24,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from conformance.protocol.limits import LIFECYCLE_EVENTS
+
 from . import connection as connection_module
 from . import host as host_module
 from . import initialize as initialize_module
@@ -42,7 +44,7 @@ from .manifest import ManifestError, load_manifest
 from .writer import SerialWriter
 
 CONTRACT = "octet-host-driver/1"
-CAPABILITIES = ["timing", "frontend", "collect", "reload", "lifecycle"]
+CAPABILITIES = ["timing", "frontend", "collect", "reload", "lifecycle", "wave1", "exits"]
 CALL_METHODS = ("tool/call", "command/execute", "hook/run", "context/collect", "status/collect", "menu/collect",
                 "tool/render")  # fmt: skip
 # The host's diagnostic tags -> the contract's kinds.
@@ -275,10 +277,16 @@ class Driver:
         with self.lock:
             self.calls[call] = pending
             self.wire_calls[(name, generation, pending.id)] = call
-        self.background(self._settle, call, pending, (host, name) if method == "menu/collect" else None)
+        self.background(self._settle, call, pending, (host, name) if method == "menu/collect" else None, inner)
         return {}
 
-    def _settle(self, call: str, pending: PendingCall, menu: tuple[ReferenceHost, str] | None = None) -> None:
+    def _settle(
+        self,
+        call: str,
+        pending: PendingCall,
+        menu: tuple[ReferenceHost, str] | None = None,
+        params: dict[str, Any] | None = None,
+    ) -> None:
         if menu is None:
             outcome: CallOutcome = pending.wait()
         else:  # §1.6b: what the person is shown, after the menu timeout and the bounds
@@ -289,7 +297,13 @@ class Driver:
             else:
                 outcome = host.menu_shown(name, early if early is not None else pending.wait(0))
         kind = OUTCOMES.get(outcome.status, "failed")
-        if kind == "result":
+        if kind == "result" and pending.method == "hook/run":  # §1.4: does the hooked operation go on?
+            hook = str((params or {}).get("hook"))
+            proceeds = results_module.hook_proceeds(hook, outcome.result)
+            self.wire.event("settled", call=call, outcome="result", result=outcome.result, proceeds=proceeds)
+        elif kind == "result" and pending.method == "context/collect":  # §1.5: as the host places them
+            self.wire.event("settled", call=call, outcome="result", result=results_module.placed(outcome.result))
+        elif kind == "result":
             self.wire.event("settled", call=call, outcome="result", result=outcome.result)
         elif kind == "error":
             self.wire.event("settled", call=call, outcome="error", error=outcome.error or {"code": 0, "message": ""})
@@ -337,21 +351,30 @@ class Driver:
     def op_observe(self, rid: Any, params: dict[str, Any]) -> dict[str, Any]:
         name, host = self.host(params)
         event, payload = params.get("event"), params.get("params")
-        if not isinstance(event, str) or not isinstance(payload, dict):
+        if not isinstance(event, str) or "params" not in params:
             raise OpError(-32602, "observe needs an event name and params")
-        host.notify_lifecycle(name, event, payload)
+        if event in LIFECYCLE_EVENTS:
+            if not isinstance(payload, dict):
+                raise OpError(-32602, "a lifecycle observation's params are an object")
+            host.notify_lifecycle(name, event, payload)
+        else:  # capability wave1: the host sends it when negotiated, else refuses it (§1.11)
+            host.notify_wave1(name, event, payload)
         return {}
 
     def op_shutdown(self, rid: Any, params: dict[str, Any]) -> None:
         name = params.get("extension")
+        coordinated = params.get("exit") == "interactive"  # capability exits: the 1.4 s exit path (§1.8)
         if name is not None:
             name, host = self.host(params)
-            self.background(self._shutdown, rid, [host], name)
+            self.background(self._shutdown, rid, [host], name, coordinated)
         else:
-            self.background(self._shutdown, rid, list(self.hosts.values()), None)
+            self.background(self._shutdown, rid, list(self.hosts.values()), None, coordinated)
 
-    def _shutdown(self, rid: Any, hosts: list[ReferenceHost], name: str | None) -> None:
-        threads = [threading.Thread(target=h.shutdown, args=(name,), daemon=True) for h in hosts]
+    def _shutdown(self, rid: Any, hosts: list[ReferenceHost], name: str | None, coordinated: bool = False) -> None:
+        threads = [
+            threading.Thread(target=h.shutdown, args=(name,), kwargs={"coordinated": coordinated}, daemon=True)
+            for h in hosts
+        ]
         for thread in threads:
             thread.start()
         for thread in threads:
@@ -1205,7 +1228,55 @@ def _fault_1_8_no_aggregate_deadline() -> None:
     TIMING["shutdown_aggregate_ms"] = ("shutdown_aggregate_s", 1000.0 / 100)  # the fault
 
 
+def _fault_1_3_command_notifications_refused() -> None:
+    """§1.3: a command result that carries notifications is refused."""
+    original = results_module.result_problem
+
+    def problem(method: str, params: dict[str, Any], result: Any, negotiated: Any) -> str | None:
+        if method == "command/execute" and isinstance(result, dict) and result.get("notifications"):
+            return "command notifications are not supported"  # the fault
+        return original(method, params, result, negotiated)
+
+    connection_module.result_problem = problem
+
+
+def _fault_1_4_deny_blocks_every_hook() -> None:
+    """§1.4: a deny disposition blocks the operation of every hook, not only before_prompt/before_tool_call."""
+    results_module.VETO_HOOKS = ("before_prompt", "before_tool_call", "after_response", "after_tool_call")  # the fault
+
+
+def _fault_1_5_default_placement_system() -> None:
+    """§1.5: a context contribution without placement goes to system_suffix."""
+    results_module.DEFAULT_PLACEMENT = "system_suffix"  # the fault
+
+
+def _fault_1_11_refusal_silent() -> None:
+    """§1.11: an unnegotiated Wave-1 notification is dropped without a diagnostic."""
+    original = Connection.diagnose
+
+    def diagnose(self: Connection, kind: str, message: str) -> None:
+        if kind != "notification-refused":  # the fault
+            original(self, kind, message)
+
+    Connection.diagnose = diagnose  # type: ignore[method-assign]
+
+
+def _fault_1_8_interactive_uncapped() -> None:
+    """§1.8: interactive exits run the normal product shutdown, without the 1.4 s cap."""
+    original = ReferenceHost.shutdown
+
+    def shutdown(self: ReferenceHost, name: str | None = None, *, coordinated: bool = False) -> None:
+        original(self, name)  # the fault: coordinated is ignored
+
+    ReferenceHost.shutdown = shutdown  # type: ignore[method-assign]
+
+
 HANDLING_FAULTS: dict[str, Any] = {
+    "1.3-command-notifications-refused": _fault_1_3_command_notifications_refused,
+    "1.4-deny-blocks-every-hook": _fault_1_4_deny_blocks_every_hook,
+    "1.5-default-placement-system": _fault_1_5_default_placement_system,
+    "1.11-refusal-silent": _fault_1_11_refusal_silent,
+    "1.8-interactive-uncapped": _fault_1_8_interactive_uncapped,
     "0-manifest-read-unbounded": _fault_0_manifest_read_unbounded,
     "1.1-environment-any-name": _fault_1_1_environment_any_name,
     "1.1-secret-names-unchecked": _fault_1_1_secret_names_unchecked,
