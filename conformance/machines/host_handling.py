@@ -163,6 +163,84 @@ def environment_handling(api_version: str) -> Scenario:
     return run
 
 
+# -- §0, §1.1: services an extension did not declare or negotiate --------------------------------
+
+GENERIC_INTENT = {
+    "kind": "external_side_effect",
+    "operation": "probe.generic_operation",
+    "target": {"origin": "https://example.invalid", "label": "the probe's generic operation"},
+    "data_classes": ["user_text"],
+    "adapter_hints": {"read_only": False, "destructive": False},
+}
+
+
+def undeclared_services(api_version: str) -> Scenario:
+    """§0: a service is served only when declared and offered. The probe's
+    manifest declares no confirmations and the host never offered secrets,
+    so confirmation/request and secret/get under an active call must be
+    refused (an error answer). §1.1 (API 0.2+): a generic policy/evaluate is
+    denied (or refused: policy_intents was never negotiated), never allowed."""
+
+    def run(rig: HostRig) -> None:
+        requirement = "EXT-0-host-capabilities-route-services"
+        ready(rig, api_version, contributes={"tools": [TOOL]})
+        call, req = start_call(rig)
+        parent: dict[str, Any] = {} if api_version == "0.1" else {"parent_request_id": req.wire_id}
+        asked = [("service-1", "confirmation/request", {**parent, "prompt": "Proceed?", "default": False})]
+        if api_version != "0.1" and "secrets" not in offered_features(rig):
+            asked.append(("service-2", "secret/get", {**parent, "name": "OCTET_PROBE_TOKEN"}))
+        for cid, method, params in asked:
+            answer = _child_answer(rig, cid, method, params)
+            if answer is None:
+                continue  # never answered: judged by the §2 rules, not here
+            rig.recorder.exercise(requirement)
+            if hasattr(answer, "result"):
+                rig.recorder.violate(Violation(requirement, f"the host served {method}, which was never declared"))
+        if api_version != "0.1":
+            policy = "EXT-1.1-host-policy-generic-deny"
+            answer = _child_answer(rig, "service-3", "policy/evaluate", {**parent, "intent": GENERIC_INTENT})
+            if answer is not None:
+                rig.recorder.exercise(policy)
+                result = getattr(answer, "result", None)
+                decision = result.get("decision") if isinstance(result, dict) else None
+                if hasattr(answer, "result") and decision != "deny":
+                    rig.recorder.violate(Violation(policy, f"a generic policy/evaluate was answered {decision!r}"))
+        rig.respond(req.wire_id, tool_result(api_version))
+        rig.settled(call)
+        shutdown_with(rig, ack=True, exit_after_ack=True)
+
+    run.__name__ = "undeclared-services"
+    return run
+
+
+def _child_answer(rig: HostRig, cid: str, method: str, params: dict[str, Any]) -> Any:
+    """The probe sends a request to the host; its answer (None if none came)."""
+    rig.child_request(cid, method, params)
+    return rig.until(lambda: rig.answers.get(cid))
+
+
+# A secret name the probe's manifest allows: the host may broker it (secret/get,
+# with the secrets feature), never put it in the extension's environment.
+ALLOWED_SECRET = "OCTET_PROBE_TOKEN"
+
+
+def secrets_not_injected(api_version: str) -> Scenario:
+    """§1.1 (API 0.2+): a manifest's secrets allowlist is for the broker only:
+    no allowed name appears in the extension's environment."""
+
+    def run(rig: HostRig) -> None:
+        requirement = "EXT-1.1-host-secrets-allowlist-exact"
+        ready(rig, api_version, capabilities={"secrets": [ALLOWED_SECRET]})
+        rig.recorder.exercise(requirement)
+        env = rig.link.hello.get("env", []) if rig.link is not None else []
+        if ALLOWED_SECRET in env:
+            rig.recorder.violate(Violation(requirement, f"the allowed secret {ALLOWED_SECRET} was in the environment"))
+        shutdown_with(rig, ack=True, exit_after_ack=True)
+
+    run.__name__ = "secrets-not-injected"
+    return run
+
+
 # -- §1.2: tool results the host must refuse (or take) ------------------------------------------
 
 SHAPED = "shaped"  # a probe tool that declares an output_schema
@@ -726,6 +804,7 @@ def handling_scenarios(api_version: str) -> list[Scenario]:
         command_result,
         hook_deny,
         placement_default,
+        undeclared_services,
     ]
     if api_version == "0.1":
         makers += [legacy_tool_error]
@@ -733,6 +812,7 @@ def handling_scenarios(api_version: str) -> list[Scenario]:
         makers += [
             secret_names,
             environment_handling,
+            secrets_not_injected,
             structured_results,
             unverified_media,
             menu_handling,

@@ -1271,7 +1271,53 @@ def _fault_1_8_interactive_uncapped() -> None:
     ReferenceHost.shutdown = shutdown  # type: ignore[method-assign]
 
 
+def _fault_0_undeclared_confirmations_served() -> None:
+    """§0: confirmation/request is served to extensions that never declared confirmations."""
+    original = ChildRequests._served
+
+    def served(self: ChildRequests, method: str) -> bool:
+        return method == "confirmation/request" or original(self, method)  # the fault
+
+    ChildRequests._served = served  # type: ignore[method-assign]
+
+
+def _fault_1_1_policy_allows() -> None:
+    """§1.1: a generic policy/evaluate request is answered allow."""
+    original = ChildRequests.on_request
+
+    def on_request(self: ChildRequests, message: Any) -> None:
+        if message.method == "policy/evaluate":
+            self._conn.send_frame(rpc.result(message.id, {"decision": "allow"}))  # the fault
+            return
+        original(self, message)
+
+    ChildRequests.on_request = on_request  # type: ignore[method-assign]
+
+
+def _fault_1_1_secrets_in_environment() -> None:
+    """§1.1: the manifest's allowed secrets are put into the extension's environment."""
+    original = ReferenceHost._spawn
+
+    def spawn(self: ReferenceHost, record: Any, *, generation: int) -> Any:
+        launch = self.launcher.launch
+
+        def launch_with_secrets(command: Any, *, cwd: Any, env: dict[str, str]) -> Any:
+            secrets = {name: "from-the-secret-store" for name in record.manifest.secrets}  # the fault
+            return launch(command, cwd=cwd, env={**env, **secrets})
+
+        self.launcher.launch = launch_with_secrets  # type: ignore[method-assign,assignment]
+        try:
+            return original(self, record, generation=generation)
+        finally:
+            self.launcher.launch = launch  # type: ignore[method-assign]
+
+    ReferenceHost._spawn = spawn  # type: ignore[method-assign]
+
+
 HANDLING_FAULTS: dict[str, Any] = {
+    "0-undeclared-confirmations-served": _fault_0_undeclared_confirmations_served,
+    "1.1-policy-allows": _fault_1_1_policy_allows,
+    "1.1-secrets-in-environment": _fault_1_1_secrets_in_environment,
     "1.3-command-notifications-refused": _fault_1_3_command_notifications_refused,
     "1.4-deny-blocks-every-hook": _fault_1_4_deny_blocks_every_hook,
     "1.5-default-placement-system": _fault_1_5_default_placement_system,
