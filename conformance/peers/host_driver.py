@@ -204,7 +204,7 @@ class HostDriver:
         rid = self._next_id
         self._next_id += 1
         self._asked[rid] = method
-        if method == "call":
+        if method in ("call", "menu_action"):
             self.calls[str(params.get("call"))] = str(params.get("extension"))
         frame = dumps(jsonrpc.request(rid, method, params)) + b"\n"
         try:

@@ -72,6 +72,7 @@ class HostRig:
     patience_s: float = 10.0
     stage_s: float = 2.0  # the host's §1.8 shutdown stage (scaled when the driver offers ``timing``)
     timing: dict[str, Any] = field(default_factory=dict)  # sent with every load (capability ``timing``)
+    frontend: dict[str, Any] = field(default_factory=dict)  # sent with every load when set (capability ``frontend``)
     initialize_params: Any = None  # what the host sent in its last initialize
     session: ProbeSession | None = None
     ending_ordered: bool = False  # the probe was told to exit or crash
@@ -240,6 +241,8 @@ class HostRig:
         load: dict[str, Any] = {"manifest": str(manifest)}
         if self.timing and self.driver.has("timing"):
             load["timing"] = dict(self.timing)
+        if self.frontend and self.driver.has("frontend"):
+            load["frontend"] = dict(self.frontend)
         rid = self.driver.start("load", load)
         self.link = self.until(lambda: self.listener.accept(token, 0.0))
         if self.link is None:

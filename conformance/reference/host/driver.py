@@ -44,7 +44,7 @@ from .manifest import ManifestError, load_manifest
 from .writer import SerialWriter
 
 CONTRACT = "octet-host-driver/1"
-CAPABILITIES = ["timing", "frontend", "collect", "reload", "lifecycle", "wave1", "exits"]
+CAPABILITIES = ["timing", "frontend", "collect", "reload", "lifecycle", "wave1", "exits", "menu"]
 CALL_METHODS = ("tool/call", "command/execute", "hook/run", "context/collect", "status/collect", "menu/collect",
                 "tool/render")  # fmt: skip
 # The host's diagnostic tags -> the contract's kinds.
@@ -178,6 +178,7 @@ class Driver:
         self.calls: dict[str, PendingCall] = {}
         self.wire_calls: dict[tuple[str, int, int], str] = {}  # (extension, generation, wire id) -> call
         self.generation_of_call: dict[str, tuple[str, int]] = {}
+        self.choosing: set[str] = set()  # menu_action calls whose command has not started yet
         self.lock = threading.Lock()
 
     # -- plumbing -------------------------------------------------------------------
@@ -312,7 +313,30 @@ class Driver:
         else:
             self.wire.event("settled", call=call, outcome="failed", reason=outcome.message or outcome.status)
 
+    def op_menu_action(self, rid: Any, params: dict[str, Any]) -> dict[str, Any]:
+        """Capability menu (§1.6b): the person chooses a menu item; it runs as call ``call``."""
+        name, host = self.host(params)
+        call, item = params.get("call"), params.get("item")
+        if not isinstance(call, str) or call in self.calls or call in self.choosing or not isinstance(item, str):
+            raise OpError(-32602, f"call id {call!r} is missing or reused, or item {item!r} is not a string")
+        self.choosing.add(call)
+        self.background(self._menu_action, call, host, name, item)
+        return {}
+
+    def _menu_action(self, call: str, host: ReferenceHost, name: str, item: str) -> None:
+        pending = host.menu_action(name, item)
+        with self.lock:
+            self.calls[call] = pending
+            self.choosing.discard(call)
+            if pending.id:
+                self.wire_calls[(name, host.inspect(name).generation, pending.id)] = call
+        self._settle(call, pending)
+        if pending.id:
+            host.collect_menu(name)  # §1.6b: the menu is pulled again after every action
+
     def op_cancel(self, rid: Any, params: dict[str, Any]) -> dict[str, Any]:
+        if params.get("call") in self.choosing:
+            return {}  # not started yet: the menu is still being pulled
         pending = self.calls.get(str(params.get("call")))
         if pending is None:
             raise OpError(-32002, f"unknown call {params.get('call')!r}")
@@ -1314,7 +1338,51 @@ def _fault_1_1_secrets_in_environment() -> None:
     ReferenceHost._spawn = spawn  # type: ignore[method-assign]
 
 
+def _fault_1_6b_action_arguments_joined() -> None:
+    """§1.6b: a menu action runs its command with its arguments joined into one string."""
+    original = host_module._find_action
+
+    def find(menu: Any, item_id: str) -> dict[str, Any] | None:
+        item = original(menu, item_id)
+        if item is None:
+            return None
+        return {**item, "arguments": [" ".join(item.get("arguments", []))]}  # the fault
+
+    host_module._find_action = find
+
+
+def _fault_1_6b_destructive_unasked() -> None:
+    """§1.6b: destructive menu actions run without asking the person (and nothing is pre-approved)."""
+    original = host_module._find_action
+
+    def find(menu: Any, item_id: str) -> dict[str, Any] | None:
+        item = original(menu, item_id)
+        return None if item is None else {k: v for k, v in item.items() if k != "destructive"}  # the fault
+
+    host_module._find_action = find
+
+
+def _fault_1_6b_action_progress_hidden() -> None:
+    """§1.6b: a menu action's progress and prompts are not shown in place (not tied to the action)."""
+    actions: set[str] = set()
+    original_op, original_call_of = Driver.op_menu_action, Driver.call_of
+
+    def op_menu_action(self: Driver, rid: Any, params: dict[str, Any]) -> dict[str, Any]:
+        actions.add(str(params.get("call")))
+        return original_op(self, rid, params)
+
+    def call_of(self: Driver, extension: str, generation: int, wire_id: int) -> str | None:
+        call = original_call_of(self, extension, generation, wire_id)
+        return None if call in actions else call  # the fault
+
+    Driver.op_menu_action = op_menu_action  # type: ignore[method-assign]
+    Driver.call_of = call_of  # type: ignore[method-assign]
+
+
 HANDLING_FAULTS: dict[str, Any] = {
+    "1.6b-action-arguments-joined": _fault_1_6b_action_arguments_joined,
+    "1.6b-destructive-unasked": _fault_1_6b_destructive_unasked,
+    "1.6b-action-progress-hidden": _fault_1_6b_action_progress_hidden,
     "0-undeclared-confirmations-served": _fault_0_undeclared_confirmations_served,
     "1.1-policy-allows": _fault_1_1_policy_allows,
     "1.1-secrets-in-environment": _fault_1_1_secrets_in_environment,
