@@ -241,6 +241,92 @@ def secrets_not_injected(api_version: str) -> Scenario:
     return run
 
 
+# -- §1.1 discovery features ----------------------------------------------------------------------
+
+LATE_TOOL = "late-tool"  # in the initialize answer, not in the manifest
+LATE_TOOL_DEF = {**TOOL_DEF, "name": LATE_TOOL}
+
+
+def dynamic_tools_epoch_0(api_version: str) -> Scenario:
+    """§1.1 (API 0.2+, when the host offers dynamic_tools): the probe
+    negotiates it and answers initialize with a tool its manifest does not
+    list; the host takes that list as the catalog at epoch 0 (ready, the tool
+    routed, catalog_revision 0) instead of comparing it with contributes."""
+
+    def run(rig: HostRig) -> None:
+        requirement = "EXT-1.1-host-dynamic-tools-epoch-0"
+
+        def answer(params: Any) -> dict[str, Any]:
+            result = initialize_result(params, api_version)
+            offered = params.get("protocol", {}).get("optional_features", []) if isinstance(params, dict) else []
+            if "dynamic_tools" not in offered:
+                return result
+            protocol = {**result["protocol"], "features": [*result["protocol"]["features"], "dynamic_tools"]}
+            return {**result, "protocol": protocol, "tools": [dict(TOOL_DEF), dict(LATE_TOOL_DEF)]}
+
+        loaded = rig.load(api_version, CONTRIBUTES, answer)
+        if "dynamic_tools" not in offered_features(rig):
+            if loaded.get("outcome") == "ready":
+                shutdown_with(rig, ack=True, exit_after_ack=True)
+            return  # never offered: the entry is skipped (feature not negotiated)
+        rig.recorder.negotiated_features.add("dynamic_tools")
+        rig.recorder.exercise(requirement)
+        if loaded.get("outcome") != "ready":
+            rig.recorder.violate(
+                Violation(requirement, f"with dynamic_tools, an initialize tool list beyond contributes was {loaded}")
+            )
+            return
+        started = _collected(rig, "tool/call", {"name": LATE_TOOL, "arguments": {}})
+        if started is None:
+            rig.recorder.violate(Violation(requirement, f"{LATE_TOOL}, from the initialize catalog, was not routed"))
+        else:
+            call, req = started
+            revision = req.params.get("catalog_revision") if isinstance(req.params, dict) else None
+            if revision not in (None, 0):
+                rig.recorder.violate(Violation(requirement, f"a call on the initialize catalog names epoch {revision}"))
+            rig.respond(req.wire_id, tool_result(api_version))
+            rig.settled(call)
+        shutdown_with(rig, ack=True, exit_after_ack=True)
+
+    run.__name__ = "dynamic-tools-epoch-0"
+    return run
+
+
+def no_command_registration(api_version: str) -> Scenario:
+    """§1.1 (API 0.2+): there are no commands/register or commands/unregister
+    methods (runtime_commands fixes the list per generation); both requests,
+    under an active call, must be refused."""
+
+    def run(rig: HostRig) -> None:
+        requirement = "EXT-1.1-host-no-command-registration"
+        ready(
+            rig,
+            api_version,
+            contributes={**CONTRIBUTES, "commands": [COMMAND]},
+            answer=lambda p: {**initialize_result(p, api_version), "commands": [COMMAND_DEF]},
+        )
+        call, req = start_call(rig)
+        extra = {"name": "late-command", "description": "a command registered after initialize"}
+        for cid, method, params in (
+            ("register-1", "commands/register", {"parent_request_id": req.wire_id, "commands": [extra]}),
+            ("unregister-1", "commands/unregister", {"parent_request_id": req.wire_id, "names": [COMMAND]}),
+        ):
+            answer = _child_answer(rig, cid, method, params)
+            if answer is None:
+                continue  # never answered: judged by the §2 rules, not here
+            rig.recorder.exercise(requirement)
+            if hasattr(answer, "result"):
+                rig.recorder.violate(
+                    Violation(requirement, f"the host accepted {method}, a method that does not exist")
+                )
+        rig.respond(req.wire_id, tool_result(api_version))
+        rig.settled(call)
+        shutdown_with(rig, ack=True, exit_after_ack=True)
+
+    run.__name__ = "no-command-registration"
+    return run
+
+
 # -- §1.2: tool results the host must refuse (or take) ------------------------------------------
 
 SHAPED = "shaped"  # a probe tool that declares an output_schema
@@ -978,6 +1064,8 @@ def handling_scenarios(api_version: str) -> list[Scenario]:
             secret_names,
             environment_handling,
             secrets_not_injected,
+            dynamic_tools_epoch_0,
+            no_command_registration,
             structured_results,
             unverified_media,
             menu_handling,

@@ -1379,7 +1379,36 @@ def _fault_1_6b_action_progress_hidden() -> None:
     Driver.call_of = call_of  # type: ignore[method-assign]
 
 
+def _fault_1_1_dynamic_tools_compared() -> None:
+    """§1.1: offers dynamic_tools, yet still compares the initialize tool list with contributes.tools."""
+    offered, check_catalog = initialize_module.offered_features, initialize_module._check_catalog
+
+    def offer(api_version: str, config: HostConfig) -> tuple[str, ...]:
+        return (*offered(api_version, config), "dynamic_tools")
+
+    def check(tools: Any, commands: Any, manifest: Any, features: frozenset[str]) -> None:
+        check_catalog(tools, commands, manifest, features - {"dynamic_tools"})  # the fault
+
+    initialize_module.offered_features = offer
+    initialize_module._check_catalog = check
+
+
+def _fault_1_1_command_register_accepted() -> None:
+    """§1.1: answers commands/register and commands/unregister as if they existed."""
+    original = ChildRequests.on_request
+
+    def on_request(self: ChildRequests, message: Any) -> None:
+        if message.method in ("commands/register", "commands/unregister"):
+            self._conn.send_frame(rpc.result(message.id, {}))  # the fault
+            return
+        original(self, message)
+
+    ChildRequests.on_request = on_request  # type: ignore[method-assign]
+
+
 HANDLING_FAULTS: dict[str, Any] = {
+    "1.1-dynamic-tools-compared": _fault_1_1_dynamic_tools_compared,
+    "1.1-command-register-accepted": _fault_1_1_command_register_accepted,
     "1.6b-action-arguments-joined": _fault_1_6b_action_arguments_joined,
     "1.6b-destructive-unasked": _fault_1_6b_destructive_unasked,
     "1.6b-action-progress-hidden": _fault_1_6b_action_progress_hidden,
