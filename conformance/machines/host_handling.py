@@ -213,6 +213,30 @@ def undeclared_services(api_version: str) -> Scenario:
     return run
 
 
+def headless_input(api_version: str) -> Scenario:
+    """§0 (API 0.2+): a service needs a bound frontend. The probe is loaded
+    headless (no interactive frontend); its input/request under an active
+    call is answered null (unavailable) or refused, never with a value."""
+
+    def run(rig: HostRig) -> None:
+        requirement = "EXT-0-host-service-needs-binding"
+        ready(rig, api_version)
+        call, req = start_call(rig)
+        answer = _child_answer(rig, "input-1", "input/request", {"parent_request_id": req.wire_id, "prompt": "Name?"})
+        if answer is not None:
+            rig.recorder.exercise(requirement)
+            result = getattr(answer, "result", None)
+            value = result.get("value") if isinstance(result, dict) else None
+            if value is not None:
+                rig.recorder.violate(Violation(requirement, f"a headless host answered input/request with {value!r}"))
+        rig.respond(req.wire_id, tool_result(api_version))
+        rig.settled(call)
+        shutdown_with(rig, ack=True, exit_after_ack=True)
+
+    run.__name__ = "headless-input"
+    return run
+
+
 def _child_answer(rig: HostRig, cid: str, method: str, params: dict[str, Any]) -> Any:
     """The probe sends a request to the host; its answer (None if none came)."""
     rig.child_request(cid, method, params)
@@ -1064,6 +1088,7 @@ def handling_scenarios(api_version: str) -> list[Scenario]:
             secret_names,
             environment_handling,
             secrets_not_injected,
+            headless_input,
             dynamic_tools_epoch_0,
             no_command_registration,
             structured_results,

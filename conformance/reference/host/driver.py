@@ -1406,7 +1406,19 @@ def _fault_1_1_command_register_accepted() -> None:
     ChildRequests.on_request = on_request  # type: ignore[method-assign]
 
 
+def _fault_0_headless_input_guessed() -> None:
+    """§0: with no interactive frontend bound, input/request is answered with a guess instead of null."""
+    original = Reporter.input
+
+    def input_(self: Reporter, prompt: Prompt) -> str | None:
+        answer = original(self, prompt)
+        return "a guess" if answer is None else answer  # the fault
+
+    Reporter.input = input_  # type: ignore[method-assign]
+
+
 HANDLING_FAULTS: dict[str, Any] = {
+    "0-headless-input-guessed": _fault_0_headless_input_guessed,
     "1.1-dynamic-tools-compared": _fault_1_1_dynamic_tools_compared,
     "1.1-command-register-accepted": _fault_1_1_command_register_accepted,
     "1.6b-action-arguments-joined": _fault_1_6b_action_arguments_joined,

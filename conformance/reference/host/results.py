@@ -155,4 +155,3 @@ def placed(contributions: Any) -> Any:
     if not isinstance(contributions, list):
         return contributions
     return [{"placement": DEFAULT_PLACEMENT, **c} if isinstance(c, dict) else c for c in contributions]
-
