@@ -351,6 +351,76 @@ def no_command_registration(api_version: str) -> Scenario:
     return run
 
 
+# Diagnostics a reload produces on its way whatever it decides (the first
+# generation's shutdown stages); any other kind reports the decision.
+ROUTINE_KINDS = ("shutdown", "exit", "stderr", "cancel-grace")
+OTHER_COMMAND_DEF = {"name": "other", "description": "a command the first generation did not have"}
+
+
+def runtime_commands_reload(api_version: str) -> Scenario:
+    """§1.1 (API 0.2+, capability ``reload``, when the host offers
+    runtime_commands): the probe negotiates it; on reload the candidate
+    answers with one more command. The host must refuse that candidate: the
+    first generation stays the live one."""
+
+    def run(rig: HostRig) -> None:
+        requirement = "EXT-1.1-host-runtime-commands-reload"
+        if not rig.driver.has("reload"):
+            return  # unexercised: reported untested, never pass
+
+        def answer(params: Any, commands: list[dict[str, Any]]) -> dict[str, Any]:
+            result = {**initialize_result(params, api_version), "commands": commands}
+            offered = params.get("protocol", {}).get("optional_features", []) if isinstance(params, dict) else []
+            if "runtime_commands" in offered:
+                features = [*result["protocol"]["features"], "runtime_commands"]
+                result["protocol"] = {**result["protocol"], "features": features}
+            return result
+
+        loaded = ready(
+            rig,
+            api_version,
+            contributes={**CONTRIBUTES, "commands": [COMMAND]},
+            answer=lambda p: answer(p, [COMMAND_DEF]),
+        )
+        handle = rig.handle
+        if "runtime_commands" not in offered_features(rig):
+            shutdown_with(rig, ack=True, exit_after_ack=True)
+            return  # never offered: the entry is skipped (feature not negotiated)
+        noted = len(_diagnostics(rig))
+        rig.op("reload", {"extension": handle})
+        if rig.relaunched(rig.patience_s) is None:
+            shutdown_with(rig, ack=True, exit_after_ack=True)
+            return  # no candidate started: nothing to judge
+        first = rig.next_request("initialize")
+        if first is not None:
+            rig.respond(first.wire_id, answer(first.params, [COMMAND_DEF, OTHER_COMMAND_DEF]))
+        # Decided once the host diagnoses a refusal or inspect shows another
+        # generation; meanwhile a candidate it lets go is acknowledged.
+        deadline = rig.clock() + rig.patience_s
+        status: Any = None
+        while rig.clock() < deadline:
+            for req in [r for r in rig.requests if r.method == "shutdown"]:
+                rig.requests.remove(req)
+                rig.respond(req.wire_id, {})
+                rig.command({"t": "exit", "code": 0})
+            status = rig.op("inspect", {"extension": handle})
+            swapped = isinstance(status, dict) and status.get("generation") != loaded.get("generation")
+            refused = [d for d in _diagnostics(rig)[noted:] if d.params.get("kind") not in ROUTINE_KINDS]
+            if swapped or refused:
+                break
+            rig.until(lambda: False, 0.05)  # pump both sides a moment
+        status = rig.op("inspect", {"extension": handle})
+        rig.recorder.exercise(requirement)
+        if isinstance(status, dict) and status.get("generation") != loaded.get("generation"):
+            rig.recorder.violate(
+                Violation(requirement, "a reloaded generation with a different command catalog replaced the first")
+            )
+        rig.driver.wait_answer(rig.driver.start("shutdown", {"extension": handle}), 15.0, idle=lambda: rig.tick(0.0))
+
+    run.__name__ = "runtime-commands-reload"
+    return run
+
+
 # -- §1.2: tool results the host must refuse (or take) ------------------------------------------
 
 SHAPED = "shaped"  # a probe tool that declares an output_schema
@@ -1091,6 +1161,7 @@ def handling_scenarios(api_version: str) -> list[Scenario]:
             headless_input,
             dynamic_tools_epoch_0,
             no_command_registration,
+            runtime_commands_reload,
             structured_results,
             unverified_media,
             menu_handling,

@@ -1417,7 +1417,22 @@ def _fault_0_headless_input_guessed() -> None:
     Reporter.input = input_  # type: ignore[method-assign]
 
 
+def _fault_1_1_runtime_commands_reloaded() -> None:
+    """§1.1: offers runtime_commands and, like dynamic_tools, lets a reload change the command catalog."""
+    offered, has = initialize_module.offered_features, initialize_module.Negotiated.has
+
+    def offer(api_version: str, config: HostConfig) -> tuple[str, ...]:
+        return (*offered(api_version, config), "runtime_commands")
+
+    def negotiated_has(self: Any, feature: str) -> bool:
+        return has(self, feature) or (feature == "dynamic_tools" and has(self, "runtime_commands"))  # the fault
+
+    initialize_module.offered_features = offer
+    initialize_module.Negotiated.has = negotiated_has  # type: ignore[method-assign]
+
+
 HANDLING_FAULTS: dict[str, Any] = {
+    "1.1-runtime-commands-reloaded": _fault_1_1_runtime_commands_reloaded,
     "0-headless-input-guessed": _fault_0_headless_input_guessed,
     "1.1-dynamic-tools-compared": _fault_1_1_dynamic_tools_compared,
     "1.1-command-register-accepted": _fault_1_1_command_register_accepted,
