@@ -421,6 +421,43 @@ def runtime_commands_reload(api_version: str) -> Scenario:
     return run
 
 
+def prompt_metadata_registration(api_version: str) -> Scenario:
+    """§1.1 (API 0.4, when the host offers dynamic_tools and
+    tool_prompt_metadata_v1): dynamic registration validates prompt metadata
+    as initialize does, so a tools/register whose tool carries 17 guidelines
+    (the bound is 16) must be refused."""
+
+    def run(rig: HostRig) -> None:
+        requirement = "EXT-1.1-host-prompt-metadata-budget"
+        both = ("dynamic_tools", "tool_prompt_metadata_v1")
+
+        def answer(params: Any) -> dict[str, Any]:
+            result = initialize_result(params, api_version)
+            offered = params.get("protocol", {}).get("optional_features", []) if isinstance(params, dict) else []
+            if not all(f in offered for f in both):
+                return result
+            protocol = {**result["protocol"], "features": [*result["protocol"]["features"], *both]}
+            return {**result, "protocol": protocol}
+
+        ready(rig, api_version, answer=answer)
+        if not all(f in offered_features(rig) for f in both):
+            shutdown_with(rig, ack=True, exit_after_ack=True)
+            return  # not both offered: dynamic registration cannot be exercised
+        guidelines = ["keep it short"] * (limits.MAX_PROMPT_GUIDELINES + 1)
+        tool = {**TOOL_DEF, "name": "registered-tool", "prompt_guidelines": guidelines}
+        reply = _child_answer(rig, "catalog-1", "tools/register", {"tools": [tool]})
+        if reply is not None:
+            rig.recorder.exercise(requirement)
+            if hasattr(reply, "result"):
+                rig.recorder.violate(
+                    Violation(requirement, f"tools/register accepted a tool with {len(guidelines)} prompt guidelines")
+                )
+        shutdown_with(rig, ack=True, exit_after_ack=True)
+
+    run.__name__ = "prompt-metadata-registration"
+    return run
+
+
 # -- §1.2: tool results the host must refuse (or take) ------------------------------------------
 
 SHAPED = "shaped"  # a probe tool that declares an output_schema
@@ -1173,5 +1210,7 @@ def handling_scenarios(api_version: str) -> list[Scenario]:
             wave1_refusal,
             draining,
         ]
+    if api_version == "0.4":
+        makers += [prompt_metadata_registration]
     makers += [aggregate_deadline, interactive_cap]  # last: product shutdowns end every extension of the host
     return [make(api_version) for make in makers]

@@ -1431,7 +1431,26 @@ def _fault_1_1_runtime_commands_reloaded() -> None:
     initialize_module.Negotiated.has = negotiated_has  # type: ignore[method-assign]
 
 
+def _fault_1_1_registration_unchecked() -> None:
+    """§1.1: offers dynamic_tools and accepts every tools/register as it comes (no metadata validation)."""
+    offered, on_request = initialize_module.offered_features, ChildRequests.on_request
+
+    def offer(api_version: str, config: HostConfig) -> tuple[str, ...]:
+        return (*offered(api_version, config), "dynamic_tools")
+
+    def accept(self: ChildRequests, message: Any) -> None:
+        if message.method == "tools/register":
+            tools = [t.get("name") for t in message.params.get("tools", []) if isinstance(t, dict)]
+            self._conn.send_frame(rpc.result(message.id, {"revision": 1, "tools": tools}))  # the fault
+            return
+        on_request(self, message)
+
+    initialize_module.offered_features = offer
+    ChildRequests.on_request = accept  # type: ignore[method-assign]
+
+
 HANDLING_FAULTS: dict[str, Any] = {
+    "1.1-registration-unchecked": _fault_1_1_registration_unchecked,
     "1.1-runtime-commands-reloaded": _fault_1_1_runtime_commands_reloaded,
     "0-headless-input-guessed": _fault_0_headless_input_guessed,
     "1.1-dynamic-tools-compared": _fault_1_1_dynamic_tools_compared,
