@@ -48,7 +48,32 @@ from conformance.machines.host_scenarios import (
 from conformance.peers.host_driver import SSH_AUTH_SOCK_MARKER, DriverEvent, OperationError
 from conformance.peers.host_rig import HostRig
 from conformance.protocol import limits
+from conformance.protocol.host_initialize import offer_from
 from conformance.protocol.violations import Violation
+
+
+def negotiating(
+    api_version: str, wanted: tuple[str, ...], *, commands: list[dict[str, Any]] | None = None, **if_all: Any
+) -> Callable[[Any], dict[str, Any]]:
+    """An initialize answer (for ``ready``) that also negotiates each of
+    ``wanted`` the host offered and, when it offered them all, carries
+    ``if_all`` (say, tools only a negotiated feature makes acceptable)."""
+
+    def answer(params: Any) -> dict[str, Any]:
+        result = initialize_result(params, api_version)
+        if commands is not None:
+            result["commands"] = commands
+        taken = [f for f in wanted if f in offer_from(params).optional_features]
+        if taken:
+            result["protocol"] = {**result["protocol"], "features": [*result["protocol"]["features"], *taken]}
+        return {**result, **if_all} if len(taken) == len(wanted) else result
+
+    return answer
+
+
+def _offered(rig: HostRig, *features: str) -> bool:
+    return all(f in offered_features(rig) for f in features)
+
 
 # -- §0, §1.1: manifests the host must refuse --------------------------------------------------
 
@@ -280,16 +305,9 @@ def dynamic_tools_epoch_0(api_version: str) -> Scenario:
     def run(rig: HostRig) -> None:
         requirement = "EXT-1.1-host-dynamic-tools-epoch-0"
 
-        def answer(params: Any) -> dict[str, Any]:
-            result = initialize_result(params, api_version)
-            offered = params.get("protocol", {}).get("optional_features", []) if isinstance(params, dict) else []
-            if "dynamic_tools" not in offered:
-                return result
-            protocol = {**result["protocol"], "features": [*result["protocol"]["features"], "dynamic_tools"]}
-            return {**result, "protocol": protocol, "tools": [dict(TOOL_DEF), dict(LATE_TOOL_DEF)]}
-
+        answer = negotiating(api_version, ("dynamic_tools",), tools=[dict(TOOL_DEF), dict(LATE_TOOL_DEF)])
         loaded = rig.load(api_version, CONTRIBUTES, answer)
-        if "dynamic_tools" not in offered_features(rig):
+        if not _offered(rig, "dynamic_tools"):
             if loaded.get("outcome") == "ready":
                 shutdown_with(rig, ack=True, exit_after_ack=True)
             return  # never offered: the entry is skipped (feature not negotiated)
@@ -368,22 +386,14 @@ def runtime_commands_reload(api_version: str) -> Scenario:
         if not rig.driver.has("reload"):
             return  # unexercised: reported untested, never pass
 
-        def answer(params: Any, commands: list[dict[str, Any]]) -> dict[str, Any]:
-            result = {**initialize_result(params, api_version), "commands": commands}
-            offered = params.get("protocol", {}).get("optional_features", []) if isinstance(params, dict) else []
-            if "runtime_commands" in offered:
-                features = [*result["protocol"]["features"], "runtime_commands"]
-                result["protocol"] = {**result["protocol"], "features": features}
-            return result
-
         loaded = ready(
             rig,
             api_version,
             contributes={**CONTRIBUTES, "commands": [COMMAND]},
-            answer=lambda p: answer(p, [COMMAND_DEF]),
+            answer=negotiating(api_version, ("runtime_commands",), commands=[COMMAND_DEF]),
         )
         handle = rig.handle
-        if "runtime_commands" not in offered_features(rig):
+        if not _offered(rig, "runtime_commands"):
             shutdown_with(rig, ack=True, exit_after_ack=True)
             return  # never offered: the entry is skipped (feature not negotiated)
         noted = len(_diagnostics(rig))
@@ -393,7 +403,8 @@ def runtime_commands_reload(api_version: str) -> Scenario:
             return  # no candidate started: nothing to judge
         first = rig.next_request("initialize")
         if first is not None:
-            rig.respond(first.wire_id, answer(first.params, [COMMAND_DEF, OTHER_COMMAND_DEF]))
+            changed = negotiating(api_version, ("runtime_commands",), commands=[COMMAND_DEF, OTHER_COMMAND_DEF])
+            rig.respond(first.wire_id, changed(first.params))
         # Decided once the host diagnoses a refusal or inspect shows another
         # generation; meanwhile a candidate it lets go is acknowledged.
         deadline = rig.clock() + rig.patience_s
@@ -430,17 +441,8 @@ def prompt_metadata_registration(api_version: str) -> Scenario:
     def run(rig: HostRig) -> None:
         requirement = "EXT-1.1-host-prompt-metadata-budget"
         both = ("dynamic_tools", "tool_prompt_metadata_v1")
-
-        def answer(params: Any) -> dict[str, Any]:
-            result = initialize_result(params, api_version)
-            offered = params.get("protocol", {}).get("optional_features", []) if isinstance(params, dict) else []
-            if not all(f in offered for f in both):
-                return result
-            protocol = {**result["protocol"], "features": [*result["protocol"]["features"], *both]}
-            return {**result, "protocol": protocol}
-
-        ready(rig, api_version, answer=answer)
-        if not all(f in offered_features(rig) for f in both):
+        ready(rig, api_version, answer=negotiating(api_version, both))
+        if not _offered(rig, *both):
             shutdown_with(rig, ack=True, exit_after_ack=True)
             return  # not both offered: dynamic registration cannot be exercised
         guidelines = ["keep it short"] * (limits.MAX_PROMPT_GUIDELINES + 1)
@@ -455,6 +457,45 @@ def prompt_metadata_registration(api_version: str) -> Scenario:
         shutdown_with(rig, ack=True, exit_after_ack=True)
 
     run.__name__ = "prompt-metadata-registration"
+    return run
+
+
+def composition_authority(api_version: str) -> Scenario:
+    """§1.1 (API 0.4, when the host offers tool_composition_v1): negotiating
+    it grants nothing by itself: composition/context naming a settled
+    tool/call, or a command/execute, must be refused."""
+
+    def run(rig: HostRig) -> None:
+        requirement = "EXT-1.1-host-composition-no-implicit-authority"
+        ready(
+            rig,
+            api_version,
+            contributes={**CONTRIBUTES, "commands": [COMMAND]},
+            answer=negotiating(api_version, ("tool_composition_v1",), commands=[COMMAND_DEF]),
+        )
+        if not _offered(rig, "tool_composition_v1"):
+            shutdown_with(rig, ack=True, exit_after_ack=True)
+            return  # never offered: the entry is skipped (feature not negotiated)
+        call, req = start_call(rig)
+        rig.respond(req.wire_id, tool_result(api_version))
+        rig.settled(call)
+        parents = [("a settled tool/call", req.wire_id)]
+        started = _collected(rig, "command/execute", {"name": COMMAND, "arguments": []})
+        if started is not None:
+            parents.append(("a command/execute", started[1].wire_id))
+        for n, (what, parent) in enumerate(parents):
+            reply = _child_answer(rig, f"context-{n}", "composition/context", {"parent_request_id": parent})
+            if reply is None:
+                continue
+            rig.recorder.exercise(requirement)
+            if hasattr(reply, "result"):
+                rig.recorder.violate(Violation(requirement, f"composition/context was served under {what}"))
+        if started is not None:
+            rig.respond(started[1].wire_id, COMMAND_RESULT)
+            rig.settled(started[0])
+        shutdown_with(rig, ack=True, exit_after_ack=True)
+
+    run.__name__ = "composition-authority"
     return run
 
 
@@ -748,16 +789,8 @@ def lifecycle_default_all(api_version: str) -> Scenario:
         if not rig.driver.has("lifecycle"):
             return  # unexercised: reported untested, never pass
 
-        def answer(params: Any) -> dict[str, Any]:
-            result = initialize_result(params, api_version)
-            offered = params.get("protocol", {}).get("optional_features", []) if isinstance(params, dict) else []
-            if "lifecycle_events" in offered:
-                result["protocol"] = {**result["protocol"], "features": [*result["protocol"]["features"],
-                                                                         "lifecycle_events"]}  # fmt: skip
-            return result
-
-        ready(rig, api_version, answer=answer)
-        if "lifecycle_events" not in offered_features(rig):
+        ready(rig, api_version, answer=negotiating(api_version, ("lifecycle_events",)))
+        if not _offered(rig, "lifecycle_events"):
             shutdown_with(rig, ack=True, exit_after_ack=True)
             return  # never offered: the entry is skipped (feature not negotiated)
         for method in limits.LIFECYCLE_EVENTS:
@@ -1211,6 +1244,6 @@ def handling_scenarios(api_version: str) -> list[Scenario]:
             draining,
         ]
     if api_version == "0.4":
-        makers += [prompt_metadata_registration]
+        makers += [prompt_metadata_registration, composition_authority]
     makers += [aggregate_deadline, interactive_cap]  # last: product shutdowns end every extension of the host
     return [make(api_version) for make in makers]

@@ -1449,7 +1449,26 @@ def _fault_1_1_registration_unchecked() -> None:
     ChildRequests.on_request = accept  # type: ignore[method-assign]
 
 
+def _fault_1_1_composition_unguarded() -> None:
+    """§1.1: offers tool_composition_v1 and serves composition/context under any parent."""
+    offered, on_request = initialize_module.offered_features, ChildRequests.on_request
+
+    def offer(api_version: str, config: HostConfig) -> tuple[str, ...]:
+        return (*offered(api_version, config), "tool_composition_v1")
+
+    def serve(self: ChildRequests, message: Any) -> None:
+        if message.method == "composition/context":
+            frozen = {"tools": [], "store": {}, "limits": {"timeout_ms": 30000, "max_calls": 256}}
+            self._conn.send_frame(rpc.result(message.id, frozen))  # the fault: no live parent is required
+            return
+        on_request(self, message)
+
+    initialize_module.offered_features = offer
+    ChildRequests.on_request = serve  # type: ignore[method-assign]
+
+
 HANDLING_FAULTS: dict[str, Any] = {
+    "1.1-composition-unguarded": _fault_1_1_composition_unguarded,
     "1.1-registration-unchecked": _fault_1_1_registration_unchecked,
     "1.1-runtime-commands-reloaded": _fault_1_1_runtime_commands_reloaded,
     "0-headless-input-guessed": _fault_0_headless_input_guessed,
