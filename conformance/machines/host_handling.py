@@ -499,6 +499,33 @@ def composition_authority(api_version: str) -> Scenario:
     return run
 
 
+def agent_sessions_unbound(api_version: str) -> Scenario:
+    """§1.1 (API 0.2, when the host offers agent_sessions): an agent call
+    whose resource owner is not bound -- its parent tool/call has settled --
+    fails with -32002."""
+
+    def run(rig: HostRig) -> None:
+        requirement = "EXT-1.1-host-agent-sessions-unbound"
+        ready(rig, api_version, answer=negotiating(api_version, ("agent_sessions",)))
+        if not _offered(rig, "agent_sessions"):
+            shutdown_with(rig, ack=True, exit_after_ack=True)
+            return  # never offered: the entry is skipped (feature not negotiated)
+        call, req = start_call(rig)
+        rig.respond(req.wire_id, tool_result(api_version))
+        rig.settled(call)
+        reply = _child_answer(rig, "agents-1", "agent/list", {"parent_request_id": req.wire_id})
+        if reply is not None:
+            rig.recorder.exercise(requirement)
+            code = getattr(reply, "code", None)
+            if code != -32002:
+                shown = "a result" if hasattr(reply, "result") else f"error {code!r}"
+                rig.recorder.violate(Violation(requirement, f"agent/list with no bound owner was answered {shown}"))
+        shutdown_with(rig, ack=True, exit_after_ack=True)
+
+    run.__name__ = "agent-sessions-unbound"
+    return run
+
+
 # -- §1.2: tool results the host must refuse (or take) ------------------------------------------
 
 SHAPED = "shaped"  # a probe tool that declares an output_schema
@@ -1243,6 +1270,8 @@ def handling_scenarios(api_version: str) -> list[Scenario]:
             wave1_refusal,
             draining,
         ]
+    if api_version == "0.2":
+        makers += [agent_sessions_unbound]  # API 0.4 adds a retained-owner contract this does not model
     if api_version == "0.4":
         makers += [prompt_metadata_registration, composition_authority]
     makers += [aggregate_deadline, interactive_cap]  # last: product shutdowns end every extension of the host

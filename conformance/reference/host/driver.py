@@ -1467,7 +1467,19 @@ def _fault_1_1_composition_unguarded() -> None:
     ChildRequests.on_request = serve  # type: ignore[method-assign]
 
 
+def _fault_1_1_agent_sessions_unserved() -> None:
+    """§1.1: offers agent_sessions (and its model selection) with no child-session service:
+    agent calls are answered -32601, not the -32002 an unbound owner gets."""
+    offered = initialize_module.offered_features
+
+    def offer(api_version: str, config: HostConfig) -> tuple[str, ...]:
+        return (*offered(api_version, config), "agent_sessions", "agent_model_selection_v1")  # the fault
+
+    initialize_module.offered_features = offer
+
+
 HANDLING_FAULTS: dict[str, Any] = {
+    "1.1-agent-sessions-unserved": _fault_1_1_agent_sessions_unserved,
     "1.1-composition-unguarded": _fault_1_1_composition_unguarded,
     "1.1-registration-unchecked": _fault_1_1_registration_unchecked,
     "1.1-runtime-commands-reloaded": _fault_1_1_runtime_commands_reloaded,
