@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from conformance.peers.host_driver import OperationError
@@ -61,9 +62,22 @@ def tool_result(api_version: str, text: str = "ok") -> dict[str, Any]:
     return {"content": [{"type": "text", "text": text}], "is_error": False}
 
 
-def ready(rig: HostRig, api_version: str) -> dict[str, Any]:
-    """Load the probe with a valid answer; returns the driver's load answer."""
-    loaded = rig.load(api_version, CONTRIBUTES, lambda p: initialize_result(p, api_version))
+def ready(
+    rig: HostRig,
+    api_version: str,
+    *,
+    contributes: dict[str, Any] | None = None,
+    answer: Callable[[Any], Any] | None = None,
+    capabilities: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """Load the probe with a valid answer (or ``answer(params)``, which the
+    host must accept); returns the driver's load answer."""
+    loaded = rig.load(
+        api_version,
+        CONTRIBUTES if contributes is None else contributes,
+        answer or (lambda p: initialize_result(p, api_version)),
+        capabilities=capabilities,
+    )
     if loaded.get("outcome") != "ready":
         raise HostRejected(f"the host did not accept a valid initialize answer: {loaded}")
     # Entries gated on a feature (request_cancellation, ...) are judged only
@@ -823,24 +837,7 @@ def unsatisfied_requires_octet(api_version: str) -> Scenario:
         line = f'requires_octet = "{UNSATISFIABLE_OCTET}"'
         changed = re.sub(r"(?m)^requires_octet\s*=.*$", line, text)
         manifest.write_text(changed if changed != text else f"{line}\n{text}", encoding="utf-8")
-        rid = rig.driver.start("load", {"manifest": str(manifest)})
-        started: list[Any] = []
-
-        def spawned() -> bool:
-            # A refusing host answers at once; one that spawned the probe waits
-            # for its initialize: ending the probe lets that load end too.
-            link = None if started else rig.listener.accept(token, 0.0)
-            if link is not None:
-                started.append(link)
-                link.kill_group()
-            return bool(started)
-
-        def idle() -> None:
-            rig.tick(0.0)
-            spawned()
-
-        loaded = rig.driver.wait_answer(rid, rig.patience_s + 5.0, idle=idle)
-        rig.until(spawned, 0.2)  # a spawn right behind the answer
+        started, loaded = load_refused(rig, token, manifest)
         rig.recorder.exercise("EXT-0-host-requires-octet-before-spawn")
         if started:
             rig.recorder.violate(
@@ -860,6 +857,31 @@ def unsatisfied_requires_octet(api_version: str) -> Scenario:
 
     run.__name__ = "unsatisfied-requires-octet"
     return run
+
+
+def load_refused(rig: HostRig, token: str, manifest: Path) -> tuple[bool, dict[str, Any] | OperationError]:
+    """``load`` a manifest the host must refuse. Returns whether the host
+    started its process (the probe connected; it is killed at once, which
+    ends a load waiting for its initialize) and the load answer."""
+    rid = rig.driver.start("load", {"manifest": str(manifest)})
+    started: list[Any] = []
+
+    def spawned() -> bool:
+        # A refusing host answers at once; one that spawned the probe waits
+        # for its initialize: ending the probe lets that load end too.
+        link = None if started else rig.listener.accept(token, 0.0)
+        if link is not None:
+            started.append(link)
+            link.kill_group()
+        return bool(started)
+
+    def idle() -> None:
+        rig.tick(0.0)
+        spawned()
+
+    loaded = rig.driver.wait_answer(rid, rig.patience_s + 5.0, idle=idle)
+    rig.until(spawned, 0.2)  # a spawn right behind the answer
+    return bool(started), loaded
 
 
 # -- §0 -----------------------------------------------------------------------------------

@@ -44,6 +44,10 @@ SHUTDOWN_TIMEOUT_S = 10.0
 EXIT_TIMEOUT_S = 5.0
 IDLE_SLICE_S = 0.005  # how long one wait on the driver lasts before the idle callback runs again
 MAX_QUEUED_EVENTS = 100_000  # a driver that floods events is cut off, not buffered without end
+# SSH_AUTH_SOCK as the driver (and so the host) sees it: a path no agent
+# listens on. An extension that does not declare it must not get it, and no
+# extension may see the value in initialize (§1.1, EXT-1.1-host-environment-handling).
+SSH_AUTH_SOCK_MARKER = "/nonexistent/octet-conformance-agent.sock"
 MAX_TEXT = 64 * 1024  # a diagnostic or reason longer than this is not something a host would report
 
 CAPABILITIES = ("reload", "timing", "frontend", "collect", "lifecycle")
@@ -154,7 +158,8 @@ class HostDriver:
     def spawn(cls, argv: Sequence[str], *, cwd: Path | None = None) -> HostDriver:
         where = (cwd or Path.cwd()).resolve()
         try:
-            process = TargetProcess(argv, cwd=where, env=sanitized_env(), max_frame_bytes=MAX_LINE_BYTES)
+            env = sanitized_env({"SSH_AUTH_SOCK": SSH_AUTH_SOCK_MARKER})
+            process = TargetProcess(argv, cwd=where, env=env, max_frame_bytes=MAX_LINE_BYTES)
         except OSError as exc:
             raise DriverError("driver-crashed", f"cannot start the driver {list(argv)!r}: {exc}") from exc
         return cls(process, tuple(argv), where)
@@ -203,7 +208,7 @@ class HostDriver:
         rid = self._next_id
         self._next_id += 1
         self._asked[rid] = method
-        if method == "call":
+        if method in ("call", "menu_action"):
             self.calls[str(params.get("call"))] = str(params.get("extension"))
         frame = dumps(jsonrpc.request(rid, method, params)) + b"\n"
         try:
@@ -224,6 +229,10 @@ class HostDriver:
             if idle is not None:
                 idle()
         return self._answers.pop(rid)
+
+    def answered(self, rid: int) -> bool:
+        """The answer to ``rid`` has arrived (it stays for :meth:`wait_answer`)."""
+        return rid in self._answers
 
     def wait_event(
         self, wanted: Callable[[DriverEvent], bool], timeout: float, idle: Idle | None = None

@@ -99,6 +99,7 @@ class HostRig:
     patience_s: float = 10.0
     stage_s: float = 2.0  # the host's §1.8 shutdown stage (scaled when the driver offers ``timing``)
     timing: dict[str, Any] = field(default_factory=dict)  # sent with every load (capability ``timing``)
+    frontend: dict[str, Any] = field(default_factory=dict)  # sent with every load when set (capability ``frontend``)
     initialize_params: Any = None  # what the host sent in its last initialize
     session: ProbeSession | None = None
     ending_ordered: bool = False  # the probe was told to exit or crash
@@ -291,19 +292,35 @@ class HostRig:
         return [n for n in self.notifications if n.method == method]
 
     # -- driver operations -------------------------------------------------------------
-    def load(self, api_version: str, contributes: dict[str, Any], answer: Callable[[Any], Any]) -> dict[str, Any]:
+    def load(
+        self,
+        api_version: str,
+        contributes: dict[str, Any],
+        answer: Callable[[Any], Any],
+        *,
+        capabilities: dict[str, Any] | None = None,
+    ) -> dict[str, Any]:
         """Load a probe manifest; ``answer(initialize params)`` is the result the
-        probe sends (a dict, or None to send nothing). Returns the load result."""
+        probe sends (a dict, or None to send nothing). Returns the load result.
+        ``capabilities``: the manifest's [capabilities] (default: filesystem none)."""
         self.api_version = api_version
+        # A rig may load several generations one after another: none of the last one's state carries over.
+        self.ending_ordered, self.stdin_closed, self.eof_while_running = False, False, False
+        self.requests.clear()
         token = self.listener.new_token()
-        manifest = self.listener.write_manifest(token, api_version=api_version, contributes=contributes)
+        capabilities = {"filesystem": "none"} if capabilities is None else dict(capabilities)
+        manifest = self.listener.write_manifest(
+            token, api_version=api_version, contributes=contributes, capabilities=capabilities
+        )
         self.manifest_path = Path(manifest)
-        info = ManifestInfo(f"{PROBE_NAME}-{token}", "0.1.0", api_version, dict(contributes), {"filesystem": "none"})
+        info = ManifestInfo(f"{PROBE_NAME}-{token}", "0.1.0", api_version, dict(contributes), capabilities)
         self.session = ProbeSession(manifest=info, generation=0)
         self.trace = Trace(self._header(manifest, api_version))
         load: dict[str, Any] = {"manifest": str(manifest)}
         if self.timing and self.driver.has("timing"):
             load["timing"] = dict(self.timing)
+        if self.frontend and self.driver.has("frontend"):
+            load["frontend"] = dict(self.frontend)
         rid = self.driver.start("load", load)
         self.link = self.until(lambda: self.listener.accept(token, 0.0))
         if self.link is None:

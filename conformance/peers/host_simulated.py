@@ -102,12 +102,12 @@ class _SimDriver(Driver):
     def background(self, job: Any, *args: Any) -> None:
         self.world.runtime.submit(lambda: job(*args), "driver-op")
 
-    def _shutdown(self, rid: Any, hosts: list[ReferenceHost], name: str | None) -> None:
+    def _shutdown(self, rid: Any, hosts: list[ReferenceHost], name: str | None, coordinated: bool = False) -> None:
         done: list[ReferenceHost] = []
         finished = self.world.runtime.condition()
 
         def one(host: ReferenceHost) -> None:
-            host.shutdown(name)
+            host.shutdown(name, coordinated=coordinated)
             with finished:
                 done.append(host)
                 finished.notify_all()

@@ -12,6 +12,9 @@ MIB = 1024 * KIB
 # §2.7/§2.8 (full JSON line bound; the newline terminator is not counted)
 MAX_FRAME_BYTES = 1 * MIB  # EXT-0-frame-bound
 
+# §0 "Transport defaults": product discovery's manifest read bound
+MANIFEST_READ_BYTES = 256 * KIB  # EXT-0-host-manifest-read-bound
+
 # §1.1
 MAX_INITIALIZE_COMMANDS = 256  # EXT-1.1-max-commands
 MAX_OUTPUT_SCHEMA_DEPTH = 32  # EXT-1.1-output-schema-subset (root schema = depth 1)

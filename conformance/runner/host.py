@@ -26,6 +26,7 @@ from hypothesis.stateful import run_state_machine_as_test
 
 from conformance.evidence import Recorder, StepContext
 from conformance.machines.host import machine_for
+from conformance.machines.host_handling import handling_scenarios
 from conformance.machines.host_lifecycle import SCALED_DRAIN_MS, lifecycle_scenarios, state_judge
 from conformance.machines.host_scenarios import HostRejected, Scenario, scenarios_for
 from conformance.machines.host_storms import SCALED_BACKOFF, machine_scenarios
@@ -215,7 +216,13 @@ def _scenarios(
     only: tuple[str, ...],
     skip: tuple[str, ...] = (),
 ) -> None:
-    for scenario in [*scenarios_for(api_version), *machine_scenarios(api_version), *lifecycle_scenarios(api_version)]:
+    played = [
+        *scenarios_for(api_version),
+        *machine_scenarios(api_version),
+        *lifecycle_scenarios(api_version),
+        *handling_scenarios(api_version),
+    ]
+    for scenario in played:
         if only and not scenario.__name__.startswith(only):
             continue
         if skip and scenario.__name__.startswith(skip):

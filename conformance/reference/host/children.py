@@ -52,6 +52,13 @@ class ChildRequests:
         self._outstanding: dict[tuple[str, Any], Any] = {}  # key -> the parent call id (or None)
         self._used: set[tuple[str, Any]] = set()
         self.shortcuts: set[str] = set()  # §2.20 admitted registrations
+        self._preapproved: set[int] = set()  # §1.6b: parents whose first confirmation is already granted
+
+    def preapprove(self, parent_id: int) -> None:
+        """§1.6b: the person confirmed a destructive menu action: its first
+        confirmation/request is answered yes without asking again."""
+        with self._conn._cond:
+            self._preapproved.add(parent_id)
 
     @property
     def outstanding(self) -> int:
@@ -158,8 +165,15 @@ class ChildRequests:
         conn = self._conn
         prompt = Prompt(conn.name, conn.generation, message.id, message.method, dict(message.params))
         try:
-            if message.method == "confirmation/request":
-                answer: Any = {"confirmed": conn.frontend.confirm(prompt) is True}
+            with conn._cond:
+                parent = self._outstanding.get(key)
+                granted = message.method == "confirmation/request" and parent in self._preapproved
+                if granted:
+                    self._preapproved.discard(parent)
+            if granted:
+                answer: Any = {"confirmed": True}
+            elif message.method == "confirmation/request":
+                answer = {"confirmed": conn.frontend.confirm(prompt) is True}
             else:
                 value = conn.frontend.input(prompt)
                 too_big = isinstance(value, str) and len(value.encode("utf-8", "replace")) > MAX_INPUT_BYTES
@@ -191,6 +205,7 @@ class ChildRequests:
 
     def clear(self) -> None:
         self.shortcuts.clear()
+        self._preapproved.clear()
         self._outstanding.clear()
 
 

@@ -24,7 +24,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from conformance.protocol.limits import LIFECYCLE_EVENTS
+
 from . import connection as connection_module
+from . import host as host_module
 from . import initialize as initialize_module
 from . import jsonrpc as rpc
 from . import manifest as manifest_module
@@ -42,7 +45,7 @@ from .manifest import ManifestError, load_manifest
 from .writer import SerialWriter
 
 CONTRACT = "octet-host-driver/1"
-CAPABILITIES = ["timing", "frontend", "collect", "reload", "lifecycle"]
+CAPABILITIES = ["timing", "frontend", "collect", "reload", "lifecycle", "wave1", "exits", "menu"]
 CALL_METHODS = ("tool/call", "command/execute", "hook/run", "context/collect", "status/collect", "menu/collect",
                 "tool/render")  # fmt: skip
 # The host's diagnostic tags -> the contract's kinds.
@@ -64,6 +67,7 @@ TIMING = {  # contract member -> (HostConfig field, scale)
     "ready_reset_ms": ("ready_reset_s", 1000.0),
     "park_after_failures": ("max_failed_restarts", 1.0),
     "drain_ms": ("drain_s", 1000.0),
+    "menu_timeout_ms": ("menu_timeout_s", 1000.0),
 }
 OUTCOMES = {"ok": "result", "error": "error", "cancelled": "cancelled"}
 MESSAGE_BYTES = 4096
@@ -180,6 +184,7 @@ class Driver:
         self.calls: dict[str, PendingCall] = {}
         self.wire_calls: dict[tuple[str, int, int], str] = {}  # (extension, generation, wire id) -> call
         self.generation_of_call: dict[str, tuple[str, int]] = {}
+        self.choosing: set[str] = set()  # menu_action calls whose command has not started yet
         self.lock = threading.Lock()
 
     # -- plumbing -------------------------------------------------------------------
@@ -279,13 +284,33 @@ class Driver:
         with self.lock:
             self.calls[call] = pending
             self.wire_calls[(name, generation, pending.id)] = call
-        self.background(self._settle, call, pending)
+        self.background(self._settle, call, pending, (host, name) if method == "menu/collect" else None, inner)
         return {}
 
-    def _settle(self, call: str, pending: PendingCall) -> None:
-        outcome: CallOutcome = pending.wait()
+    def _settle(
+        self,
+        call: str,
+        pending: PendingCall,
+        menu: tuple[ReferenceHost, str] | None = None,
+        params: dict[str, Any] | None = None,
+    ) -> None:
+        if menu is None:
+            outcome: CallOutcome = pending.wait()
+        else:  # §1.6b: what the person is shown, after the menu timeout and the bounds
+            host, name = menu
+            early = pending.poll(host.config.menu_timeout_s)
+            if early is not None and early.status == "cancelled":
+                outcome = early  # the suite cancelled it
+            else:
+                outcome = host.menu_shown(name, early if early is not None else pending.wait(0))
         kind = OUTCOMES.get(outcome.status, "failed")
-        if kind == "result":
+        if kind == "result" and pending.method == "hook/run":  # §1.4: does the hooked operation go on?
+            hook = str((params or {}).get("hook"))
+            proceeds = results_module.hook_proceeds(hook, outcome.result)
+            self.wire.event("settled", call=call, outcome="result", result=outcome.result, proceeds=proceeds)
+        elif kind == "result" and pending.method == "context/collect":  # §1.5: as the host places them
+            self.wire.event("settled", call=call, outcome="result", result=results_module.placed(outcome.result))
+        elif kind == "result":
             self.wire.event("settled", call=call, outcome="result", result=outcome.result)
         elif kind == "error":
             self.wire.event("settled", call=call, outcome="error", error=outcome.error or {"code": 0, "message": ""})
@@ -294,7 +319,30 @@ class Driver:
         else:
             self.wire.event("settled", call=call, outcome="failed", reason=outcome.message or outcome.status)
 
+    def op_menu_action(self, rid: Any, params: dict[str, Any]) -> dict[str, Any]:
+        """Capability menu (§1.6b): the person chooses a menu item; it runs as call ``call``."""
+        name, host = self.host(params)
+        call, item = params.get("call"), params.get("item")
+        if not isinstance(call, str) or call in self.calls or call in self.choosing or not isinstance(item, str):
+            raise OpError(-32602, f"call id {call!r} is missing or reused, or item {item!r} is not a string")
+        self.choosing.add(call)
+        self.background(self._menu_action, call, host, name, item)
+        return {}
+
+    def _menu_action(self, call: str, host: ReferenceHost, name: str, item: str) -> None:
+        pending = host.menu_action(name, item)
+        with self.lock:
+            self.calls[call] = pending
+            self.choosing.discard(call)
+            if pending.id:
+                self.wire_calls[(name, host.inspect(name).generation, pending.id)] = call
+        self._settle(call, pending)
+        if pending.id:
+            host.collect_menu(name)  # §1.6b: the menu is pulled again after every action
+
     def op_cancel(self, rid: Any, params: dict[str, Any]) -> dict[str, Any]:
+        if params.get("call") in self.choosing:
+            return {}  # not started yet: the menu is still being pulled
         pending = self.calls.get(str(params.get("call")))
         if pending is None:
             raise OpError(-32002, f"unknown call {params.get('call')!r}")
@@ -333,21 +381,30 @@ class Driver:
     def op_observe(self, rid: Any, params: dict[str, Any]) -> dict[str, Any]:
         name, host = self.host(params)
         event, payload = params.get("event"), params.get("params")
-        if not isinstance(event, str) or not isinstance(payload, dict):
+        if not isinstance(event, str) or "params" not in params:
             raise OpError(-32602, "observe needs an event name and params")
-        host.notify_lifecycle(name, event, payload)
+        if event in LIFECYCLE_EVENTS:
+            if not isinstance(payload, dict):
+                raise OpError(-32602, "a lifecycle observation's params are an object")
+            host.notify_lifecycle(name, event, payload)
+        else:  # capability wave1: the host sends it when negotiated, else refuses it (§1.11)
+            host.notify_wave1(name, event, payload)
         return {}
 
     def op_shutdown(self, rid: Any, params: dict[str, Any]) -> None:
         name = params.get("extension")
+        coordinated = params.get("exit") == "interactive"  # capability exits: the 1.4 s exit path (§1.8)
         if name is not None:
             name, host = self.host(params)
-            self.background(self._shutdown, rid, [host], name)
+            self.background(self._shutdown, rid, [host], name, coordinated)
         else:
-            self.background(self._shutdown, rid, list(self.hosts.values()), None)
+            self.background(self._shutdown, rid, list(self.hosts.values()), None, coordinated)
 
-    def _shutdown(self, rid: Any, hosts: list[ReferenceHost], name: str | None) -> None:
-        threads = [threading.Thread(target=h.shutdown, args=(name,), daemon=True) for h in hosts]
+    def _shutdown(self, rid: Any, hosts: list[ReferenceHost], name: str | None, coordinated: bool = False) -> None:
+        threads = [
+            threading.Thread(target=h.shutdown, args=(name,), kwargs={"coordinated": coordinated}, daemon=True)
+            for h in hosts
+        ]
         for thread in threads:
             thread.start()
         for thread in threads:
@@ -1080,6 +1137,388 @@ def _fault_slow_stages() -> None:
     TIMING["shutdown_timeout_ms"] = ("shutdown_stage_s", 1000.0 / 8)  # the fault
 
 
+# -- faults on what the host does with what it is given (§0, §1.1-§1.8; conformance.machines.host_handling) --
+
+
+def _fault_0_manifest_read_unbounded() -> None:
+    """§0: manifests are read through four times the 256 KiB bound."""
+    original = manifest_module.read_bounded
+
+    def read_bounded(path: Any, limit: int) -> str:
+        return original(path, limit * 4)  # the fault
+
+    manifest_module.read_bounded = read_bounded
+
+
+def _fault_1_1_environment_any_name() -> None:
+    """§1.1: [capabilities].environment is never validated (any name, any API version)."""
+    original = manifest_module._check_capabilities
+
+    def check(capabilities: dict[str, Any], api: str, path: Any) -> None:
+        original({k: v for k, v in capabilities.items() if k != "environment"}, api, path)  # the fault
+
+    manifest_module._check_capabilities = check
+
+
+def _fault_1_1_secret_names_unchecked() -> None:
+    """§1.1: the secrets allowlist is never validated (duplicates, non-identifiers)."""
+    original = manifest_module._check_capabilities
+
+    def check(capabilities: dict[str, Any], api: str, path: Any) -> None:
+        original({k: v for k, v in capabilities.items() if k != "secrets"}, api, path)  # the fault
+
+    manifest_module._check_capabilities = check
+
+
+def _fault_1_1_ssh_agent_passed() -> None:
+    """§1.1: SSH_AUTH_SOCK is passed to every extension, declared or not."""
+    original = host_module.sanitized_environment
+
+    def sanitized(declared: tuple[str, ...] = (), **kw: Any) -> dict[str, str]:
+        return original((*declared, "SSH_AUTH_SOCK"), **kw)  # the fault
+
+    host_module.sanitized_environment = sanitized
+
+
+def _fault_1_1_lifecycle_default_none() -> None:
+    """§1.1: lifecycle_events negotiated without a subscription list subscribes to nothing."""
+    original = initialize_module._subscriptions
+
+    def subscriptions(protocol: Any, features: frozenset[str]) -> frozenset[str]:
+        if protocol.get("lifecycle_events") in (None, []):
+            return frozenset()  # the fault
+        return original(protocol, features)
+
+    initialize_module._subscriptions = subscriptions
+
+
+def _fault_1_2_structured_without_schema() -> None:
+    """§1.2: structured_content is accepted from a tool that declared no output_schema."""
+    original = results_module._structured
+
+    def structured(result: dict[str, Any], schema: dict[str, Any] | None) -> str | None:
+        return None if schema is None else original(result, schema)  # the fault
+
+    results_module._structured = structured
+
+
+def _fault_1_2_media_unverified() -> None:
+    """§1.2: image and audio parts are accepted without the artifacts feature."""
+    original = results_module._content
+
+    def content(value: Any, negotiated: Any) -> str | None:
+        if isinstance(value, list):
+            value = [p for p in value if not (isinstance(p, dict) and p.get("type") in ("image", "audio"))]  # the fault
+        return original(value, negotiated)
+
+    results_module._content = content  # type: ignore[assignment]
+
+
+def _fault_1_2_legacy_metadata_refused() -> None:
+    """§1.2: an API 0.1 tool result carrying metadata is refused instead of accepted."""
+    original = results_module._tool_result_0_1
+
+    def legacy(result: Any) -> str | None:
+        if isinstance(result, dict) and "metadata" in result:
+            return "metadata is not accepted"  # the fault
+        return original(result)
+
+    results_module._tool_result_0_1 = legacy
+
+
+def _fault_1_6_null_status_refused() -> None:
+    """§1.6: a null status/collect result is refused instead of contributing nothing."""
+    original = results_module.result_problem
+
+    def problem(method: str, params: dict[str, Any], result: Any, negotiated: Any) -> str | None:
+        if method == "status/collect" and result is None:
+            return "null status"  # the fault
+        return original(method, params, result, negotiated)
+
+    connection_module.result_problem = problem
+
+
+def _fault_1_6b_menu_unchecked() -> None:
+    """§1.6b: a menu/collect result is shown as it came, whatever bound it breaks."""
+    host_module.menu_problem = lambda menu, commands: None  # the fault
+
+
+def _fault_1_6b_menu_no_timeout() -> None:
+    """§1.6b: the host waits a hundred times the menu timeout it was given."""
+    TIMING["menu_timeout_ms"] = ("menu_timeout_s", 1000.0 / 100)  # the fault
+
+
+def _fault_1_8_no_drain() -> None:
+    """§1.8: calls still open at shutdown are not cancelled; they die with the process."""
+    Connection._open_calls = lambda self: []  # type: ignore[method-assign]  # the fault
+
+
+def _fault_1_8_no_aggregate_deadline() -> None:
+    """§1.8: product shutdown waits a hundred times the aggregate deadline it was given."""
+    TIMING["shutdown_aggregate_ms"] = ("shutdown_aggregate_s", 1000.0 / 100)  # the fault
+
+
+def _fault_1_3_command_notifications_refused() -> None:
+    """§1.3: a command result that carries notifications is refused."""
+    original = results_module.result_problem
+
+    def problem(method: str, params: dict[str, Any], result: Any, negotiated: Any) -> str | None:
+        if method == "command/execute" and isinstance(result, dict) and result.get("notifications"):
+            return "command notifications are not supported"  # the fault
+        return original(method, params, result, negotiated)
+
+    connection_module.result_problem = problem
+
+
+def _fault_1_4_deny_blocks_every_hook() -> None:
+    """§1.4: a deny disposition blocks the operation of every hook, not only before_prompt/before_tool_call."""
+    results_module.VETO_HOOKS = ("before_prompt", "before_tool_call", "after_response", "after_tool_call")  # the fault
+
+
+def _fault_1_5_default_placement_system() -> None:
+    """§1.5: a context contribution without placement goes to system_suffix."""
+    results_module.DEFAULT_PLACEMENT = "system_suffix"  # the fault
+
+
+def _fault_1_11_refusal_silent() -> None:
+    """§1.11: an unnegotiated Wave-1 notification is dropped without a diagnostic."""
+    original = Connection.diagnose
+
+    def diagnose(self: Connection, kind: str, message: str) -> None:
+        if kind != "notification-refused":  # the fault
+            original(self, kind, message)
+
+    Connection.diagnose = diagnose  # type: ignore[method-assign]
+
+
+def _fault_1_8_interactive_uncapped() -> None:
+    """§1.8: interactive exits run the normal product shutdown, without the 1.4 s cap."""
+    original = ReferenceHost.shutdown
+
+    def shutdown(self: ReferenceHost, name: str | None = None, *, coordinated: bool = False) -> None:
+        original(self, name)  # the fault: coordinated is ignored
+
+    ReferenceHost.shutdown = shutdown  # type: ignore[method-assign]
+
+
+def _fault_0_undeclared_confirmations_served() -> None:
+    """§0: confirmation/request is served to extensions that never declared confirmations."""
+    original = ChildRequests._served
+
+    def served(self: ChildRequests, method: str) -> bool:
+        return method == "confirmation/request" or original(self, method)  # the fault
+
+    ChildRequests._served = served  # type: ignore[method-assign]
+
+
+def _fault_1_1_policy_allows() -> None:
+    """§1.1: a generic policy/evaluate request is answered allow."""
+    original = ChildRequests.on_request
+
+    def on_request(self: ChildRequests, message: Any) -> None:
+        if message.method == "policy/evaluate":
+            self._conn.send_frame(rpc.result(message.id, {"decision": "allow"}))  # the fault
+            return
+        original(self, message)
+
+    ChildRequests.on_request = on_request  # type: ignore[method-assign]
+
+
+def _fault_1_1_secrets_in_environment() -> None:
+    """§1.1: the manifest's allowed secrets are put into the extension's environment."""
+    original = ReferenceHost._spawn
+
+    def spawn(self: ReferenceHost, record: Any, *, generation: int) -> Any:
+        launch = self.launcher.launch
+
+        def launch_with_secrets(command: Any, *, cwd: Any, env: dict[str, str]) -> Any:
+            secrets = {name: "from-the-secret-store" for name in record.manifest.secrets}  # the fault
+            return launch(command, cwd=cwd, env={**env, **secrets})
+
+        self.launcher.launch = launch_with_secrets  # type: ignore[method-assign,assignment]
+        try:
+            return original(self, record, generation=generation)
+        finally:
+            self.launcher.launch = launch  # type: ignore[method-assign]
+
+    ReferenceHost._spawn = spawn  # type: ignore[method-assign]
+
+
+def _fault_1_6b_action_arguments_joined() -> None:
+    """§1.6b: a menu action runs its command with its arguments joined into one string."""
+    original = host_module._find_action
+
+    def find(menu: Any, item_id: str) -> dict[str, Any] | None:
+        item = original(menu, item_id)
+        if item is None:
+            return None
+        return {**item, "arguments": [" ".join(item.get("arguments", []))]}  # the fault
+
+    host_module._find_action = find
+
+
+def _fault_1_6b_destructive_unasked() -> None:
+    """§1.6b: destructive menu actions run without asking the person (and nothing is pre-approved)."""
+    original = host_module._find_action
+
+    def find(menu: Any, item_id: str) -> dict[str, Any] | None:
+        item = original(menu, item_id)
+        return None if item is None else {k: v for k, v in item.items() if k != "destructive"}  # the fault
+
+    host_module._find_action = find
+
+
+def _fault_1_6b_action_progress_hidden() -> None:
+    """§1.6b: a menu action's progress and prompts are not shown in place (not tied to the action)."""
+    actions: set[str] = set()
+    original_op, original_call_of = Driver.op_menu_action, Driver.call_of
+
+    def op_menu_action(self: Driver, rid: Any, params: dict[str, Any]) -> dict[str, Any]:
+        actions.add(str(params.get("call")))
+        return original_op(self, rid, params)
+
+    def call_of(self: Driver, extension: str, generation: int, wire_id: int) -> str | None:
+        call = original_call_of(self, extension, generation, wire_id)
+        return None if call in actions else call  # the fault
+
+    Driver.op_menu_action = op_menu_action  # type: ignore[method-assign]
+    Driver.call_of = call_of  # type: ignore[method-assign]
+
+
+def _fault_1_1_dynamic_tools_compared() -> None:
+    """§1.1: offers dynamic_tools, yet still compares the initialize tool list with contributes.tools."""
+    offered, check_catalog = initialize_module.offered_features, initialize_module._check_catalog
+
+    def offer(api_version: str, config: HostConfig) -> tuple[str, ...]:
+        return (*offered(api_version, config), "dynamic_tools")
+
+    def check(tools: Any, commands: Any, manifest: Any, features: frozenset[str]) -> None:
+        check_catalog(tools, commands, manifest, features - {"dynamic_tools"})  # the fault
+
+    initialize_module.offered_features = offer
+    initialize_module._check_catalog = check
+
+
+def _fault_1_1_command_register_accepted() -> None:
+    """§1.1: answers commands/register and commands/unregister as if they existed."""
+    original = ChildRequests.on_request
+
+    def on_request(self: ChildRequests, message: Any) -> None:
+        if message.method in ("commands/register", "commands/unregister"):
+            self._conn.send_frame(rpc.result(message.id, {}))  # the fault
+            return
+        original(self, message)
+
+    ChildRequests.on_request = on_request  # type: ignore[method-assign]
+
+
+def _fault_0_headless_input_guessed() -> None:
+    """§0: with no interactive frontend bound, input/request is answered with a guess instead of null."""
+    original = Reporter.input
+
+    def input_(self: Reporter, prompt: Prompt) -> str | None:
+        answer = original(self, prompt)
+        return "a guess" if answer is None else answer  # the fault
+
+    Reporter.input = input_  # type: ignore[method-assign]
+
+
+def _fault_1_1_runtime_commands_reloaded() -> None:
+    """§1.1: offers runtime_commands and, like dynamic_tools, lets a reload change the command catalog."""
+    offered, has = initialize_module.offered_features, initialize_module.Negotiated.has
+
+    def offer(api_version: str, config: HostConfig) -> tuple[str, ...]:
+        return (*offered(api_version, config), "runtime_commands")
+
+    def negotiated_has(self: Any, feature: str) -> bool:
+        return has(self, feature) or (feature == "dynamic_tools" and has(self, "runtime_commands"))  # the fault
+
+    initialize_module.offered_features = offer
+    initialize_module.Negotiated.has = negotiated_has  # type: ignore[method-assign]
+
+
+def _fault_1_1_registration_unchecked() -> None:
+    """§1.1: offers dynamic_tools and accepts every tools/register as it comes (no metadata validation)."""
+    offered, on_request = initialize_module.offered_features, ChildRequests.on_request
+
+    def offer(api_version: str, config: HostConfig) -> tuple[str, ...]:
+        return (*offered(api_version, config), "dynamic_tools")
+
+    def accept(self: ChildRequests, message: Any) -> None:
+        if message.method == "tools/register":
+            tools = [t.get("name") for t in message.params.get("tools", []) if isinstance(t, dict)]
+            self._conn.send_frame(rpc.result(message.id, {"revision": 1, "tools": tools}))  # the fault
+            return
+        on_request(self, message)
+
+    initialize_module.offered_features = offer
+    ChildRequests.on_request = accept  # type: ignore[method-assign]
+
+
+def _fault_1_1_composition_unguarded() -> None:
+    """§1.1: offers tool_composition_v1 and serves composition/context under any parent."""
+    offered, on_request = initialize_module.offered_features, ChildRequests.on_request
+
+    def offer(api_version: str, config: HostConfig) -> tuple[str, ...]:
+        return (*offered(api_version, config), "tool_composition_v1")
+
+    def serve(self: ChildRequests, message: Any) -> None:
+        if message.method == "composition/context":
+            frozen = {"tools": [], "store": {}, "limits": {"timeout_ms": 30000, "max_calls": 256}}
+            self._conn.send_frame(rpc.result(message.id, frozen))  # the fault: no live parent is required
+            return
+        on_request(self, message)
+
+    initialize_module.offered_features = offer
+    ChildRequests.on_request = serve  # type: ignore[method-assign]
+
+
+def _fault_1_1_agent_sessions_unserved() -> None:
+    """§1.1: offers agent_sessions (and its model selection) with no child-session service:
+    agent calls are answered -32601, not the -32002 an unbound owner gets."""
+    offered = initialize_module.offered_features
+
+    def offer(api_version: str, config: HostConfig) -> tuple[str, ...]:
+        return (*offered(api_version, config), "agent_sessions", "agent_model_selection_v1")  # the fault
+
+    initialize_module.offered_features = offer
+
+
+HANDLING_FAULTS: dict[str, Any] = {
+    "1.1-agent-sessions-unserved": _fault_1_1_agent_sessions_unserved,
+    "1.1-composition-unguarded": _fault_1_1_composition_unguarded,
+    "1.1-registration-unchecked": _fault_1_1_registration_unchecked,
+    "1.1-runtime-commands-reloaded": _fault_1_1_runtime_commands_reloaded,
+    "0-headless-input-guessed": _fault_0_headless_input_guessed,
+    "1.1-dynamic-tools-compared": _fault_1_1_dynamic_tools_compared,
+    "1.1-command-register-accepted": _fault_1_1_command_register_accepted,
+    "1.6b-action-arguments-joined": _fault_1_6b_action_arguments_joined,
+    "1.6b-destructive-unasked": _fault_1_6b_destructive_unasked,
+    "1.6b-action-progress-hidden": _fault_1_6b_action_progress_hidden,
+    "0-undeclared-confirmations-served": _fault_0_undeclared_confirmations_served,
+    "1.1-policy-allows": _fault_1_1_policy_allows,
+    "1.1-secrets-in-environment": _fault_1_1_secrets_in_environment,
+    "1.3-command-notifications-refused": _fault_1_3_command_notifications_refused,
+    "1.4-deny-blocks-every-hook": _fault_1_4_deny_blocks_every_hook,
+    "1.5-default-placement-system": _fault_1_5_default_placement_system,
+    "1.11-refusal-silent": _fault_1_11_refusal_silent,
+    "1.8-interactive-uncapped": _fault_1_8_interactive_uncapped,
+    "0-manifest-read-unbounded": _fault_0_manifest_read_unbounded,
+    "1.1-environment-any-name": _fault_1_1_environment_any_name,
+    "1.1-secret-names-unchecked": _fault_1_1_secret_names_unchecked,
+    "1.1-ssh-agent-passed": _fault_1_1_ssh_agent_passed,
+    "1.1-lifecycle-default-none": _fault_1_1_lifecycle_default_none,
+    "1.2-structured-without-schema": _fault_1_2_structured_without_schema,
+    "1.2-media-unverified": _fault_1_2_media_unverified,
+    "1.2-legacy-metadata-refused": _fault_1_2_legacy_metadata_refused,
+    "1.6-null-status-refused": _fault_1_6_null_status_refused,
+    "1.6b-menu-unchecked": _fault_1_6b_menu_unchecked,
+    "1.6b-menu-no-timeout": _fault_1_6b_menu_no_timeout,
+    "1.8-no-drain": _fault_1_8_no_drain,
+    "1.8-no-aggregate-deadline": _fault_1_8_no_aggregate_deadline,
+}
+
+
 FAULTS: dict[str, Any] = {
     "slow-stages": _fault_slow_stages,
     "cancel-on-0.1": _fault_cancel_on_0_1,
@@ -1156,6 +1595,7 @@ FAULTS: dict[str, Any] = {
     "kill-leader-only": _fault_kill_leader_only,
     "stderr-not-drained": _fault_stderr_not_drained,
     "headless-confirms": lambda: None,  # in Reporter.confirm
+    **HANDLING_FAULTS,
 }
 FAULTS.update(LIFECYCLE_FAULTS)  # §5, in their own module
 

@@ -20,7 +20,7 @@ from .config import HostConfig
 from .connection import CRASHED, DEGRADED, ENDED, READY, Connection
 from .diagnostics import Diagnostic
 from .environment import sanitized_environment
-from .frontend import Frontend, HostEvents, NonInteractive
+from .frontend import Frontend, HostEvents, NonInteractive, Prompt
 from .initialize import InitializeRejected
 from .manifest import Discovered, Manifest, ManifestError, discover, load_manifest
 from .menu import fallback_menu, menu_problem
@@ -126,6 +126,7 @@ class ReferenceHost:
             except ManifestError as exc:
                 raise LoadError(str(exc), permanent=True) from None
         with self._lock:
+            self._closed = False  # a load after a product shutdown opens the host again
             if manifest.name in self._extensions and self._extensions[manifest.name].connection is not None:
                 raise LoadError(f"extension {manifest.name!r} is already loaded")
             self._instances += 1
@@ -222,7 +223,11 @@ class ReferenceHost:
         """§1.6b: the extension's menu if it answers within 5 s and meets every
         bound, else one generated entry per declared command (``message``
         then says why). Refused when the extension declares no menu."""
-        outcome = self.call(name, "menu/collect", {}, timeout=self.config.menu_timeout_s)
+        return self.menu_shown(name, self.call(name, "menu/collect", {}, timeout=self.config.menu_timeout_s))
+
+    def menu_shown(self, name: str, outcome: CallOutcome) -> CallOutcome:
+        """What the person sees for a menu/collect ``outcome`` (§1.6b): the
+        menu when it meets every bound, else the generated entries."""
         if outcome.status == "refused":
             return outcome
         commands = self._extensions[name].manifest.declared("commands")
@@ -230,6 +235,29 @@ class ReferenceHost:
         if problem is None:
             return outcome
         return CallOutcome("ok", fallback_menu(name, commands), message=f"generated menu: {problem}")
+
+    def menu_action(self, name: str, item_id: str) -> PendingCall:
+        """§1.6b: the person chose the action ``item_id``. The menu is pulled
+        afresh; a destructive action is confirmed with the person first, and
+        its own first confirmation/request is then pre-approved; the action
+        runs command/execute with exactly its command and literal arguments.
+        The caller pulls the menu again once the action settles."""
+        shown = self.collect_menu(name)
+        item = _find_action(shown.result if shown.ok else None, item_id)
+        if item is None:
+            return _refused(f"no action {item_id[:80]!r} in the menu of {name!r}", self.runtime)
+        connection = self._connection(name)
+        destructive = item.get("destructive") is True
+        if destructive:
+            generation = connection.generation if connection is not None else 0
+            question = {"prompt": f"Run {str(item.get('label'))[:200]}? It is marked destructive."}
+            if not self.frontend.confirm(Prompt(name, generation, None, "menu/action", question)):
+                return _refused("the person declined the destructive action", self.runtime)
+        params = {"name": item["command"], "arguments": list(item.get("arguments", []))}
+        pending = self.start(name, "command/execute", params)
+        if destructive and connection is not None and pending.id:
+            connection.children.preapprove(pending.id)
+        return pending
 
     def render_tool(
         self, name: str, tool: str, arguments: dict[str, Any], output: str, is_error: bool = False
@@ -530,6 +558,20 @@ class ReferenceHost:
         for connection in targets:  # past the aggregate deadline: force-kill the rest
             if connection not in done:
                 connection.terminate("stopped", "aggregate shutdown deadline passed")
+
+
+def _find_action(menu: Any, item_id: str) -> dict[str, Any] | None:
+    """The action (an item without items) with this id, at any level of a menu."""
+    stack = [menu]
+    while stack:
+        node = stack.pop()
+        items = node.get("items") if isinstance(node, dict) else None
+        for item in items if isinstance(items, list) else []:
+            if isinstance(item, dict) and "items" in item:
+                stack.append(item)
+            elif isinstance(item, dict) and item.get("id") == item_id and isinstance(item.get("command"), str):
+                return item
+    return None
 
 
 def _refused(message: str, runtime: HostRuntime) -> PendingCall:

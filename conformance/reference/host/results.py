@@ -135,3 +135,23 @@ def _shape_bounds(value: Any, what: str, key_bytes: int | None) -> str | None:
         elif isinstance(node, list):
             stack.extend((child, depth + 1) for child in node)
     return None
+
+
+# §1.4: a deny disposition blocks the hooked operation only for these legacy hooks.
+VETO_HOOKS: tuple[str, ...] = ("before_prompt", "before_tool_call")
+# §1.5: where a context contribution goes when it names no placement.
+DEFAULT_PLACEMENT = "prompt_suffix"
+
+
+def hook_proceeds(hook: str, result: Any) -> bool:
+    """Whether the hooked operation goes on after this hook/run result (§1.4)."""
+    disposition = result.get("disposition") if isinstance(result, dict) else None
+    denied = isinstance(disposition, dict) and disposition.get("action") == "deny"
+    return not (denied and hook in VETO_HOOKS)
+
+
+def placed(contributions: Any) -> Any:
+    """context/collect contributions as the host uses them: each with its placement (§1.5)."""
+    if not isinstance(contributions, list):
+        return contributions
+    return [{"placement": DEFAULT_PLACEMENT, **c} if isinstance(c, dict) else c for c in contributions]
