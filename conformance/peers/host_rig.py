@@ -55,6 +55,14 @@ class ProbeGone(RuntimeError):
 
 
 @dataclass(frozen=True)
+class ErrorAnswer:
+    """What a scripted answer returns to answer with a JSON-RPC error instead of a result."""
+
+    code: int
+    message: str
+
+
+@dataclass(frozen=True)
 class HostRequest:
     """A request the host wrote to the probe (``call`` is the driver's call id when known)."""
 
@@ -216,7 +224,8 @@ class HostRig:
     # -- driver operations -------------------------------------------------------------
     def load(self, api_version: str, contributes: dict[str, Any], answer: Callable[[Any], Any]) -> dict[str, Any]:
         """Load a probe manifest; ``answer(initialize params)`` is the result the
-        probe sends (a dict, or None to send nothing). Returns the load result."""
+        probe sends (a dict, an :class:`ErrorAnswer` to answer with an error, or
+        None to send nothing). Returns the load result."""
         self.api_version = api_version
         token = self.listener.new_token()
         manifest = self.listener.write_manifest(token, api_version=api_version, contributes=contributes)
@@ -239,7 +248,9 @@ class HostRig:
         if first is not None:
             self.initialize_params = first.params
             result = answer(first.params)
-            if result is not None:
+            if isinstance(result, ErrorAnswer):
+                self.respond_error(first.wire_id, result.code, result.message)
+            elif result is not None:
                 self.respond(first.wire_id, result)
         loaded = self._await(rid, self.patience_s + 5.0)
         if loaded.get("outcome") == "ready":

@@ -33,27 +33,28 @@ OVER_ID_BUDGET = "EXT-2-host-refuses-over-id-budget"
 OWNER_PRECEDENCE = "EXT-2-host-wave1-owner-precedence"
 CONFIRMATION_ANSWER = "EXT-2.2-host-answer-shape"
 WAVE1_REFUSAL = "EXT-3-host-wave1-refusal-format"
+INPUT_ANSWER = "EXT-2.7-host-input-answer"
 
 NOT_FOREGROUND_OWNER = -32002  # §2: the Wave-1 owner refusal
 # §2: requests that act inside one host operation and name it as parent.
 OPERATION_SCOPED = frozenset(
     {"confirmation/request", "input/request", "artifact/publish", "policy/evaluate", "secret/get"}
 )
-# §2: the ten Wave-1 requests that accept an optional resource_owner.
-WAVE1_REQUESTS = frozenset(
-    {
-        "composer/get",
-        "composer/set",
-        "composer/insert",
-        "shortcut/register",
-        "session/append_entry",
-        "session/set_name",
-        "session/set_label",
-        "session/send_message",
-        "session/send_user_message",
-        "tools/set_active",
-    }
-)
+# §2: the ten Wave-1 requests that accept an optional resource_owner, with
+# the feature that makes a host serve each (§2.19-§2.23 headings).
+WAVE1_FEATURES: Mapping[str, str] = {
+    "composer/get": "composer",
+    "composer/set": "composer",
+    "composer/insert": "composer",
+    "shortcut/register": "shortcuts",
+    "session/append_entry": "session_entries",
+    "session/set_name": "session_entries",
+    "session/set_label": "session_entries",
+    "session/send_message": "message_injection",
+    "session/send_user_message": "message_injection",
+    "tools/set_active": "active_tools",
+}
+WAVE1_REQUESTS = frozenset(WAVE1_FEATURES)
 # §1.2: model-tool and declared-command requests are active parents; prompt
 # and context handlers are not. Other host requests are left undecided.
 PARENT_METHODS = frozenset({"tool/call", "command/execute"})
@@ -96,12 +97,16 @@ def child_refusals(
     reused: bool,
     outstanding: int,
     distinct: int,
+    features: frozenset[str] = frozenset(),
 ) -> tuple[str, ...]:
     """The rules that oblige the host to refuse this child request.
 
     ``outstanding`` counts this request with the ones already outstanding;
     ``distinct`` counts this id with the ones already used. ``parent`` is
     None when parent_request_id names no host request of this generation.
+    ``features``: what was negotiated; the Wave-1 owner rule (and its -32002)
+    binds only a host that serves the request, i.e. negotiated its feature --
+    any other host may refuse it as an unknown method.
     """
     out: list[str] = []
     if not child_id_legal(cid):
@@ -115,7 +120,8 @@ def child_refusals(
     args = params if isinstance(params, dict) else {}
     if api_version != "0.1" and is_operation_scoped(method):
         out.extend(_parent_refusals(args, parent))
-    if api_version != "0.1" and method in WAVE1_REQUESTS and parent is not None and parent.settled:
+    served = WAVE1_FEATURES.get(method) in features
+    if api_version != "0.1" and served and parent is not None and parent.settled:
         if "resource_owner" not in args:
             out.append(OWNER_PRECEDENCE)
     return tuple(out)
@@ -160,6 +166,8 @@ def check_child_answer(method: str, refusals: tuple[str, ...], answer: Response 
             yield Violation(requirement, message, ("error", "code"))
     if isinstance(answer, Response) and not refusals and method == "confirmation/request":
         yield from confirmation_answer_shape(answer.result)
+    if isinstance(answer, Response) and not refusals and method == "input/request":
+        yield from input_answer_shape(answer.result)
     if isinstance(answer, ErrorResponse) and method in WAVE1_REQUESTS:
         yield from wave1_refusal_format(answer)
 
@@ -172,6 +180,28 @@ def confirmation_answer_shape(result: object) -> Iterator[Violation]:
     elif not isinstance(result.get("confirmed"), bool):
         got = kind(result["confirmed"]) if "confirmed" in result else "absent"
         yield Violation(CONFIRMATION_ANSWER, f"result.confirmed is {got}; expected a boolean", ("result", "confirmed"))
+
+
+@rule("EXT-2.7-host-input-answer")
+def input_answer_shape(result: object) -> Iterator[Violation]:
+    """The answer holds exactly ``value``: a string of at most 256 KiB of
+    UTF-8, or null (§2.7, §4 ExtensionInputRequest). Whether a headless host
+    answered null is judged by the host scenarios, which know the frontend."""
+    if not isinstance(result, dict):
+        yield Violation(INPUT_ANSWER, f"result is {kind(result)}; expected an object", ("result",))
+        return
+    extra = sorted(k for k in result if k != "value")
+    if extra:
+        yield Violation(INPUT_ANSWER, f"result has members {extra} beside value", ("result",))
+    if "value" not in result:
+        yield Violation(INPUT_ANSWER, "result.value is absent; expected a string or null", ("result", "value"))
+        return
+    value = result["value"]
+    if value is not None and not isinstance(value, str):
+        yield Violation(INPUT_ANSWER, f"result.value is {kind(value)}; expected a string or null", ("result", "value"))
+    elif isinstance(value, str) and utf8_len(value) > limits.INPUT_ANSWER_MAX_BYTES:
+        message = f"result.value is {utf8_len(value):,} UTF-8 bytes; limit {limits.INPUT_ANSWER_MAX_BYTES:,}"
+        yield Violation(INPUT_ANSWER, message, ("result", "value"))
 
 
 @rule(WAVE1_REFUSAL)

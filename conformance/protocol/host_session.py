@@ -38,7 +38,7 @@ from typing import Any
 from . import host_tables as T
 from .ext_initialize import negotiated_from, tools_from
 from .ext_types import ManifestInfo, Negotiated, Offer
-from .host_answers import ParentInfo, check_child_answer, child_refusals, is_operation_scoped
+from .host_answers import ParentInfo, check_child_answer, child_id_legal, child_refusals, is_operation_scoped
 from .host_initialize import INITIALIZE_ERROR, check_initialize_request, must_reject, offer_from
 from .host_notifications import CANCEL, NOTIFICATION_SHAPE_RULES, check_host_notification
 from .host_requests import SHAPE_RULES, HostView, check_host_request
@@ -142,6 +142,7 @@ class ProbeSession:
     unreadable_sent: int = 0
     accepted_limit: int | None = None  # max_concurrent_requests as the probe accepted it, before the cap
     settled_messages: set[str] = field(default_factory=set)
+    unechoable: list[Any] = field(default_factory=list)  # keys of children sent with an illegal id, unanswered
 
     # -- queries ------------------------------------------------------------
     def call(self, rid: JsonRpcId) -> HostCall | None:
@@ -274,12 +275,15 @@ class ProbeSession:
             reused=earlier is not None and earlier.state not in T.UNRESOLVED_CHILDREN,
             outstanding=outstanding,
             distinct=len(self.children) + (earlier is None),
+            features=self.view.negotiated.features,
         )
         if earlier is not None and earlier.state in T.UNRESOLVED_CHILDREN:
             return []  # a duplicate of an outstanding id: answers cannot be told apart, not judged
         # §2: only operation-scoped children die with their parent.
         owner = parent_key if is_operation_scoped(method) else None
         self.children[key] = ProbeChild(cid, method, params, refusals, owner)
+        if not child_id_legal(cid):
+            self.unechoable.append(key)  # §2: the host may answer an id it cannot echo with id null
         return []
 
     def _parent_info(self, key: Any) -> ParentInfo | None:
@@ -459,6 +463,10 @@ class ProbeSession:
     def _on_answer(self, msg: Response | ErrorResponse) -> list[Finding]:
         out = self._life(LifeInput.ANSWER, "an answer arrived")
         key = host_key(msg.id)
+        if msg.id is None and self.unechoable and key not in self.children:
+            key = self.unechoable[0]  # the refusal of the oldest child sent with an illegal id
+        if key in self.unechoable:
+            self.unechoable.remove(key)
         child = self.children.get(key)
         out += [Exercise(RESPONSES), Exercise(NO_REPLY), *self._boundary_exercised()]
         if child is None:

@@ -178,4 +178,4 @@ MENU_MAX_BYTES = 256 * 1024  # EXT-1.6b-menu-bounds (§4: compact UTF-8 encoding
 
 # §2.7 input/request.
 INPUT_PROMPT_MAX_BYTES = 16 * 1024  # EXT-2.7-input-request (UTF-8 bytes of params.prompt)
-INPUT_ANSWER_MAX_BYTES = 256 * 1024  # host side: what the harness may answer (value)
+INPUT_ANSWER_MAX_BYTES = 256 * 1024  # host side: what the harness may answer (value); EXT-2.7-host-input-answer
