@@ -1145,6 +1145,11 @@ def lifecycle_events(api_version: str) -> Scenario:
 # -- §1.9, §2: children of a settled or cancelled parent ------------------------------------
 
 
+# A method no host serves: any host answers it at once (an error), which tells
+# the probe that every frame it wrote before has been read.
+SYNC_METHOD = "probe/sync"
+
+
 def orphaned_children(*, cancel: bool) -> Callable[[str], Scenario]:
     """§2 (parent answered) / §1.9 (parent cancelled), API 0.2+: a confirmation
     under an active tool call, then the parent ends. Once the driver reports
@@ -1160,6 +1165,9 @@ def orphaned_children(*, cancel: bool) -> Callable[[str], Scenario]:
             cid = "orphan-1"
             rig.child_request(cid, "confirmation/request", {"prompt": "Go?", "parent_request_id": req.wire_id})
             if cancel:
+                # The cancel goes through the driver, not the probe's pipe: first
+                # make sure the host read the child (it answered a later frame).
+                _child(rig, "sync-1", SYNC_METHOD, {})
                 rig.op("cancel", {"call": call, "reason": "user"})
             else:
                 rig.respond(req.wire_id, tool_result(api_version))

@@ -214,6 +214,6 @@ def wave1_refusal_format(answer: ErrorResponse) -> Iterator[Violation]:
         yield Violation(WAVE1_REFUSAL, "error.message is empty; expected a contract name first", ("error", "message"))
         return
     first = message.split()[0]
-    if not _TOKEN.fullmatch(first):
+    if not _TOKEN.fullmatch(first.removesuffix(":")):  # "name: detail" is the name and its detail
         shown = excerpt(first)
         yield Violation(WAVE1_REFUSAL, f"error.message starts {shown}; expected a contract name", ("error", "message"))
