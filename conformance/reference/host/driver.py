@@ -1126,7 +1126,7 @@ def _fault_1_1_accept_output_schema() -> None:
 
 def _fault_1_1_accept_too_many_commands() -> None:
     """§1.1: an initialize answer with more than 256 commands is accepted."""
-    initialize_module.MAX_INITIALIZE_COMMANDS = 1_000_000  # type: ignore[misc]  # the fault
+    initialize_module.MAX_INITIALIZE_COMMANDS = 1_000_000  # the fault
 
 
 def _fault_1_2_owner_generation_per_call() -> None:
@@ -1212,7 +1212,7 @@ def _fault_1_10_settled_outcome_done() -> None:
 
 def _fault_1_10_reason_uncut() -> None:
     """§1.10: a settled event's reason is sent whole, however long."""
-    lifecycle_module.MAX_SETTLED_REASON_BYTES = 1 << 40  # type: ignore[misc]  # the fault
+    lifecycle_module.MAX_SETTLED_REASON_BYTES = 1 << 40  # the fault
 
 
 def _fault_2_bad_child_id_admitted() -> None:
