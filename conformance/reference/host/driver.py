@@ -1304,7 +1304,70 @@ def _fault_1_9_replay_cancelled() -> None:
     Connection.cancel = cancel  # type: ignore[method-assign]
 
 
+_LATEST: dict[str, Connection] = {}  # extension name -> its newest generation (faults below)
+
+
+def _track_latest() -> None:
+    original = Connection.__init__
+
+    def init(self: Connection, *args: Any, **kwargs: Any) -> None:
+        original(self, *args, **kwargs)
+        _LATEST[self.name] = self
+
+    Connection.__init__ = init  # type: ignore[method-assign]
+
+
+def _fault_5_cancel_across_restart() -> None:
+    """§5: after a restart, the calls the crashed generation lost are cancelled on the new one."""
+    _track_latest()
+    lost: dict[str, list[int]] = {}
+    fail_all = Connection._fail_all
+
+    def record(self: Connection, reason: str) -> None:
+        with self._cond:
+            written = [c.id for c in self._calls.values() if c.counts and c.state == "written"]
+        lost.setdefault(self.name, []).extend(written)
+        fail_all(self, reason)
+
+    Connection._fail_all = record  # type: ignore[method-assign]
+    spawn = ReferenceHost._spawn
+
+    def respawn(self: ReferenceHost, record: Any, *, generation: int) -> Connection:
+        connection = spawn(self, record, generation=generation)
+        for call_id in lost.pop(connection.name, []) if generation > 1 else []:
+            cancel = rpc.notification("$/cancelRequest", {"id": call_id, "reason": "restart"})
+            connection.send_frame(cancel)  # the fault: an id of the crashed generation
+        return connection
+
+    ReferenceHost._spawn = respawn  # type: ignore[method-assign]
+
+
+def _fault_2_2_confirmation_across_restart() -> None:
+    """§2.2: a confirmation the frontend answers after its generation crashed is answered to the
+    replacement (seen with a frontend that takes a few seconds to answer, which is allowed)."""
+    _track_latest()
+    original = ChildRequests._answer
+
+    def answer(self: ChildRequests, key: Any, response: Any) -> None:
+        conn, latest = self._conn, _LATEST.get(self._conn.name)
+        if conn.state in connection_module.ENDED and latest is not None and latest is not conn:
+            latest.send_frame(response)  # the fault
+            return
+        original(self, key, response)
+
+    ChildRequests._answer = answer  # type: ignore[method-assign]
+    slow = Reporter.confirm
+
+    def confirm(self: Reporter, prompt: Prompt) -> bool:
+        threading.Event().wait(SLOW_FRONTEND_S)  # a user who takes a while (allowed)
+        return slow(self, prompt)
+
+    Reporter.confirm = confirm  # type: ignore[method-assign]
+
+
 _SECTION_FAULTS: dict[str, Any] = {
+    "5-cancel-across-restart": _fault_5_cancel_across_restart,
+    "2.2-confirmation-across-restart": _fault_2_2_confirmation_across_restart,
     "0-no-frame-bound": _fault_0_no_frame_bound,
     "1.1-accept-initialize-error": _fault_1_1_accept_initialize_error,
     "1.1-accept-feature-without-base": _fault_1_1_accept_feature_without_base,
