@@ -1196,6 +1196,61 @@ def orphaned_children(*, cancel: bool) -> Callable[[str], Scenario]:
     return make
 
 
+# -- §2.10 ----------------------------------------------------------------------------------
+
+SECRET_NAME = "probe_token"
+UNDECLARED_SECRET = "not_declared"
+
+
+def secrets(api_version: str) -> Scenario:
+    """§2.10 (API 0.2+): the manifest allowlists one secret; when the host
+    offers secrets the probe accepts it and asks, under an active call, for
+    the declared name (the session judges the answer: a bounded value or one
+    of the three refusals) and for an undeclared one, which is refused with
+    -32602. A host that never offers secrets leaves the rule untested."""
+
+    def run(rig: HostRig) -> None:
+        def answer(params: Any) -> dict[str, Any]:
+            result = initialize_result(params, api_version)
+            if "secrets" not in offer_from(params).offered:
+                return result
+            return _protocol(result, features=[*result["protocol"]["features"], "secrets"])
+
+        capabilities = {"filesystem": "none", "secrets": [SECRET_NAME]}
+        loaded = rig.load(api_version, CONTRIBUTES, answer, capabilities=capabilities)
+        if loaded.get("outcome") != "ready":
+            raise HostRejected(f"the host did not accept a valid initialize answer: {loaded}")
+        if rig.session is not None and rig.session.negotiated is not None:
+            rig.recorder.negotiated_features.update(rig.session.negotiated.features)
+        if "secrets" in offered_features(rig):
+            call, req = start_call(rig)
+            _child(rig, "secret-1", "secret/get", {"parent_request_id": req.wire_id, "name": SECRET_NAME})
+            undeclared_secret(rig, req)
+            rig.respond(req.wire_id, tool_result(api_version))
+            rig.settled(call)
+        shutdown_with(rig, ack=True, exit_after_ack=True)
+
+    run.__name__ = "secrets"
+    return run
+
+
+def undeclared_secret(rig: HostRig, parent: HostRequest) -> None:
+    """§2.10: a name outside the manifest's allowlist is refused with -32602."""
+    params = {"parent_request_id": parent.wire_id, "name": UNDECLARED_SECRET}
+    answer = _child(rig, "secret-2", "secret/get", params)
+    if answer is None:
+        return
+    rig.recorder.exercise("EXT-2.10-host-secret-answers")
+    if not isinstance(answer, jsonrpc.ErrorResponse) or answer.code != -32602:
+        rig.recorder.violate(
+            Violation(
+                "EXT-2.10-host-secret-answers",
+                f"secret/get for the undeclared name {UNDECLARED_SECRET!r} got {_answer_kind(answer)}, "
+                "not error -32602",
+            )
+        )
+
+
 def scenarios_for(api_version: str) -> list[Scenario]:
     makers: list[Callable[[str], Scenario]] = [
         call_and_shutdown,
@@ -1223,6 +1278,7 @@ def scenarios_for(api_version: str) -> list[Scenario]:
             progress_unnegotiated,
             result_content,
             lifecycle_events,
+            secrets,
             orphaned_children(cancel=False),
             orphaned_children(cancel=True),
         ]

@@ -222,14 +222,23 @@ class HostRig:
         return [n for n in self.notifications if n.method == method]
 
     # -- driver operations -------------------------------------------------------------
-    def load(self, api_version: str, contributes: dict[str, Any], answer: Callable[[Any], Any]) -> dict[str, Any]:
+    def load(
+        self,
+        api_version: str,
+        contributes: dict[str, Any],
+        answer: Callable[[Any], Any],
+        capabilities: dict[str, Any] | None = None,
+    ) -> dict[str, Any]:
         """Load a probe manifest; ``answer(initialize params)`` is the result the
         probe sends (a dict, an :class:`ErrorAnswer` to answer with an error, or
         None to send nothing). Returns the load result."""
         self.api_version = api_version
         token = self.listener.new_token()
-        manifest = self.listener.write_manifest(token, api_version=api_version, contributes=contributes)
-        info = ManifestInfo(f"{PROBE_NAME}-{token}", "0.1.0", api_version, dict(contributes), {"filesystem": "none"})
+        capabilities = capabilities if capabilities is not None else {"filesystem": "none"}
+        manifest = self.listener.write_manifest(
+            token, api_version=api_version, contributes=contributes, capabilities=capabilities
+        )
+        info = ManifestInfo(f"{PROBE_NAME}-{token}", "0.1.0", api_version, dict(contributes), dict(capabilities))
         self.session = ProbeSession(manifest=info, generation=0)
         self.trace = Trace(self._header(manifest, api_version))
         load: dict[str, Any] = {"manifest": str(manifest)}

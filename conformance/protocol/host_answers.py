@@ -154,8 +154,10 @@ _WHY = {
 }
 
 
-def check_child_answer(method: str, refusals: tuple[str, ...], answer: Response | ErrorResponse) -> Iterator[Finding]:
-    """Judge the host's (first) answer to a child request."""
+def check_child_answer(
+    method: str, refusals: tuple[str, ...], answer: Response | ErrorResponse, features: frozenset[str] = frozenset()
+) -> Iterator[Finding]:
+    """Judge the host's (first) answer to a child request (``features``: what was negotiated)."""
     for requirement in refusals:
         yield Exercise(requirement)
         if isinstance(answer, Response):
@@ -168,6 +170,8 @@ def check_child_answer(method: str, refusals: tuple[str, ...], answer: Response 
         yield from confirmation_answer_shape(answer.result)
     if isinstance(answer, Response) and not refusals and method == "input/request":
         yield from input_answer_shape(answer.result)
+    if not refusals and method == "secret/get" and "secrets" in features:
+        yield from secret_answer(answer)
     if isinstance(answer, ErrorResponse) and method in WAVE1_REQUESTS:
         yield from wave1_refusal_format(answer)
 
@@ -202,6 +206,39 @@ def input_answer_shape(result: object) -> Iterator[Violation]:
     elif isinstance(value, str) and utf8_len(value) > limits.INPUT_ANSWER_MAX_BYTES:
         message = f"result.value is {utf8_len(value):,} UTF-8 bytes; limit {limits.INPUT_ANSWER_MAX_BYTES:,}"
         yield Violation(INPUT_ANSWER, message, ("result", "value"))
+
+
+# §2.10: the only refusals of secret/get: invalid or undeclared name, no
+# active owner or service, no value or a failing broker.
+SECRET_REFUSALS = (-32602, -32002, -32004)
+
+
+@rule("EXT-2.10-host-secret-answers")
+def secret_answer(answer: Response | ErrorResponse) -> Iterator[Violation]:
+    """With secrets negotiated, secret/get is answered with exactly a string
+    value of at most 64 KiB of UTF-8, or refused with -32602, -32002 or
+    -32004 (§2.10, §4 ExtensionSecretGetRequest). Which refusal a given
+    request deserves is host state (the broker), except an undeclared name,
+    which the host scenarios judge."""
+    requirement = "EXT-2.10-host-secret-answers"
+    if isinstance(answer, ErrorResponse):
+        if answer.code not in SECRET_REFUSALS:
+            codes = ", ".join(map(str, SECRET_REFUSALS))
+            yield Violation(
+                requirement, f"error.code is {excerpt(answer.code)}; expected one of {codes}", ("error", "code")
+            )
+        return
+    result = answer.result
+    if not isinstance(result, dict) or sorted(result) != ["value"]:
+        shown = sorted(result) if isinstance(result, dict) else kind(result)
+        yield Violation(requirement, f"result is {shown}; expected exactly a value member", ("result",))
+        return
+    value = result["value"]
+    if not isinstance(value, str):
+        yield Violation(requirement, f"result.value is {kind(value)}; expected a string", ("result", "value"))
+    elif utf8_len(value) > limits.MAX_SECRET_VALUE_BYTES:
+        size = f"{utf8_len(value):,} UTF-8 bytes; limit {limits.MAX_SECRET_VALUE_BYTES:,}"
+        yield Violation(requirement, f"result.value is {size}", ("result", "value"))
 
 
 @rule(WAVE1_REFUSAL)

@@ -481,7 +481,7 @@ class ProbeSession:
         if broken is not None:
             out.append(Violation(broken, f"{child.method} {excerpt(msg.id)} was answered a second time"))
         if first:
-            out.extend(check_child_answer(child.method, child.refusals, msg))
+            out.extend(check_child_answer(child.method, child.refusals, msg, self.view.negotiated.features))
             self._admitted(child, msg)
         return out
 

@@ -24,6 +24,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from . import children as children_module
 from . import connection as connection_module
 from . import initialize as initialize_module
 from . import jsonrpc as rpc
@@ -166,6 +167,10 @@ class Reporter(HostEvents, Frontend):
 
 
 class Driver:
+    # §2.10: the secret broker the driver's hosts use; none, like the coding
+    # product, so secrets are never offered (a fixture may set one).
+    secret_broker: Any = None
+
     def __init__(self, fault: str | None = None) -> None:
         self.wire = Wire()
         self.fault = fault
@@ -189,7 +194,7 @@ class Driver:
             overrides["max_failed_restarts"] = int(overrides["max_failed_restarts"])
         key = tuple(sorted(overrides.items()))
         if key not in self.hosts:
-            config = HostConfig(**overrides)  # type: ignore[arg-type]
+            config = HostConfig(**overrides, secret_broker=self.secret_broker)  # type: ignore[arg-type]
             self.hosts[key] = ReferenceHost(config=config, events=self.reporter, frontend=self.reporter)
         return self.hosts[key]
 
@@ -1365,7 +1370,16 @@ def _fault_2_2_confirmation_across_restart() -> None:
     Reporter.confirm = confirm  # type: ignore[method-assign]
 
 
+def _fault_2_10_secret_unbounded() -> None:
+    """§2.10: secret values are passed on whatever their size (seen with a broker, which a host may
+    configure, whose value is one byte over 64 KiB)."""
+    value = "s" * (children_module.MAX_SECRET_BYTES + 1)
+    Driver.secret_broker = staticmethod(lambda *_: value)
+    children_module.MAX_SECRET_BYTES = 1 << 40  # the fault
+
+
 _SECTION_FAULTS: dict[str, Any] = {
+    "2.10-secret-unbounded": _fault_2_10_secret_unbounded,
     "5-cancel-across-restart": _fault_5_cancel_across_restart,
     "2.2-confirmation-across-restart": _fault_2_2_confirmation_across_restart,
     "0-no-frame-bound": _fault_0_no_frame_bound,
