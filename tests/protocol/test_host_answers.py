@@ -8,7 +8,12 @@ import pytest
 
 from conformance.protocol.host_answers import ParentInfo, check_child_answer, child_id_legal, child_refusals
 from conformance.protocol.jsonrpc import ErrorResponse, Response
-from conformance.protocol.limits import INPUT_ANSWER_MAX_BYTES, MAX_CHILD_IDS_PER_GENERATION, MAX_U64
+from conformance.protocol.limits import (
+    INPUT_ANSWER_MAX_BYTES,
+    MAX_CHILD_IDS_PER_GENERATION,
+    MAX_SECRET_VALUE_BYTES,
+    MAX_U64,
+)
 from conformance.protocol.violations import Violation
 
 LIVE_TOOL = ParentInfo("tool/call", None, settled=False, cancelled=False)
@@ -129,3 +134,33 @@ def test_input_answer_bound_n_minus_1_n_n_plus_1(size: int) -> None:
 def test_input_answer_shape(result: Any, ok: bool) -> None:
     assert (broken("input/request", (), Response(1, result)) == []) is ok
     assert broken("input/request", (), ErrorResponse(1, -32002, "no frontend")) == []  # a refusal is not judged
+
+
+SECRETS = frozenset({"secrets"})
+
+
+def secret_broken(answer: Response | ErrorResponse, features: frozenset[str] = SECRETS) -> list[str]:
+    return [f.requirement for f in check_child_answer("secret/get", (), answer, features) if isinstance(f, Violation)]
+
+
+@pytest.mark.parametrize("size", [MAX_SECRET_VALUE_BYTES - 1, MAX_SECRET_VALUE_BYTES, MAX_SECRET_VALUE_BYTES + 1])
+def test_secret_value_bound_n_minus_1_n_n_plus_1(size: int) -> None:
+    expected = ["EXT-2.10-host-secret-answers"] if size > MAX_SECRET_VALUE_BYTES else []
+    assert secret_broken(Response(1, {"value": "s" * size})) == expected
+
+
+@pytest.mark.parametrize(
+    ("answer", "ok"),
+    [
+        (Response(1, {"value": ""}), True),
+        (Response(1, {"value": None}), False),
+        (Response(1, {"value": "x", "owner": {}}), False),
+        (ErrorResponse(1, -32602, "secret name is not declared"), True),
+        (ErrorResponse(1, -32002, "no active owner"), True),
+        (ErrorResponse(1, -32004, "secret is unavailable"), True),
+        (ErrorResponse(1, -32601, "method not found"), False),
+    ],
+)
+def test_secret_answers(answer: Response | ErrorResponse, ok: bool) -> None:
+    assert (secret_broken(answer) == []) is ok
+    assert secret_broken(answer, frozenset()) == []  # secrets not negotiated: the host serves no secret/get

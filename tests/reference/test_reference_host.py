@@ -1636,3 +1636,49 @@ def test_state_changes_reach_the_embedder_in_order(tmp_path: Path) -> None:
     states = h.events.states
     assert [s for g, s in states if g == 1] == ["initializing", "ready", "draining", "stopped"]
     assert [s for g, s in states if g == 2] == ["initializing", "ready", "draining", "stopped"]
+
+
+class AskingForSecrets(Asking):
+    features = (*REQUIRED, "secrets")
+
+
+def test_secrets_are_offered_only_with_a_broker_and_answered_per_section_2_10(tmp_path: Path) -> None:
+    """§2.10: no broker (the default): secrets is not offered. With one:
+    declared names get the broker's value; an undeclared name -32602; no value,
+    a failing broker or a value over 64 KiB the one generic -32004."""
+    values = {"token": "s3cret", "empty": "", "missing": None, "huge": "x" * (64 * 1024 + 1)}
+
+    def broker(extension: str, generation: int, parent: int, name: str) -> str | None:
+        if name == "broken":
+            raise RuntimeError("provider down")
+        return values.get(name)
+
+    for config, offered in ((HostConfig(), False), (HostConfig(secret_broker=broker), True)):
+        h = Harness(tmp_path / str(offered), config=config)
+        scripts = h.add(AskingForSecrets if offered else Asking)
+        path = h.manifest()
+        allowlist = '["token", "empty", "missing", "huge", "broken"]'
+        path.write_text(path.read_text(encoding="utf-8") + f"[capabilities]\nsecrets = {allowlist}\n", encoding="utf-8")
+        h.run(lambda h=h, path=path: h.host.load(path))
+        init = next(m for m in scripts[0].received if m.get("method") == "initialize")
+        assert ("secrets" in init["params"]["protocol"]["optional_features"]) is offered
+        if not offered:
+            continue
+        parent = h.run(lambda h=h: h.host.start_tool("scripted", "t", {}))
+        h.world.settle(0.1)
+        for name in (*values, "broken", "undeclared"):
+            scripts[0].send(
+                {
+                    "jsonrpc": "2.0",
+                    "id": name,
+                    "method": "secret/get",
+                    "params": {"parent_request_id": parent.id, "name": name},
+                }
+            )
+        h.world.settle(0.1)
+        answers = _child_answers(scripts[0])
+        assert answers["token"]["result"] == {"value": "s3cret"}
+        assert answers["empty"]["result"] == {"value": ""}
+        assert answers["undeclared"]["error"]["code"] == -32602
+        assert {answers[n]["error"]["code"] for n in ("missing", "huge", "broken")} == {-32004}
+        assert len({answers[n]["error"]["message"] for n in ("missing", "huge", "broken")}) == 1
