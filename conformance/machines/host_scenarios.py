@@ -23,7 +23,12 @@ from conformance.peers.host_rig import ErrorAnswer, HostRequest, HostRig, ProbeG
 from conformance.protocol import jsonrpc
 from conformance.protocol.host_answers import child_id_legal
 from conformance.protocol.host_initialize import offer_from
-from conformance.protocol.limits import MAX_CHILD_ID_BYTES, MAX_INITIALIZE_COMMANDS, MAX_SETTLED_REASON_BYTES
+from conformance.protocol.limits import (
+    MAX_CHILD_ID_BYTES,
+    MAX_INITIALIZE_COMMANDS,
+    MAX_SETTLED_REASON_BYTES,
+    MESSAGE_BATCH_DELTAS,
+)
 from conformance.protocol.violations import Violation
 
 TOOL = "probe"
@@ -1133,12 +1138,66 @@ def lifecycle_events(api_version: str) -> Scenario:
                 ("turn/settled", settled),
             ):
                 rig.op("observe", {"extension": rig.handle, "event": event, "params": params})
+            if rig.driver.has("wave1"):  # §1.11: shortcuts is not negotiated here, so no trigger is sent
+                rig.op("observe", {"extension": rig.handle, "event": "shortcut/trigger", "params": {"id": SHORTCUT}})
             call, req = start_call(rig)
             rig.respond(req.wire_id, tool_result(api_version))
             rig.settled(call)
         shutdown_with(rig, ack=True, exit_after_ack=True)
 
     run.__name__ = "lifecycle-events"
+    return run
+
+
+# -- §1.11 ----------------------------------------------------------------------------------
+
+SHORTCUT = "probe.shortcut"
+SHORTCUT_REGISTER = {"id": SHORTCUT, "key": "ctrl+shift+p", "description": "the probe's shortcut"}
+# One past the 64 deltas a coalesced batch may represent (limits.MESSAGE_BATCH_DELTAS).
+OVERFULL_BATCH = {"message_id": "message-1", "delta": "x", "deltas": MESSAGE_BATCH_DELTAS + 1}
+
+
+def wave1_notifications(api_version: str) -> Scenario:
+    """§1.11 (driver capability ``wave1``, API 0.2+): when the host offers
+    shortcuts the probe registers one inside the initialize request (§2.20)
+    and accepts the feature; the driver then reports a press of it, a press
+    of an unknown shortcut (never delivered) and an over-full message batch
+    (never delivered as such). The session judges every Wave-1 frame (a
+    notification, negotiated, an admitted registration, the batch shape); a
+    later call orders them."""
+
+    def run(rig: HostRig) -> None:
+        if not rig.driver.has("wave1"):
+            return  # the checks stay unexercised: reported skip/untested, never pass
+
+        def answer(params: Any) -> dict[str, Any]:
+            result = initialize_result(params, api_version)
+            if "shortcuts" not in offer_from(params).offered or rig.session is None:
+                return result
+            init = next(c.id for c in rig.session.calls.values() if c.method == "initialize")
+            _child(rig, "shortcut-1", "shortcut/register", {"parent_request_id": init, **SHORTCUT_REGISTER})
+            return _protocol(result, features=[*result["protocol"]["features"], "shortcuts"])
+
+        loaded = rig.load(api_version, CONTRIBUTES, answer)
+        if loaded.get("outcome") != "ready":
+            raise HostRejected(f"the host did not accept a valid initialize answer: {loaded}")
+        if rig.session is not None and rig.session.negotiated is not None:
+            rig.recorder.negotiated_features.update(rig.session.negotiated.features)
+        for event, params in (
+            ("shortcut/trigger", {"id": SHORTCUT}),
+            ("shortcut/trigger", {"id": "probe.unknown"}),
+            ("message/updated", OVERFULL_BATCH),
+        ):
+            rig.op("observe", {"extension": rig.handle, "event": event, "params": params})
+        call, req = start_call(rig)
+        # Every frame the observations caused arrived before this call and was
+        # judged: an over-full batch that was refused held the batch rule too.
+        rig.recorder.exercise("EXT-1.11-host-message-batch-shape")
+        rig.respond(req.wire_id, tool_result(api_version))
+        rig.settled(call)
+        shutdown_with(rig, ack=True, exit_after_ack=True)
+
+    run.__name__ = "wave1-notifications"
     return run
 
 
@@ -1278,6 +1337,7 @@ def scenarios_for(api_version: str) -> list[Scenario]:
             progress_unnegotiated,
             result_content,
             lifecycle_events,
+            wave1_notifications,
             secrets,
             orphaned_children(cancel=False),
             orphaned_children(cancel=True),

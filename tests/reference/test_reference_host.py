@@ -1682,3 +1682,25 @@ def test_secrets_are_offered_only_with_a_broker_and_answered_per_section_2_10(tm
         assert answers["undeclared"]["error"]["code"] == -32602
         assert {answers[n]["error"]["code"] for n in ("missing", "huge", "broken")} == {-32004}
         assert len({answers[n]["error"]["message"] for n in ("missing", "huge", "broken")}) == 1
+
+
+@pytest.mark.parametrize(
+    ("batch", "sent"),
+    [
+        ({"message_id": "m", "delta": "x", "deltas": 64}, True),
+        ({"message_id": "m", "delta": "x", "deltas": 65}, False),
+        ({"message_id": "m", "delta": "x", "deltas": 0}, False),
+        ({"message_id": "m", "delta": 3, "deltas": 1}, False),
+        ({"message_id": "m", "deltas": ["a"] * 1024}, True),
+        ({"message_id": "m", "deltas": ["a"] * 1025}, False),
+    ],
+)
+def test_message_batches_are_sent_only_when_gated_and_well_formed(tmp_path: Path, batch: Message, sent: bool) -> None:
+    """§1.11: message/updated needs a gate the embedder names (none by default) and one bounded batch."""
+    for gates, expected in (({}, False), ({"message/updated": "request_cancellation"}, sent)):
+        h = Harness(tmp_path / str(bool(gates)), config=HostConfig(wave1_gates=gates))
+        scripts = h.add(Script)
+        h.run(lambda h=h: h.host.load(h.manifest()))
+        assert h.run(lambda h=h: h.host.notify_wave1("scripted", "message/updated", batch)) is expected
+        h.world.settle()
+        assert ("message/updated" in scripts[0].methods()) is expected

@@ -491,6 +491,8 @@ class Connection:
             problem = f"{method} payload exceeds {self.config.wave1_payload_bytes} bytes"
         elif method == "shortcut/trigger" and params.get("id") not in self.children.shortcuts:
             problem = f"shortcut/trigger for unknown shortcut {str(params.get('id'))[:80]!r}"
+        elif method == "message/updated":
+            problem = batch_problem(params)
         if problem is not None:
             self.diagnose("notification-refused", problem)
             return False
@@ -586,6 +588,24 @@ class Connection:
 
     def wait_ended(self, timeout: float | None = None) -> bool:
         return self._ended.wait(timeout)
+
+
+# §1.11: one coalesced batch carries at most 64 deltas; an SDK-shaped array
+# under deltas is refused past 1024.
+MAX_BATCH_DELTAS = 64
+MAX_BATCH_ARRAY = 1024
+
+
+def batch_problem(params: dict[str, Any]) -> str | None:
+    """Why a message/updated payload is not one well-formed host batch, or None."""
+    deltas = params.get("deltas")
+    if isinstance(deltas, list):
+        return None if len(deltas) <= MAX_BATCH_ARRAY else f"more than {MAX_BATCH_ARRAY} deltas"
+    if not isinstance(params.get("message_id"), str) or not isinstance(params.get("delta"), str):
+        return "message/updated needs string message_id and delta"
+    if not _is_int(deltas) or not 1 <= deltas <= MAX_BATCH_DELTAS:
+        return f"message/updated deltas must be 1..{MAX_BATCH_DELTAS}"
+    return None
 
 
 def _is_int(value: object) -> TypeGuard[int]:

@@ -43,7 +43,11 @@ from .manifest import ManifestError, load_manifest
 from .writer import SerialWriter
 
 CONTRACT = "octet-host-driver/1"
-CAPABILITIES = ["timing", "frontend", "collect", "reload", "lifecycle"]
+CAPABILITIES = ["timing", "frontend", "collect", "reload", "lifecycle", "wave1"]
+WAVE1_EVENTS = ("shortcut/trigger", "message/updated")  # §1.11, through observe (capability wave1)
+# Optional features this embedder adds to the host's defaults: shortcuts
+# (§2.20 registration, §1.11 shortcut/trigger), which the host implements.
+EXTRA_FEATURES = ("shortcuts",)
 CALL_METHODS = ("tool/call", "command/execute", "hook/run", "context/collect", "status/collect", "menu/collect",
                 "tool/render")  # fmt: skip
 # The host's diagnostic tags -> the contract's kinds.
@@ -194,7 +198,9 @@ class Driver:
             overrides["max_failed_restarts"] = int(overrides["max_failed_restarts"])
         key = tuple(sorted(overrides.items()))
         if key not in self.hosts:
-            config = HostConfig(**overrides, secret_broker=self.secret_broker)  # type: ignore[arg-type]
+            optional = (*HostConfig().optional_features, *EXTRA_FEATURES)
+            options: dict[str, Any] = {**overrides, "secret_broker": self.secret_broker, "optional_features": optional}
+            config = HostConfig(**options)
             self.hosts[key] = ReferenceHost(config=config, events=self.reporter, frontend=self.reporter)
         return self.hosts[key]
 
@@ -227,7 +233,10 @@ class Driver:
         if params.get("contract") != CONTRACT:
             raise OpError(-32602, f"this driver speaks {CONTRACT}")
         config = HostConfig()
-        features = ["request_cancellation", "content_parts", *config.optional_features, *config.optional_features_0_4]
+        features = [
+            "request_cancellation", "content_parts", *config.optional_features, *EXTRA_FEATURES,
+            *config.optional_features_0_4,
+        ]  # fmt: skip
         return {
             "contract": CONTRACT,
             "host": {"name": "octet-reference-host", "version": "0.1.0"},
@@ -335,7 +344,10 @@ class Driver:
         event, payload = params.get("event"), params.get("params")
         if not isinstance(event, str) or not isinstance(payload, dict):
             raise OpError(-32602, "observe needs an event name and params")
-        host.notify_lifecycle(name, event, payload)
+        if event in WAVE1_EVENTS:
+            host.notify_wave1(name, event, payload)
+        else:
+            host.notify_lifecycle(name, event, payload)
         return {}
 
     def op_shutdown(self, rid: Any, params: dict[str, Any]) -> None:
@@ -1378,7 +1390,52 @@ def _fault_2_10_secret_unbounded() -> None:
     children_module.MAX_SECRET_BYTES = 1 << 40  # the fault
 
 
+def _fault_1_11_trigger_unregistered() -> None:
+    """§1.11: shortcut/trigger is sent for a shortcut no registration admitted."""
+    original = Connection.notify_wave1
+
+    def notify(self: Connection, method: str, params: Any) -> bool:
+        if method == "shortcut/trigger" and isinstance(params, dict):
+            self.children.shortcuts.add(str(params.get("id")))  # the fault: any id counts as registered
+        return original(self, method, params)
+
+    Connection.notify_wave1 = notify  # type: ignore[method-assign]
+
+
+def _fault_1_11_wave1_ungated() -> None:
+    """§1.11: Wave-1 notifications are sent without their negotiated feature (or a registration)."""
+
+    def notify(self: Connection, method: str, params: Any) -> bool:
+        return self._send(rpc.notification(method, params), best_effort=True)  # the fault
+
+    Connection.notify_wave1 = notify  # type: ignore[method-assign]
+
+
+def _fault_1_11_trigger_with_id() -> None:
+    """§1.11: shortcut/trigger is written with an id, as a request."""
+    counter = iter(range(1_000_000, 2_000_000))
+    _rewrite_frames(_on_method("shortcut/trigger", lambda m: {**m, "id": next(counter)}))  # the fault
+
+
+def _fault_1_11_batch_unchecked() -> None:
+    """§1.11: message/updated (gated here on request_cancellation, an embedder's choice) is sent
+    with whatever delta count the embedder reports, past the 64 of one batch."""
+    original = Driver.host_for
+
+    def host_for(self: Driver, timing: dict[str, Any]) -> ReferenceHost:
+        host = original(self, timing)
+        host.config.wave1_gates["message/updated"] = "request_cancellation"  # the gate (allowed)
+        return host
+
+    Driver.host_for = host_for  # type: ignore[method-assign]
+    connection_module.batch_problem = lambda params: None  # the fault
+
+
 _SECTION_FAULTS: dict[str, Any] = {
+    "1.11-trigger-unregistered": _fault_1_11_trigger_unregistered,
+    "1.11-wave1-ungated": _fault_1_11_wave1_ungated,
+    "1.11-trigger-with-id": _fault_1_11_trigger_with_id,
+    "1.11-batch-unchecked": _fault_1_11_batch_unchecked,
     "2.10-secret-unbounded": _fault_2_10_secret_unbounded,
     "5-cancel-across-restart": _fault_5_cancel_across_restart,
     "2.2-confirmation-across-restart": _fault_2_2_confirmation_across_restart,
