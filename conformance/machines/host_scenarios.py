@@ -1187,12 +1187,20 @@ def wave1_notifications(api_version: str) -> Scenario:
             ("shortcut/trigger", {"id": SHORTCUT}),
             ("shortcut/trigger", {"id": "probe.unknown"}),
             ("message/updated", OVERFULL_BATCH),
+            ("message/settled", {"message_id": "message-2"}),
+            ("message/updated", {"message_id": "message-2", "delta": "x", "deltas": 1}),  # after it settled
         ):
             rig.op("observe", {"extension": rig.handle, "event": event, "params": params})
+        if rig.session is not None and rig.session.negotiated is not None and rig.session.negotiated.has("shortcuts"):
+            # §2: the initialize request (the registrations' parent) has settled and
+            # no resource_owner is given: refused with -32002 (the session judges it).
+            init = next(c.id for c in rig.session.calls.values() if c.method == "initialize")
+            late = {"parent_request_id": init, **SHORTCUT_REGISTER, "id": "probe.late"}
+            _child(rig, "shortcut-2", "shortcut/register", late)
         call, req = start_call(rig)
         # Every frame the observations caused arrived before this call and was
-        # judged: an over-full batch that was refused held the batch rule too.
-        rig.recorder.exercise("EXT-1.11-host-message-batch-shape")
+        # judged: a refused over-full or late batch held the batch rules too.
+        rig.recorder.exercise("EXT-1.11-host-message-batch-shape", "EXT-1.11-host-batches-before-settled")
         rig.respond(req.wire_id, tool_result(api_version))
         rig.settled(call)
         shutdown_with(rig, ack=True, exit_after_ack=True)

@@ -1704,3 +1704,33 @@ def test_message_batches_are_sent_only_when_gated_and_well_formed(tmp_path: Path
         assert h.run(lambda h=h: h.host.notify_wave1("scripted", "message/updated", batch)) is expected
         h.world.settle()
         assert ("message/updated" in scripts[0].methods()) is expected
+
+
+def test_a_registration_after_initialize_settled_is_refused_not_foreground_owner(tmp_path: Path) -> None:
+    """§2/§2.20: its parent (initialize) settled and it names no owner: -32002, never admitted."""
+    config = HostConfig(optional_features=("request_progress", "lifecycle_events", "shortcuts"))
+    h = Harness(tmp_path, config=config)
+    scripts = h.add(Registers)
+    h.run(lambda: h.host.load(h.manifest()))
+    late = {"parent_request_id": 1, "id": "late", "key": "ctrl+l", "description": "d"}
+    scripts[0].send({"jsonrpc": "2.0", "id": "reg-late", "method": "shortcut/register", "params": late})
+    h.world.settle(0.1)
+    answer = _child_answers(scripts[0])["reg-late"]
+    assert answer["error"]["code"] == -32002 and answer["error"]["message"].startswith("not_foreground_owner")
+    assert h.run(lambda: h.host.notify_wave1("scripted", "shortcut/trigger", {"id": "late"})) is False
+
+
+def test_no_message_batch_after_its_message_settled(tmp_path: Path) -> None:
+    gates = {"message/updated": "request_cancellation", "message/settled": "request_cancellation"}
+    h = Harness(tmp_path, config=HostConfig(wave1_gates=gates))
+    h.add(Script)
+    h.run(lambda: h.host.load(h.manifest()))
+    batch = {"message_id": "m", "delta": "x", "deltas": 1}
+    sent = h.run(
+        lambda: [
+            h.host.notify_wave1("scripted", "message/updated", batch),
+            h.host.notify_wave1("scripted", "message/settled", {"message_id": "m"}),
+            h.host.notify_wave1("scripted", "message/updated", batch),
+        ]
+    )
+    assert sent == [True, True, False]

@@ -101,6 +101,11 @@ class ChildRequests:
         if len(self._used) >= config.max_child_ids:
             return rpc.INVALID_REQUEST, f"this generation used its {config.max_child_ids} child ids"
         self._used.add(key)
+        if message.method == "shortcut/register" and conn.negotiated.has("shortcuts"):
+            # §2/§2.20: its parent (the initialize request) has settled; no owner
+            # this host issued can stand in for it, and a late registration is
+            # never admitted.
+            return rpc.NOT_AVAILABLE, "not_foreground_owner: shortcut/register after initialize settled"
         if not self._served(message.method):
             return rpc.METHOD_NOT_FOUND, f"method {message.method[:80]!r} is not available to this extension"
         if not isinstance(message.params, dict):

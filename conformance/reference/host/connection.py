@@ -109,6 +109,7 @@ class Connection:
         self._state_events: collections.deque[str] = collections.deque()
         self._state_pump_running = False
         self._stdout_eof = runtime.event()
+        self._settled_messages: set[str] = set()  # §1.11: message ids whose message/settled was sent
 
     # -- lifecycle ---------------------------------------------------------------
 
@@ -492,11 +493,20 @@ class Connection:
         elif method == "shortcut/trigger" and params.get("id") not in self.children.shortcuts:
             problem = f"shortcut/trigger for unknown shortcut {str(params.get('id'))[:80]!r}"
         elif method == "message/updated":
-            problem = batch_problem(params)
+            problem = batch_problem(params) or self._settled_message(params)
         if problem is not None:
             self.diagnose("notification-refused", problem)
             return False
+        if method == "message/settled" and isinstance(params.get("message_id"), str):
+            with self._cond:
+                self._settled_messages.add(params["message_id"])
         return self._send(rpc.notification(method, params), best_effort=True)
+
+    def _settled_message(self, params: dict[str, Any]) -> str | None:
+        """§1.11: every batch of a message goes out before its message/settled."""
+        with self._cond:
+            settled = params.get("message_id") in self._settled_messages
+        return "message/updated after the message settled" if settled else None
 
     def send_frame(self, message: rpc.JsonObject) -> bool:
         return self._send(message)

@@ -44,7 +44,7 @@ from .writer import SerialWriter
 
 CONTRACT = "octet-host-driver/1"
 CAPABILITIES = ["timing", "frontend", "collect", "reload", "lifecycle", "wave1"]
-WAVE1_EVENTS = ("shortcut/trigger", "message/updated")  # §1.11, through observe (capability wave1)
+WAVE1_EVENTS = ("shortcut/trigger", "message/updated", "message/settled")  # §1.11, observe (capability wave1)
 # Optional features this embedder adds to the host's defaults: shortcuts
 # (§2.20 registration, §1.11 shortcut/trigger), which the host implements.
 EXTRA_FEATURES = ("shortcuts",)
@@ -1431,7 +1431,39 @@ def _fault_1_11_batch_unchecked() -> None:
     connection_module.batch_problem = lambda params: None  # the fault
 
 
+def _fault_1_11_batch_after_settled() -> None:
+    """§1.11: message/updated is sent after its message/settled (both gated on request_cancellation,
+    an embedder's choice)."""
+    original = Driver.host_for
+
+    def host_for(self: Driver, timing: dict[str, Any]) -> ReferenceHost:
+        host = original(self, timing)
+        host.config.wave1_gates.update(
+            {"message/updated": "request_cancellation", "message/settled": "request_cancellation"}
+        )
+        return host
+
+    Driver.host_for = host_for  # type: ignore[method-assign]
+    Connection._settled_message = lambda self, params: None  # type: ignore[method-assign]  # the fault
+
+
+def _fault_2_late_register_unknown() -> None:
+    """§2: a shortcut/register after initialize settled, without resource_owner, is refused as an
+    unknown method (-32601), not with -32002 not_foreground_owner."""
+    original = ChildRequests._admit
+
+    def admit(self: ChildRequests, key: Any, message: Any) -> Any:
+        refusal = original(self, key, message)
+        if message.method == "shortcut/register" and refusal is not None and refusal[0] == rpc.NOT_AVAILABLE:
+            return rpc.METHOD_NOT_FOUND, "shortcut/register is not available"  # the fault
+        return refusal
+
+    ChildRequests._admit = admit  # type: ignore[method-assign]
+
+
 _SECTION_FAULTS: dict[str, Any] = {
+    "1.11-batch-after-settled": _fault_1_11_batch_after_settled,
+    "2-late-register-unknown": _fault_2_late_register_unknown,
     "1.11-trigger-unregistered": _fault_1_11_trigger_unregistered,
     "1.11-wave1-ungated": _fault_1_11_wave1_ungated,
     "1.11-trigger-with-id": _fault_1_11_trigger_with_id,
