@@ -26,6 +26,7 @@ from conformance.protocol.host_initialize import offer_from
 from conformance.protocol.limits import (
     MAX_CHILD_ID_BYTES,
     MAX_INITIALIZE_COMMANDS,
+    MAX_OUTSTANDING_CHILDREN,
     MAX_SETTLED_REASON_BYTES,
     MESSAGE_BATCH_DELTAS,
 )
@@ -1209,6 +1210,32 @@ def wave1_notifications(api_version: str) -> Scenario:
     return run
 
 
+# -- §2 outstanding children -----------------------------------------------------------------
+
+
+def outstanding_children(api_version: str) -> Scenario:
+    """§2 (API 0.2+): 128 confirmations under one active call, then an
+    input/request. A host whose frontend still holds 128 of them refuses the
+    input; one that answered some already may admit it. The session judges
+    the input's answer against the children still unanswered when it arrives
+    (those were outstanding when the host admitted it)."""
+
+    def run(rig: HostRig) -> None:
+        ready(rig, api_version)
+        call, req = start_call(rig)
+        held = [f"hold-{index}" for index in range(MAX_OUTSTANDING_CHILDREN)]
+        for cid in held:
+            rig.child_request(cid, "confirmation/request", {"prompt": "Hold?", "parent_request_id": req.wire_id})
+        _child(rig, "one-more", "input/request", {"parent_request_id": req.wire_id, "prompt": "One more?"})
+        rig.respond(req.wire_id, tool_result(api_version))  # the held ones are answered or cancelled now
+        rig.settled(call)
+        rig.until(lambda: all(cid in rig.answers or _cancels_of(rig, cid) for cid in held), SLACK_S)
+        shutdown_with(rig, ack=True, exit_after_ack=True)
+
+    run.__name__ = "outstanding-children"
+    return run
+
+
 # -- §1.9, §2: children of a settled or cancelled parent ------------------------------------
 
 
@@ -1347,6 +1374,7 @@ def scenarios_for(api_version: str) -> list[Scenario]:
             lifecycle_events,
             wave1_notifications,
             secrets,
+            outstanding_children,
             orphaned_children(cancel=False),
             orphaned_children(cancel=True),
         ]

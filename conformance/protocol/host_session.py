@@ -38,12 +38,20 @@ from typing import Any
 from . import host_tables as T
 from .ext_initialize import negotiated_from, tools_from
 from .ext_types import ManifestInfo, Negotiated, Offer
-from .host_answers import ParentInfo, check_child_answer, child_id_legal, child_refusals, is_operation_scoped
+from .host_answers import (
+    OVER_OUTSTANDING,
+    ParentInfo,
+    check_child_answer,
+    child_id_legal,
+    child_refusals,
+    is_operation_scoped,
+)
 from .host_initialize import INITIALIZE_ERROR, check_initialize_request, must_reject, offer_from
 from .host_notifications import CANCEL, NOTIFICATION_SHAPE_RULES, check_host_notification
 from .host_requests import SHAPE_RULES, HostView, check_host_request
 from .host_tables import Call, CallInput, Child, ChildInput, Life, LifeInput, LocalProtocolError
 from .jsonrpc import Decoded, ErrorResponse, JsonRpcId, Notification, Request, Response
+from .limits import MAX_OUTSTANDING_CHILDREN
 from .members import excerpt
 from .strict_json import JsonError, parse_json
 from .violations import Exercise, Finding, Violation
@@ -112,6 +120,7 @@ class ProbeChild:
     refusals: tuple[str, ...]
     parent: Any = None  # key of the parent host request, if it names one
     state: Child = Child.OUTSTANDING
+    seq: int = 0  # order in which the probe sent it
 
 
 @dataclass(frozen=True)
@@ -143,6 +152,7 @@ class ProbeSession:
     accepted_limit: int | None = None  # max_concurrent_requests as the probe accepted it, before the cap
     settled_messages: set[str] = field(default_factory=set)
     oversized_seen: int = 0  # host frames over the bound (not decoded)
+    children_sent: int = 0
     unechoable: list[Any] = field(default_factory=list)  # keys of children sent with an illegal id, unanswered
 
     # -- queries ------------------------------------------------------------
@@ -282,7 +292,8 @@ class ProbeSession:
             return []  # a duplicate of an outstanding id: answers cannot be told apart, not judged
         # §2: only operation-scoped children die with their parent.
         owner = parent_key if is_operation_scoped(method) else None
-        self.children[key] = ProbeChild(cid, method, params, refusals, owner)
+        self.children[key] = ProbeChild(cid, method, params, refusals, owner, seq=self.children_sent)
+        self.children_sent += 1
         if not child_id_legal(cid):
             self.unechoable.append(key)  # §2: the host may answer an id it cannot echo with id null
         return []
@@ -481,7 +492,10 @@ class ProbeSession:
         if broken is not None:
             out.append(Violation(broken, f"{child.method} {excerpt(msg.id)} was answered a second time"))
         if first:
-            out.extend(check_child_answer(child.method, child.refusals, msg, self.view.negotiated.features))
+            refusals = self._outstanding_when_answered(child)
+            if refusals != child.refusals:
+                out.append(Exercise(OVER_OUTSTANDING))  # judged, and the host was within the bound
+            out.extend(check_child_answer(child.method, refusals, msg, self.view.negotiated.features))
             self._admitted(child, msg)
         return out
 
@@ -499,6 +513,19 @@ class ProbeSession:
                 out.append(Violation(CONFIRMATION_FENCE, text, _ID))
             return out
         return [Violation(RESPONSES, f"the host answered id {excerpt(msg.id)}, which the probe never used", _ID)]
+
+    def _outstanding_when_answered(self, child: ProbeChild) -> tuple[str, ...]:
+        """The outstanding bound, re-counted when the answer arrives: the
+        children sent before this one whose answers have not arrived yet were
+        unanswered when the host wrote this answer, so also when it admitted
+        this child. Answers that crossed the probe's writes may have freed
+        slots the count at sending did not see; the host is not blamed for them."""
+        if OVER_OUTSTANDING not in child.refusals:
+            return child.refusals
+        before = sum(c.seq < child.seq and c.state in T.UNRESOLVED_CHILDREN for c in self.children.values())
+        if before + 1 > MAX_OUTSTANDING_CHILDREN:
+            return child.refusals
+        return tuple(r for r in child.refusals if r != OVER_OUTSTANDING)
 
     def _boundary_exercised(self) -> list[Finding]:
         if not (self.earlier.host_ids or self.earlier.child_ids):

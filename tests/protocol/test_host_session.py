@@ -526,3 +526,16 @@ def test_a_cancel_may_name_an_oversized_request_the_probe_could_not_read() -> No
     events = list(FrameDecoder(max_frame_bytes=MAX_FRAME_BYTES).feed(oversized))
     assert violated(s.received(decode_event(events[0]))) == ["EXT-0-host-frame-bound"]
     assert violated(s.received(notification("$/cancelRequest", {"id": 6}))) == []
+
+
+def test_outstanding_children_are_counted_when_the_answer_arrives() -> None:
+    """Answers that crossed the probe's writes freed slots: admitting the
+    129th is fine when, by its answer, an earlier child was answered."""
+    s = ready()
+    s.received(request(2, "tool/call", tool_call()))
+    for i in range(MAX_OUTSTANDING_CHILDREN + 1):
+        s.sent_child(i, "confirmation/request", confirm())
+    s.received(result(0, {"confirmed": False}))
+    out = s.received(result(MAX_OUTSTANDING_CHILDREN, {"confirmed": False}))
+    assert violated(out) == []
+    assert Exercise("EXT-2-host-refuses-over-outstanding") in out

@@ -1461,7 +1461,28 @@ def _fault_2_late_register_unknown() -> None:
     ChildRequests._admit = admit  # type: ignore[method-assign]
 
 
+def _fault_2_no_outstanding_limit() -> None:
+    """§2: child requests are admitted however many are outstanding (seen with a frontend that takes
+    a few seconds per confirmation, which is allowed, so 128 of them stay outstanding)."""
+    original = Driver.host_for
+
+    def host_for(self: Driver, timing: dict[str, Any]) -> ReferenceHost:
+        host = original(self, timing)
+        object.__setattr__(host.config, "max_outstanding_children", 1 << 30)  # the fault
+        return host
+
+    Driver.host_for = host_for  # type: ignore[method-assign]
+    slow = Reporter.confirm
+
+    def confirm(self: Reporter, prompt: Prompt) -> bool:
+        threading.Event().wait(SLOW_FRONTEND_S)  # a user who takes a while (allowed)
+        return slow(self, prompt)
+
+    Reporter.confirm = confirm  # type: ignore[method-assign]
+
+
 _SECTION_FAULTS: dict[str, Any] = {
+    "2-no-outstanding-limit": _fault_2_no_outstanding_limit,
     "1.11-batch-after-settled": _fault_1_11_batch_after_settled,
     "2-late-register-unknown": _fault_2_late_register_unknown,
     "1.11-trigger-unregistered": _fault_1_11_trigger_unregistered,
