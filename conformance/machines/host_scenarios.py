@@ -1210,6 +1210,43 @@ def wave1_notifications(api_version: str) -> Scenario:
     return run
 
 
+# -- §1.4b ----------------------------------------------------------------------------------
+
+TURN_HOOK = "model_turn_start"
+TURN_PAYLOAD = {"kind": TURN_HOOK, "run_id": "run:001", "turn_index": 0, "timestamp_ms": 1791129600000}
+
+
+def model_turn_hooks(api_version: str) -> Scenario:
+    """§1.4b (API 0.4): the manifest declares model_turn_start; when the host
+    offers session_entries the probe accepts it and the driver runs the hook
+    with a valid payload. The session judges the payload the host writes
+    (kind, run_id, turn_index, timestamp_ms). A host that never offers
+    session_entries leaves the rule untested."""
+
+    def run(rig: HostRig) -> None:
+        def answer(params: Any) -> dict[str, Any]:
+            result = initialize_result(params, api_version)
+            if "session_entries" not in offer_from(params).offered:
+                return result
+            return _protocol(result, features=[*result["protocol"]["features"], "session_entries"])
+
+        loaded = rig.load(api_version, {**CONTRIBUTES, "hooks": [TURN_HOOK]}, answer)
+        if loaded.get("outcome") != "ready":
+            raise HostRejected(f"the host did not accept a valid initialize answer: {loaded}")
+        if rig.session is not None and rig.session.negotiated is not None:
+            rig.recorder.negotiated_features.update(rig.session.negotiated.features)
+        if "session_entries" in offered_features(rig):
+            call, refused = rig.call("hook/run", {"hook": TURN_HOOK, "payload": dict(TURN_PAYLOAD)})
+            req = None if isinstance(refused, OperationError) else rig.next_request("hook/run")
+            if req is not None:
+                rig.respond_error(req.wire_id, -32603, "the probe declines")
+                rig.settled(call)
+        shutdown_with(rig, ack=True, exit_after_ack=True)
+
+    run.__name__ = "model-turn-hooks"
+    return run
+
+
 # -- §2 outstanding children -----------------------------------------------------------------
 
 
@@ -1378,6 +1415,8 @@ def scenarios_for(api_version: str) -> list[Scenario]:
             orphaned_children(cancel=False),
             orphaned_children(cancel=True),
         ]
+    if api_version == "0.4":
+        makers.append(model_turn_hooks)
     out = [make(api_version) for make in makers]
     out += [bad_initialize(case, api_version) for case in BAD_INITIALIZE if api_version in case.apis]
     return out

@@ -1734,3 +1734,22 @@ def test_no_message_batch_after_its_message_settled(tmp_path: Path) -> None:
         ]
     )
     assert sent == [True, True, False]
+
+
+@pytest.mark.parametrize(
+    ("payload", "ok"),
+    [
+        ({"kind": "model_turn_start", "run_id": "run:001", "turn_index": 0, "timestamp_ms": 1}, True),
+        ({"kind": "model_turn_start", "run_id": "001", "turn_index": 0, "timestamp_ms": 1}, False),
+        ({"kind": "model_turn_end", "run_id": "run:001", "turn_index": 0, "timestamp_ms": 1}, False),
+        ({"kind": "model_turn_start", "run_id": "run:001", "turn_index": -1, "timestamp_ms": 1}, False),
+    ],
+)
+def test_model_turn_hooks_need_session_entries_and_a_well_formed_payload(payload: Message, ok: bool) -> None:
+    """§1.4b: routed only at API 0.4 with session_entries negotiated, with the payload checked."""
+    from conformance.reference.host.requests import params_problem
+
+    params = {"hook": "model_turn_start", "payload": payload}
+    assert (params_problem("hook/run", params, "0.4", frozenset({"session_entries"})) is None) is ok
+    assert params_problem("hook/run", params, "0.4") is not None
+    assert params_problem("hook/run", params, "0.2", frozenset({"session_entries"})) is not None

@@ -1481,7 +1481,30 @@ def _fault_2_no_outstanding_limit() -> None:
     Reporter.confirm = confirm  # type: ignore[method-assign]
 
 
+def _fault_1_4b_turn_run_id() -> None:
+    """§1.4b: model_turn_start payloads carry the bare entry id as run_id, without "run:" (seen
+    with session_entries offered at API 0.4, its embedder's choice)."""
+    original = Driver.host_for
+
+    def host_for(self: Driver, timing: dict[str, Any]) -> ReferenceHost:
+        host = original(self, timing)
+        features = (*host.config.optional_features_0_4, "session_entries")
+        object.__setattr__(host.config, "optional_features_0_4", features)  # the embedder's choice
+        return host
+
+    Driver.host_for = host_for  # type: ignore[method-assign]
+
+    def change(message: dict[str, Any]) -> dict[str, Any]:
+        payload = message["params"].get("payload")
+        if message["params"].get("hook") != "model_turn_start" or not isinstance(payload, dict):
+            return message
+        return _with_params(message, payload={**payload, "run_id": str(payload.get("run_id")).removeprefix("run:")})
+
+    _rewrite_frames(_on_method("hook/run", change))  # the fault
+
+
 _SECTION_FAULTS: dict[str, Any] = {
+    "1.4b-turn-run-id": _fault_1_4b_turn_run_id,
     "2-no-outstanding-limit": _fault_2_no_outstanding_limit,
     "1.11-batch-after-settled": _fault_1_11_batch_after_settled,
     "2-late-register-unknown": _fault_2_late_register_unknown,
