@@ -815,14 +815,30 @@ def headless_confirmation(api_version: str) -> Scenario:
             )
         if api_version == "0.1":
             no_parent_0_1(rig, answer)
-        else:
-            headless_input(rig, req)
         rig.respond(req.wire_id, tool_result(api_version))
         rig.settled(call)
         shutdown_with(rig, ack=True, exit_after_ack=True)
 
     run.__name__ = "headless-confirmation"
     return run
+
+
+def under_a_call(name: str, play: Callable[[HostRig, HostRequest], None]) -> Callable[[str], Scenario]:
+    """A scenario that plays ``play`` while one tool call is active, then settles it and shuts down."""
+
+    def make(api_version: str) -> Scenario:
+        def run(rig: HostRig) -> None:
+            ready(rig, api_version)
+            call, req = start_call(rig)
+            play(rig, req)
+            rig.respond(req.wire_id, tool_result(api_version))
+            rig.settled(call)
+            shutdown_with(rig, ack=True, exit_after_ack=True)
+
+        run.__name__ = name
+        return run
+
+    return make
 
 
 def no_parent_0_1(rig: HostRig, answer: Any) -> None:
@@ -871,8 +887,6 @@ def child_parents(api_version: str) -> Scenario:
         for cid, parent in cases:
             _confirm(rig, cid, parent)
         _confirm(rig, BAD_CHILD_ID, req.wire_id)  # §2: neither a u64 nor a string of at most 256 bytes
-        if api_version != "0.1":
-            wave1_owner_optional(rig, req)
         rig.respond(req.wire_id, tool_result(api_version))
         rig.settled(call)
         if api_version != "0.1":
@@ -1408,6 +1422,8 @@ def scenarios_for(api_version: str) -> list[Scenario]:
             progress_sequences,
             progress_unnegotiated,
             result_content,
+            under_a_call("headless-input", headless_input),
+            under_a_call("wave1-owner", wave1_owner_optional),
             lifecycle_events,
             wave1_notifications,
             secrets,
