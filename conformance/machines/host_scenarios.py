@@ -20,8 +20,17 @@ from pathlib import Path
 from typing import Any
 
 from conformance.peers.host_driver import OperationError
-from conformance.peers.host_rig import HostRequest, HostRig, ProbeGone
+from conformance.peers.host_rig import ErrorAnswer, HostRequest, HostRig, ProbeGone
+from conformance.protocol import jsonrpc
+from conformance.protocol.host_answers import child_id_legal
 from conformance.protocol.host_initialize import offer_from
+from conformance.protocol.limits import (
+    MAX_CHILD_ID_BYTES,
+    MAX_INITIALIZE_COMMANDS,
+    MAX_OUTSTANDING_CHILDREN,
+    MAX_SETTLED_REASON_BYTES,
+    MESSAGE_BATCH_DELTAS,
+)
 from conformance.protocol.violations import Violation
 
 TOOL = "probe"
@@ -31,6 +40,7 @@ REQUIRED = ("request_cancellation", "content_parts")
 # How much longer than the host's own stage the probe waits to see it act
 # (a loaded machine must never turn into a verdict).
 SLACK_S = 1.5
+REQUEST_CANCELLED = -32800  # §1.9: how a cooperative extension settles a cancelled request
 # Sixteen times a Linux pipe buffer: a host that does not drain stderr
 # blocks the probe long before the end.
 FLOOD_BYTES = 1024 * 1024
@@ -105,11 +115,19 @@ class BadInitialize:
     name: str
     requirement: str
     apis: tuple[str, ...]
-    change: Callable[[dict[str, Any], str], dict[str, Any]]
+    change: Callable[[dict[str, Any], str], dict[str, Any] | ErrorAnswer]
+    contributes: dict[str, Any] | None = None  # the probe manifest's (CONTRIBUTES when None)
 
 
 def _protocol(result: dict[str, Any], **changes: Any) -> dict[str, Any]:
     return {**result, "protocol": {**result["protocol"], **changes}}
+
+
+# §1.1: more command definitions than a host accepts; the manifest declares
+# every one of them, so only the count is wrong.
+TOO_MANY_COMMANDS = [f"c{index}" for index in range(MAX_INITIALIZE_COMMANDS + 1)]
+# §1.1: approvals builds on policy_intents (limits.FEATURE_DEPENDENCIES).
+DEPENDENT_FEATURE = "approvals"
 
 
 BAD_INITIALIZE = (
@@ -164,6 +182,31 @@ BAD_INITIALIZE = (
         ("0.2", "0.4"),
         lambda r, _: _protocol(r, limits={"max_concurrent_requests": 0}),
     ),
+    BadInitialize(
+        "initialize-error",
+        "EXT-1.1-host-rejected-child-isolated",
+        ("0.1", "0.2", "0.4"),
+        lambda r, _: ErrorAnswer(-32603, "the probe cannot start"),
+    ),
+    BadInitialize(
+        "feature-without-base",
+        "EXT-1.1-host-rejects-feature-dependencies",
+        ("0.2", "0.4"),
+        lambda r, _: _protocol(r, features=[*r["protocol"]["features"], DEPENDENT_FEATURE]),
+    ),
+    BadInitialize(
+        "output-schema-outside-subset",
+        "EXT-1.1-host-rejects-output-schema",
+        ("0.2", "0.4"),
+        lambda r, _: {**r, "tools": [{**TOOL_DEF, "output_schema": {"type": "object", "if": {"type": "object"}}}]},
+    ),
+    BadInitialize(
+        "too-many-commands",
+        "EXT-1.1-host-rejects-too-many-commands",
+        ("0.1", "0.2", "0.4"),
+        lambda r, _: {**r, "commands": [{"name": c, "description": "a command"} for c in TOO_MANY_COMMANDS]},
+        {**CONTRIBUTES, "commands": TOO_MANY_COMMANDS},
+    ),
 )
 
 
@@ -173,8 +216,9 @@ def bad_initialize(case: BadInitialize, api_version: str) -> Scenario:
     any routed frame); here the probe answers and a call is tried."""
 
     def run(rig: HostRig) -> None:
+        contributes = CONTRIBUTES if case.contributes is None else case.contributes
         loaded = rig.load(
-            api_version, CONTRIBUTES, lambda p: case.change(initialize_result(p, api_version), api_version)
+            api_version, contributes, lambda p: case.change(initialize_result(p, api_version), api_version)
         )
         if rig.session is not None and case.requirement not in rig.session.rejections:
             raise AssertionError(f"{case.name}: the session does not require rejecting it ({rig.session.rejections})")
@@ -362,8 +406,16 @@ def cancel_then_late_response(api_version: str) -> Scenario:
                 Violation("EXT-1.9-host-ignores-late-response", "a late answer to a cancelled call was not diagnosed")
             )
         # One serialized writer: once a later request arrives, every cancel
-        # written for the first call has arrived before it.
-        third, req3 = start_call(rig, "three")
+        # written for the first call has arrived before it (and every frame
+        # the host wrote on its own since, such as a replay of the first call).
+        third, answer3 = rig.call("tool/call", {"name": TOOL, "arguments": {"text": "three"}})
+        if isinstance(answer3, OperationError):
+            raise HostRejected(f"the host refused a tool call: {answer3.code} {answer3.message}")
+        req3 = rig.until(lambda: _take(rig, "tool/call", {"text": "three"}))
+        if req3 is None:
+            raise HostRejected("the host never wrote the tool call to the extension")
+        if api_version != "0.1":
+            no_replay(rig, req1)
         if api_version == "0.1":  # API 0.1 has no $/cancelRequest: the session fails any that arrived
             rig.recorder.exercise("EXT-1.9-host-no-cancel-0.1")
         if len(_cancels_of(rig, req1.wire_id)) > 1:
@@ -376,6 +428,37 @@ def cancel_then_late_response(api_version: str) -> Scenario:
 
     run.__name__ = "cancel-then-late-response"
     return run
+
+
+def _take(rig: HostRig, method: str, arguments: Any) -> HostRequest | None:
+    """The first queued request of ``method`` with these arguments, removed from the queue."""
+    for req in rig.requests:
+        if req.method == method and isinstance(req.params, dict) and req.params.get("arguments") == arguments:
+            rig.requests.remove(req)
+            return req
+    return None
+
+
+def no_replay(rig: HostRig, cancelled: HostRequest) -> None:
+    """§1.9: a cancelled call's outcome is unknown to the host (the probe never
+    settled it in time), so the operation is ambiguous; the probe tool declares
+    no safety, so it may be unsafe: the host must not send it again on its own.
+    Judged once a later request arrived (one serialized writer orders them)."""
+    rig.recorder.exercise("EXT-1.9-host-no-replay")
+    params = cancelled.params if isinstance(cancelled.params, dict) else {}
+    replays = [
+        r
+        for r in rig.requests
+        if r.method == cancelled.method and isinstance(r.params, dict)
+        and r.params.get("name") == params.get("name") and r.params.get("arguments") == params.get("arguments")
+    ]  # fmt: skip
+    if replays:
+        rig.recorder.violate(
+            Violation(
+                "EXT-1.9-host-no-replay",
+                f"the cancelled {cancelled.method} {cancelled.wire_id!r} was sent again as {replays[0].wire_id!r}",
+            )
+        )
 
 
 # Cancellation grace the probe asks for when the driver offers ``timing``
@@ -515,7 +598,22 @@ def command_and_hook(api_version: str) -> Scenario:
                 continue  # not routed by this host: nothing on the wire to judge
             req = rig.next_request(method)
             if req is not None:
+                if method == "hook/run" and api_version != "0.1":
+                    # §1.2: a prompt handler is not an active parent; the session
+                    # requires the host to refuse this child.
+                    _confirm(rig, "confirm-under-hook", req.wire_id)
                 rig.respond_error(req.wire_id, -32603, "the probe declines")
+                rig.settled(call)
+        if api_version != "0.1" and rig.driver.has("collect"):
+            # §1.6b: this extension declares no menu; a host routes no menu/collect
+            # to it (the session judges a request that arrives).
+            call, answer = rig.call("menu/collect", {})
+            if isinstance(answer, OperationError):
+                rig.recorder.exercise("EXT-1.6b-host-menu-preconditions")  # refused: the rule held
+            else:
+                req = rig.next_request("menu/collect", timeout=1.0)
+                if req is not None:
+                    rig.respond_error(req.wire_id, -32603, "the probe declines")
                 rig.settled(call)
         shutdown_with(rig, ack=True, exit_after_ack=True)
 
@@ -729,12 +827,64 @@ def headless_confirmation(api_version: str) -> Scenario:
             rig.recorder.violate(
                 Violation("EXT-2.2-host-answer", f"a headless host answered a confirmation with {answer!r}")
             )
+        if api_version == "0.1":
+            no_parent_0_1(rig, answer)
         rig.respond(req.wire_id, tool_result(api_version))
         rig.settled(call)
         shutdown_with(rig, ack=True, exit_after_ack=True)
 
     run.__name__ = "headless-confirmation"
     return run
+
+
+def under_a_call(name: str, play: Callable[[HostRig, HostRequest], None]) -> Callable[[str], Scenario]:
+    """A scenario that plays ``play`` while one tool call is active, then settles it and shuts down."""
+
+    def make(api_version: str) -> Scenario:
+        def run(rig: HostRig) -> None:
+            ready(rig, api_version)
+            call, req = start_call(rig)
+            play(rig, req)
+            rig.respond(req.wire_id, tool_result(api_version))
+            rig.settled(call)
+            shutdown_with(rig, ack=True, exit_after_ack=True)
+
+        run.__name__ = name
+        return run
+
+    return make
+
+
+def no_parent_0_1(rig: HostRig, answer: Any) -> None:
+    """§2.2: API 0.1 confirmations carry no parent_request_id; a host does not
+    refuse one for lacking it (the probe declares confirmations, the id is
+    fresh and legal, so nothing else can justify a refusal)."""
+    if answer is None:
+        return  # unanswered: judged by EXT-2.2-host-answer
+    rig.recorder.exercise("EXT-2.2-host-0.1-no-parent")
+    if isinstance(answer, jsonrpc.ErrorResponse):
+        rig.recorder.violate(
+            Violation(
+                "EXT-2.2-host-0.1-no-parent",
+                f"an API 0.1 confirmation without parent_request_id was refused ({answer.code}: "
+                f"{str(answer.message)[:80]})",
+            )
+        )
+
+
+def headless_input(rig: HostRig, parent: HostRequest) -> None:
+    """§2.7: a headless host answers input/request with value null: headless
+    input is cancelled, never guessed (the session judges the answer's shape;
+    a refusal is not judged here)."""
+    answer = _child(rig, "input-1", "input/request", {"parent_request_id": parent.wire_id, "prompt": "Name?"})
+    result = getattr(answer, "result", None)
+    if not isinstance(answer, jsonrpc.Response) or not isinstance(result, dict) or "value" not in result:
+        return
+    rig.recorder.exercise("EXT-2.7-host-input-answer")
+    if result["value"] is not None:
+        rig.recorder.violate(
+            Violation("EXT-2.7-host-input-answer", f"a headless host answered input/request with {result['value']!r}")
+        )
 
 
 def child_parents(api_version: str) -> Scenario:
@@ -750,6 +900,7 @@ def child_parents(api_version: str) -> Scenario:
             cases += [("confirm-2", None), ("confirm-3", 9_000_000)]
         for cid, parent in cases:
             _confirm(rig, cid, parent)
+        _confirm(rig, BAD_CHILD_ID, req.wire_id)  # §2: neither a u64 nor a string of at most 256 bytes
         rig.respond(req.wire_id, tool_result(api_version))
         rig.settled(call)
         if api_version != "0.1":
@@ -764,13 +915,55 @@ def child_parents(api_version: str) -> Scenario:
     return run
 
 
-def _confirm(rig: HostRig, cid: str, parent: Any) -> None:
+# §2: one byte over the 256-byte bound of a string child id.
+BAD_CHILD_ID = "b" * (MAX_CHILD_ID_BYTES + 1)
+
+
+def _confirm(rig: HostRig, cid: str, parent: Any) -> Any:
     params: dict[str, Any] = {"prompt": "Proceed?", "default": False}
     if parent is not None:
         params["parent_request_id"] = parent
+    return _child(rig, cid, "confirmation/request", params)
+
+
+def _child(rig: HostRig, cid: str, method: str, params: dict[str, Any]) -> Any:
+    """Send one child request and wait for its answer (a host that cannot echo
+    an illegal id answers it with id null)."""
     rig.answers.pop(cid, None)
-    rig.child_request(cid, "confirmation/request", params)
-    rig.until(lambda: rig.answers.get(cid))
+    rig.answers.pop(None, None)
+    rig.child_request(cid, method, params)
+    echo_null = not child_id_legal(cid)
+    return rig.until(lambda: rig.answers.get(cid) or (rig.answers.get(None) if echo_null else None))
+
+
+def _answer_kind(answer: Any) -> str:
+    code = getattr(answer, "code", None)
+    return "nothing" if answer is None else ("result" if code is None else f"error {code}")
+
+
+def wave1_owner_optional(rig: HostRig, parent: HostRequest) -> None:
+    """§2: a Wave-1 request (composer/get) under a live parent, once without and
+    once with a resource_owner (the one the host issued on the parent): the
+    live parent's owner wins and the explicit field is ignored, so both get
+    the same kind of answer (both admitted, or both refused with one code).
+    Only the kind is compared: composer text may change between the two."""
+    context = parent.params.get("context") if isinstance(parent.params, dict) else None
+    owner = context.get("resource_owner") if isinstance(context, dict) else None
+    plain = _child(rig, "composer-1", "composer/get", {"parent_request_id": parent.wire_id})
+    if not isinstance(owner, dict):
+        return  # no owner was issued on the parent: nothing to repeat
+    owned = _child(rig, "composer-2", "composer/get", {"parent_request_id": parent.wire_id, "resource_owner": owner})
+    if plain is None or owned is None:
+        return  # an unanswered request is judged elsewhere
+    rig.recorder.exercise("EXT-2-host-wave1-owner-optional")
+    if _answer_kind(plain) != _answer_kind(owned):
+        rig.recorder.violate(
+            Violation(
+                "EXT-2-host-wave1-owner-optional",
+                f"composer/get under a live parent got {_answer_kind(plain)} without resource_owner "
+                f"and {_answer_kind(owned)} with the owner the host issued",
+            )
+        )
 
 
 # -- §5 -----------------------------------------------------------------------------------
@@ -917,6 +1110,313 @@ def stderr_flood(*, newlines: bool) -> Callable[[str], Scenario]:
     return make
 
 
+# -- §0 frame bound ------------------------------------------------------------------------
+
+# A tool argument this long makes the tool/call frame longer than §0's 1 MiB.
+OVERSIZED_TEXT = "o" * (1024 * 1024)
+
+
+def oversized_call(api_version: str) -> Scenario:
+    """§0: a call whose frame would pass the 1 MiB bound. The host refuses it
+    (or fails it) without writing it; the session judges any oversized frame
+    that arrives. A later call orders the frames."""
+
+    def run(rig: HostRig) -> None:
+        ready(rig, api_version)
+        big, answer = rig.call("tool/call", {"name": TOOL, "arguments": {"text": OVERSIZED_TEXT}})
+        if not isinstance(answer, OperationError):
+            rig.settled(big, 1.0)  # settled as failed, or never: only the frame is judged
+        call, req = start_call(rig, "small")
+        rig.respond(req.wire_id, tool_result(api_version))
+        rig.settled(call)
+        shutdown_with(rig, ack=True, exit_after_ack=True)
+
+    run.__name__ = "oversized-call"
+    return run
+
+
+# -- §1.10 ----------------------------------------------------------------------------------
+
+LIFECYCLE_SUBSCRIBED = ["turn/started", "turn/settled"]
+LIFECYCLE_IDS = {"session_id": "session-1", "run_id": "run-1", "turn_id": "turn-1"}
+# Longer than the 4 KiB a settled reason may carry: a host cuts it or drops the event.
+LONG_REASON = "r" * (MAX_SETTLED_REASON_BYTES + 100)
+
+
+def lifecycle_events(api_version: str) -> Scenario:
+    """§1.10 (driver capability ``lifecycle``, API 0.2+): the probe negotiates
+    lifecycle_events subscribed to turn events only; the driver reports a turn
+    start, a session start (not subscribed: never sent) and a turn settlement
+    with an over-long reason. The session judges every event frame (identifiers,
+    settled fields, reason bound, subscription); a later call orders them."""
+
+    def run(rig: HostRig) -> None:
+        if not rig.driver.has("lifecycle"):
+            return  # the checks stay unexercised: reported skip/untested, never pass
+
+        def answer(params: Any) -> dict[str, Any]:
+            result = initialize_result(params, api_version)
+            if "lifecycle_events" not in offer_from(params).offered:
+                return result
+            features = [*result["protocol"]["features"], "lifecycle_events"]
+            return _protocol(result, features=features, lifecycle_events=LIFECYCLE_SUBSCRIBED)
+
+        loaded = rig.load(api_version, CONTRIBUTES, answer)
+        if loaded.get("outcome") != "ready":
+            raise HostRejected(f"the host did not accept a valid initialize answer: {loaded}")
+        if rig.session is not None and rig.session.negotiated is not None:
+            rig.recorder.negotiated_features.update(rig.session.negotiated.features)
+        if "lifecycle_events" in offered_features(rig):
+            settled = {**LIFECYCLE_IDS, "outcome": "completed", "duration_ms": 12, "reason": LONG_REASON}
+            for event, params in (
+                ("turn/started", LIFECYCLE_IDS),
+                ("session/started", {"session_id": LIFECYCLE_IDS["session_id"]}),
+                ("turn/settled", settled),
+            ):
+                rig.op("observe", {"extension": rig.handle, "event": event, "params": params})
+            if rig.driver.has("wave1"):  # §1.11: shortcuts is not negotiated here, so no trigger is sent
+                rig.op("observe", {"extension": rig.handle, "event": "shortcut/trigger", "params": {"id": SHORTCUT}})
+            call, req = start_call(rig)
+            rig.respond(req.wire_id, tool_result(api_version))
+            rig.settled(call)
+        shutdown_with(rig, ack=True, exit_after_ack=True)
+
+    run.__name__ = "lifecycle-events"
+    return run
+
+
+# -- §1.11 ----------------------------------------------------------------------------------
+
+SHORTCUT = "probe.shortcut"
+SHORTCUT_REGISTER = {"id": SHORTCUT, "key": "ctrl+shift+p", "description": "the probe's shortcut"}
+# One past the 64 deltas a coalesced batch may represent (limits.MESSAGE_BATCH_DELTAS).
+OVERFULL_BATCH = {"message_id": "message-1", "delta": "x", "deltas": MESSAGE_BATCH_DELTAS + 1}
+
+
+def wave1_notifications(api_version: str) -> Scenario:
+    """§1.11 (driver capability ``wave1``, API 0.2+): when the host offers
+    shortcuts the probe registers one inside the initialize request (§2.20)
+    and accepts the feature; the driver then reports a press of it, a press
+    of an unknown shortcut (never delivered) and an over-full message batch
+    (never delivered as such). The session judges every Wave-1 frame (a
+    notification, negotiated, an admitted registration, the batch shape); a
+    later call orders them."""
+
+    def run(rig: HostRig) -> None:
+        if not rig.driver.has("wave1"):
+            return  # the checks stay unexercised: reported skip/untested, never pass
+
+        def answer(params: Any) -> dict[str, Any]:
+            result = initialize_result(params, api_version)
+            if "shortcuts" not in offer_from(params).offered or rig.session is None:
+                return result
+            init = next(c.id for c in rig.session.calls.values() if c.method == "initialize")
+            _child(rig, "shortcut-1", "shortcut/register", {"parent_request_id": init, **SHORTCUT_REGISTER})
+            return _protocol(result, features=[*result["protocol"]["features"], "shortcuts"])
+
+        loaded = rig.load(api_version, CONTRIBUTES, answer)
+        if loaded.get("outcome") != "ready":
+            raise HostRejected(f"the host did not accept a valid initialize answer: {loaded}")
+        if rig.session is not None and rig.session.negotiated is not None:
+            rig.recorder.negotiated_features.update(rig.session.negotiated.features)
+        for event, params in (
+            ("shortcut/trigger", {"id": SHORTCUT}),
+            ("shortcut/trigger", {"id": "probe.unknown"}),
+            ("message/updated", OVERFULL_BATCH),
+            ("message/settled", {"message_id": "message-2"}),
+            ("message/updated", {"message_id": "message-2", "delta": "x", "deltas": 1}),  # after it settled
+        ):
+            rig.op("observe", {"extension": rig.handle, "event": event, "params": params})
+        if rig.session is not None and rig.session.negotiated is not None and rig.session.negotiated.has("shortcuts"):
+            # §2: the initialize request (the registrations' parent) has settled and
+            # no resource_owner is given: refused with -32002 (the session judges it).
+            init = next(c.id for c in rig.session.calls.values() if c.method == "initialize")
+            late = {"parent_request_id": init, **SHORTCUT_REGISTER, "id": "probe.late"}
+            _child(rig, "shortcut-2", "shortcut/register", late)
+        call, req = start_call(rig)
+        # Every frame the observations caused arrived before this call and was
+        # judged: a refused over-full or late batch held the batch rules too.
+        rig.recorder.exercise("EXT-1.11-host-message-batch-shape", "EXT-1.11-host-batches-before-settled")
+        rig.respond(req.wire_id, tool_result(api_version))
+        rig.settled(call)
+        shutdown_with(rig, ack=True, exit_after_ack=True)
+
+    run.__name__ = "wave1-notifications"
+    return run
+
+
+# -- §1.4b ----------------------------------------------------------------------------------
+
+TURN_HOOK = "model_turn_start"
+TURN_PAYLOAD = {"kind": TURN_HOOK, "run_id": "run:001", "turn_index": 0, "timestamp_ms": 1791129600000}
+
+
+def model_turn_hooks(api_version: str) -> Scenario:
+    """§1.4b (API 0.4): the manifest declares model_turn_start; when the host
+    offers session_entries the probe accepts it and the driver runs the hook
+    with a valid payload. The session judges the payload the host writes
+    (kind, run_id, turn_index, timestamp_ms). A host that never offers
+    session_entries leaves the rule untested."""
+
+    def run(rig: HostRig) -> None:
+        def answer(params: Any) -> dict[str, Any]:
+            result = initialize_result(params, api_version)
+            if "session_entries" not in offer_from(params).offered:
+                return result
+            return _protocol(result, features=[*result["protocol"]["features"], "session_entries"])
+
+        loaded = rig.load(api_version, {**CONTRIBUTES, "hooks": [TURN_HOOK]}, answer)
+        if loaded.get("outcome") != "ready":
+            raise HostRejected(f"the host did not accept a valid initialize answer: {loaded}")
+        if rig.session is not None and rig.session.negotiated is not None:
+            rig.recorder.negotiated_features.update(rig.session.negotiated.features)
+        if "session_entries" in offered_features(rig):
+            call, refused = rig.call("hook/run", {"hook": TURN_HOOK, "payload": dict(TURN_PAYLOAD)})
+            req = None if isinstance(refused, OperationError) else rig.next_request("hook/run")
+            if req is not None:
+                rig.respond_error(req.wire_id, -32603, "the probe declines")
+                rig.settled(call)
+        shutdown_with(rig, ack=True, exit_after_ack=True)
+
+    run.__name__ = "model-turn-hooks"
+    return run
+
+
+# -- §2 outstanding children -----------------------------------------------------------------
+
+
+def outstanding_children(api_version: str) -> Scenario:
+    """§2 (API 0.2+): 128 confirmations under one active call, then an
+    input/request. A host whose frontend still holds 128 of them refuses the
+    input; one that answered some already may admit it. The session judges
+    the input's answer against the children still unanswered when it arrives
+    (those were outstanding when the host admitted it)."""
+
+    def run(rig: HostRig) -> None:
+        ready(rig, api_version)
+        call, req = start_call(rig)
+        held = [f"hold-{index}" for index in range(MAX_OUTSTANDING_CHILDREN)]
+        for cid in held:
+            rig.child_request(cid, "confirmation/request", {"prompt": "Hold?", "parent_request_id": req.wire_id})
+        _child(rig, "one-more", "input/request", {"parent_request_id": req.wire_id, "prompt": "One more?"})
+        rig.respond(req.wire_id, tool_result(api_version))  # the held ones are answered or cancelled now
+        rig.settled(call)
+        rig.until(lambda: all(cid in rig.answers or _cancels_of(rig, cid) for cid in held), SLACK_S)
+        shutdown_with(rig, ack=True, exit_after_ack=True)
+
+    run.__name__ = "outstanding-children"
+    return run
+
+
+# -- §1.9, §2: children of a settled or cancelled parent ------------------------------------
+
+
+# A method no host serves: any host answers it at once (an error), which tells
+# the probe that every frame it wrote before has been read.
+SYNC_METHOD = "probe/sync"
+
+
+def orphaned_children(*, cancel: bool) -> Callable[[str], Scenario]:
+    """§2 (parent answered) / §1.9 (parent cancelled), API 0.2+: a confirmation
+    under an active tool call, then the parent ends. Once the driver reports
+    the parent settled, the child must be answered or named by a
+    ``$/cancelRequest`` within a slack: the host cancels unresolved children
+    when their parent ends. (A host that answered the child first is fine.)"""
+    requirement = "EXT-1.9-host-cancels-children" if cancel else "EXT-2-host-cancels-children-on-settle"
+
+    def make(api_version: str) -> Scenario:
+        def run(rig: HostRig) -> None:
+            ready(rig, api_version)
+            call, req = start_call(rig)
+            cid = "orphan-1"
+            rig.child_request(cid, "confirmation/request", {"prompt": "Go?", "parent_request_id": req.wire_id})
+            if cancel:
+                # The cancel goes through the driver, not the probe's pipe: first
+                # make sure the host read the child (it answered a later frame).
+                _child(rig, "sync-1", SYNC_METHOD, {})
+                rig.op("cancel", {"call": call, "reason": "user"})
+            else:
+                rig.respond(req.wire_id, tool_result(api_version))
+            if rig.settled(call) is None:
+                shutdown_with(rig, ack=True, exit_after_ack=True)
+                return  # never settled: judged by the §1.9/§1.2 rules
+            if cancel:  # a cooperative extension settles the cancelled call (no grace expires)
+                rig.respond_error(req.wire_id, REQUEST_CANCELLED, "cancelled")
+            rig.recorder.exercise(requirement)
+
+            def resolved() -> bool:
+                return cid in rig.answers or bool(_cancels_of(rig, cid))
+
+            if not rig.until(resolved, SLACK_S):
+                ended = "was cancelled" if cancel else "settled"
+                rig.recorder.violate(
+                    Violation(requirement, f"the parent {ended}, but its confirmation {cid!r} was neither answered "
+                              "nor cancelled"),
+                    measured={"waited_s": SLACK_S},
+                )  # fmt: skip
+            shutdown_with(rig, ack=True, exit_after_ack=True)
+
+        run.__name__ = "orphaned-children[cancelled]" if cancel else "orphaned-children[settled]"
+        return run
+
+    return make
+
+
+# -- §2.10 ----------------------------------------------------------------------------------
+
+SECRET_NAME = "probe_token"
+UNDECLARED_SECRET = "not_declared"
+
+
+def secrets(api_version: str) -> Scenario:
+    """§2.10 (API 0.2+): the manifest allowlists one secret; when the host
+    offers secrets the probe accepts it and asks, under an active call, for
+    the declared name (the session judges the answer: a bounded value or one
+    of the three refusals) and for an undeclared one, which is refused with
+    -32602. A host that never offers secrets leaves the rule untested."""
+
+    def run(rig: HostRig) -> None:
+        def answer(params: Any) -> dict[str, Any]:
+            result = initialize_result(params, api_version)
+            if "secrets" not in offer_from(params).offered:
+                return result
+            return _protocol(result, features=[*result["protocol"]["features"], "secrets"])
+
+        capabilities = {"filesystem": "none", "secrets": [SECRET_NAME]}
+        loaded = rig.load(api_version, CONTRIBUTES, answer, capabilities=capabilities)
+        if loaded.get("outcome") != "ready":
+            raise HostRejected(f"the host did not accept a valid initialize answer: {loaded}")
+        if rig.session is not None and rig.session.negotiated is not None:
+            rig.recorder.negotiated_features.update(rig.session.negotiated.features)
+        if "secrets" in offered_features(rig):
+            call, req = start_call(rig)
+            _child(rig, "secret-1", "secret/get", {"parent_request_id": req.wire_id, "name": SECRET_NAME})
+            undeclared_secret(rig, req)
+            rig.respond(req.wire_id, tool_result(api_version))
+            rig.settled(call)
+        shutdown_with(rig, ack=True, exit_after_ack=True)
+
+    run.__name__ = "secrets"
+    return run
+
+
+def undeclared_secret(rig: HostRig, parent: HostRequest) -> None:
+    """§2.10: a name outside the manifest's allowlist is refused with -32602."""
+    params = {"parent_request_id": parent.wire_id, "name": UNDECLARED_SECRET}
+    answer = _child(rig, "secret-2", "secret/get", params)
+    if answer is None:
+        return
+    rig.recorder.exercise("EXT-2.10-host-secret-answers")
+    if not isinstance(answer, jsonrpc.ErrorResponse) or answer.code != -32602:
+        rig.recorder.violate(
+            Violation(
+                "EXT-2.10-host-secret-answers",
+                f"secret/get for the undeclared name {UNDECLARED_SECRET!r} got {_answer_kind(answer)}, "
+                "not error -32602",
+            )
+        )
+
+
 def scenarios_for(api_version: str) -> list[Scenario]:
     makers: list[Callable[[str], Scenario]] = [
         call_and_shutdown,
@@ -933,6 +1433,7 @@ def scenarios_for(api_version: str) -> list[Scenario]:
         stubborn_shutdown(ack=True),
         shutdown_exit_after_ack,
         cancel_then_late_response,  # on API 0.1 too: no $/cancelRequest may reach it
+        oversized_call,
     ]
     if api_version != "0.1":
         makers += [
@@ -942,7 +1443,17 @@ def scenarios_for(api_version: str) -> list[Scenario]:
             progress_sequences,
             progress_unnegotiated,
             result_content,
+            under_a_call("headless-input", headless_input),
+            under_a_call("wave1-owner", wave1_owner_optional),
+            lifecycle_events,
+            wave1_notifications,
+            secrets,
+            outstanding_children,
+            orphaned_children(cancel=False),
+            orphaned_children(cancel=True),
         ]
+    if api_version == "0.4":
+        makers.append(model_turn_hooks)
     out = [make(api_version) for make in makers]
     out += [bad_initialize(case, api_version) for case in BAD_INITIALIZE if api_version in case.apis]
     return out

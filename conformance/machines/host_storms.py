@@ -276,5 +276,47 @@ def restart_storm(api_version: str) -> Callable[[HostRig], None]:
     return run
 
 
+# -- §5 generation boundary, §2.2 confirmation fence (one restart) -------------------------
+
+CROSSING_PROMPT = "Proceed across the restart?"
+
+
+def restart_boundary(api_version: str) -> Callable[[HostRig], None]:
+    """§5/§2.2: generation 1 has a call in flight and a confirmation under it
+    when the probe crashes; the host restarts it once. Whatever the host does
+    with what generation 1 left (the lost call, the confirmation its frontend
+    may still be answering), none of it may reach generation 2: the session
+    judges every frame of generation 2 against generation 1's ids. A later
+    call orders the frames, once the frontend answered (its ``prompt`` event)."""
+
+    def run(rig: HostRig) -> None:
+        if not storms_measurable(rig):
+            return  # real time at the spec's 30 s cap: left to the virtual clock or a timing driver
+        ready(rig, api_version)
+        _, req = start_call(rig)
+        params: dict[str, object] = {"prompt": CROSSING_PROMPT, "default": False}
+        if api_version != "0.1":
+            params["parent_request_id"] = req.wire_id
+        rig.child_request("confirm-crossing", "confirmation/request", params)
+        storm = Storm(rig, api_version, Backoff.of(rig))
+        if not crash_quietly(storm, 0):
+            return  # no restart: nothing crosses (backoff and parking are judged by restart-storm)
+        rig.driver.wait_event(
+            lambda e: e.method == "prompt" and e.params.get("text") == CROSSING_PROMPT,
+            rig.patience_s,
+            idle=lambda: rig.tick(0.0),
+        )
+        call, later = start_call(rig, "after-restart")
+        # Every frame generation 2 got so far went through the session, which
+        # fails any that names generation 1's ids: the boundary was exercised.
+        rig.recorder.exercise("EXT-5-host-generation-boundary", "EXT-2.2-host-generation-fence")
+        rig.respond(later.wire_id, tool_result(api_version))
+        rig.settled(call)
+        shutdown_with(rig, ack=True, exit_after_ack=True)
+
+    run.__name__ = "restart-boundary"
+    return run
+
+
 def machine_scenarios(api_version: str) -> list[Callable[[HostRig], None]]:
-    return [frame_shapes(api_version), restart_storm(api_version)]
+    return [frame_shapes(api_version), restart_storm(api_version), restart_boundary(api_version)]

@@ -61,6 +61,14 @@ class ProbeGone(RuntimeError):
 
 
 @dataclass(frozen=True)
+class ErrorAnswer:
+    """What a scripted answer returns to answer with a JSON-RPC error instead of a result."""
+
+    code: int
+    message: str
+
+
+@dataclass(frozen=True)
 class HostRequest:
     """A request the host wrote to the probe (``call`` is the driver's call id when known)."""
 
@@ -301,7 +309,8 @@ class HostRig:
         capabilities: dict[str, Any] | None = None,
     ) -> dict[str, Any]:
         """Load a probe manifest; ``answer(initialize params)`` is the result the
-        probe sends (a dict, or None to send nothing). Returns the load result.
+        probe sends (a dict, an :class:`ErrorAnswer` to answer with an error, or
+        None to send nothing). Returns the load result.
         ``capabilities``: the manifest's [capabilities] (default: filesystem none)."""
         self.api_version = api_version
         # A rig may load several generations one after another: none of the last one's state carries over.
@@ -334,7 +343,9 @@ class HostRig:
         if first is not None:
             self.initialize_params = first.params
             result = answer(first.params)
-            if result is not None:
+            if isinstance(result, ErrorAnswer):
+                self.respond_error(first.wire_id, result.code, result.message)
+            elif result is not None:
                 self.respond(first.wire_id, result)
         loaded = self._await(rid, self.patience_s + 5.0)
         if loaded.get("outcome") == "ready":

@@ -28,21 +28,21 @@ NOT_FOREGROUND_OWNER = -32002  # §2: the Wave-1 owner refusal
 OPERATION_SCOPED = frozenset(
     {"confirmation/request", "input/request", "artifact/publish", "policy/evaluate", "secret/get"}
 )
-# §2: the ten Wave-1 requests that accept an optional resource_owner.
-WAVE1_REQUESTS = frozenset(
-    {
-        "composer/get",
-        "composer/set",
-        "composer/insert",
-        "shortcut/register",
-        "session/append_entry",
-        "session/set_name",
-        "session/set_label",
-        "session/send_message",
-        "session/send_user_message",
-        "tools/set_active",
-    }
-)
+# §2: the ten Wave-1 requests that accept an optional resource_owner, with
+# the feature that makes a host serve each (§2.19-§2.23 headings).
+WAVE1_FEATURES: Mapping[str, str] = {
+    "composer/get": "composer",
+    "composer/set": "composer",
+    "composer/insert": "composer",
+    "shortcut/register": "shortcuts",
+    "session/append_entry": "session_entries",
+    "session/set_name": "session_entries",
+    "session/set_label": "session_entries",
+    "session/send_message": "message_injection",
+    "session/send_user_message": "message_injection",
+    "tools/set_active": "active_tools",
+}
+WAVE1_REQUESTS = frozenset(WAVE1_FEATURES)
 # §1.2: model-tool and declared-command requests are active parents; prompt
 # and context handlers are not. Other host requests are left undecided.
 PARENT_METHODS = frozenset({"tool/call", "command/execute"})
@@ -94,12 +94,16 @@ def child_refusals(
     reused: bool,
     outstanding: int,
     distinct: int,
+    features: frozenset[str] = frozenset(),
 ) -> tuple[Refusal, ...]:
     """The rules that oblige the host to refuse this child request.
 
     ``outstanding`` counts this request with the ones already outstanding;
     ``distinct`` counts this id with the ones already used. ``parent`` is
     None when parent_request_id names no host request of this generation.
+    ``features``: what was negotiated; the Wave-1 owner rule (and its -32002)
+    binds only a host that serves the request, i.e. negotiated its feature --
+    any other host may refuse it as an unknown method.
     """
     out: list[Refusal] = []
     if not child_id_legal(cid):
@@ -128,7 +132,8 @@ def child_refusals(
     args = params if isinstance(params, dict) else {}
     if api_version != "0.1" and is_operation_scoped(method):
         out.extend(_parent_refusals(args, parent))
-    if api_version != "0.1" and method in WAVE1_REQUESTS and parent is not None and parent.settled:
+    served = WAVE1_FEATURES.get(method) in features
+    if api_version != "0.1" and served and parent is not None and parent.settled:
         if "resource_owner" not in args:
             out.append(
                 Refusal("EXT-2-host-wave1-owner-precedence", "its parent settled and it names no resource_owner")
@@ -157,11 +162,14 @@ def _parent_refusals(params: Mapping[str, Any], parent: ParentInfo | None) -> li
 
 
 def check_child_answer(
-    method: str, refusals: tuple[Refusal, ...], answer: Response | ErrorResponse
+    method: str,
+    refusals: tuple[Refusal, ...],
+    answer: Response | ErrorResponse,
+    features: frozenset[str] = frozenset(),
 ) -> Iterator[Finding]:
     """Judge the host's (first) answer to a child request: every refusal
     ``child_refusals`` named needs an error answer (the Wave-1 owner rule
-    needs -32002)."""
+    needs -32002). ``features``: what was negotiated."""
     for refusal in refusals:
         yield Exercise(refusal.requirement)
         if isinstance(answer, Response):
@@ -172,6 +180,10 @@ def check_child_answer(
             yield Violation("EXT-2-host-wave1-owner-precedence", message, ("error", "code"))
     if isinstance(answer, Response) and not refusals and method == "confirmation/request":
         yield from confirmation_answer_shape(answer.result)
+    if isinstance(answer, Response) and not refusals and method == "input/request":
+        yield from input_answer_shape(answer.result)
+    if not refusals and method == "secret/get" and "secrets" in features:
+        yield from secret_answer(answer)
     if isinstance(answer, ErrorResponse) and method in WAVE1_REQUESTS:
         yield from wave1_refusal_format(answer)
 
@@ -188,6 +200,62 @@ def confirmation_answer_shape(result: object) -> Iterator[Violation]:
         )
 
 
+@rule("EXT-2.7-host-input-answer")
+def input_answer_shape(result: object) -> Iterator[Violation]:
+    """The answer holds exactly ``value``: a string of at most 256 KiB of
+    UTF-8, or null (§2.7, §4 ExtensionInputRequest). Whether a headless host
+    answered null is judged by the host scenarios, which know the frontend."""
+    requirement = "EXT-2.7-host-input-answer"
+    if not isinstance(result, dict):
+        yield Violation(requirement, f"result is {kind(result)}; expected an object", ("result",))
+        return
+    extra = sorted(k for k in result if k != "value")
+    if extra:
+        yield Violation(requirement, f"result has members {extra} beside value", ("result",))
+    if "value" not in result:
+        yield Violation(requirement, "result.value is absent; expected a string or null", ("result", "value"))
+        return
+    value = result["value"]
+    if value is not None and not isinstance(value, str):
+        yield Violation(requirement, f"result.value is {kind(value)}; expected a string or null", ("result", "value"))
+    elif isinstance(value, str) and utf8_len(value) > limits.INPUT_ANSWER_MAX_BYTES:
+        message = f"result.value is {utf8_len(value):,} UTF-8 bytes; limit {limits.INPUT_ANSWER_MAX_BYTES:,}"
+        yield Violation(requirement, message, ("result", "value"))
+
+
+# §2.10: the only refusals of secret/get: invalid or undeclared name, no
+# active owner or service, no value or a failing broker.
+SECRET_REFUSALS = (-32602, -32002, -32004)
+
+
+@rule("EXT-2.10-host-secret-answers")
+def secret_answer(answer: Response | ErrorResponse) -> Iterator[Violation]:
+    """With secrets negotiated, secret/get is answered with exactly a string
+    value of at most 64 KiB of UTF-8, or refused with -32602, -32002 or
+    -32004 (§2.10, §4 ExtensionSecretGetRequest). Which refusal a given
+    request deserves is host state (the broker), except an undeclared name,
+    which the host scenarios judge."""
+    requirement = "EXT-2.10-host-secret-answers"
+    if isinstance(answer, ErrorResponse):
+        if answer.code not in SECRET_REFUSALS:
+            codes = ", ".join(map(str, SECRET_REFUSALS))
+            yield Violation(
+                requirement, f"error.code is {excerpt(answer.code)}; expected one of {codes}", ("error", "code")
+            )
+        return
+    result = answer.result
+    if not isinstance(result, dict) or sorted(result) != ["value"]:
+        shown = sorted(result) if isinstance(result, dict) else kind(result)
+        yield Violation(requirement, f"result is {shown}; expected exactly a value member", ("result",))
+        return
+    value = result["value"]
+    if not isinstance(value, str):
+        yield Violation(requirement, f"result.value is {kind(value)}; expected a string", ("result", "value"))
+    elif utf8_len(value) > limits.MAX_SECRET_VALUE_BYTES:
+        size = f"{utf8_len(value):,} UTF-8 bytes; limit {limits.MAX_SECRET_VALUE_BYTES:,}"
+        yield Violation(requirement, f"result.value is {size}", ("result", "value"))
+
+
 @rule("EXT-3-host-wave1-refusal-format")
 def wave1_refusal_format(answer: ErrorResponse) -> Iterator[Violation]:
     """A Wave-1 refusal carries an integer code and a message whose first
@@ -202,7 +270,7 @@ def wave1_refusal_format(answer: ErrorResponse) -> Iterator[Violation]:
         )
         return
     first = message.split()[0]
-    if not _TOKEN.fullmatch(first):
+    if not _TOKEN.fullmatch(first.removesuffix(":")):  # "name: detail" is the name and its detail
         shown = excerpt(first)
         yield Violation(
             "EXT-3-host-wave1-refusal-format",

@@ -164,7 +164,8 @@ def _wave1(method: str, params: object, negotiated: Negotiated, shortcuts: froze
     if not isinstance(params, dict):
         return
     if method == "shortcut/trigger":
-        yield from trigger_registered(params, shortcuts=shortcuts)
+        if negotiated.has("shortcuts"):  # else the negotiation rule above already failed it
+            yield from trigger_registered(params, shortcuts=shortcuts)
     else:
         yield from message_batch_shape(params)
 

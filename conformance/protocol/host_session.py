@@ -37,12 +37,13 @@ from typing import Any
 from . import host_tables as T
 from .ext_initialize import negotiated_from, tools_from
 from .ext_types import ManifestInfo, Negotiated, Offer
-from .host_answers import ParentInfo, Refusal, check_child_answer, child_refusals, is_operation_scoped
+from .host_answers import ParentInfo, Refusal, check_child_answer, child_id_legal, child_refusals, is_operation_scoped
 from .host_initialize import check_initialize_request, must_reject, offer_from
 from .host_notifications import CANCEL, NOTIFICATION_SHAPE_RULES, check_host_notification
 from .host_requests import SHAPE_RULES, HostView, check_host_request
 from .host_tables import Call, CallInput, Child, ChildInput, Life, LifeInput, LocalProtocolError
 from .jsonrpc import Decoded, ErrorResponse, JsonRpcId, Notification, Request, Response
+from .limits import MAX_OUTSTANDING_CHILDREN
 from .members import excerpt
 from .strict_json import JsonError, parse_json
 from .violations import Exercise, Finding, Violation
@@ -79,6 +80,7 @@ class ProbeChild:
     refusals: tuple[Refusal, ...]
     parent: Any = None  # key of the parent host request, if it names one
     state: Child = Child.OUTSTANDING
+    seq: int = 0  # order in which the probe sent it
 
 
 @dataclass(frozen=True)
@@ -109,6 +111,9 @@ class ProbeSession:
     unreadable_sent: int = 0
     accepted_limit: int | None = None  # max_concurrent_requests as the probe accepted it, before the cap
     settled_messages: set[str] = field(default_factory=set)
+    oversized_seen: int = 0  # host frames over the bound (not decoded)
+    children_sent: int = 0
+    unechoable: list[Any] = field(default_factory=list)  # keys of children sent with an illegal id, unanswered
 
     # -- queries ------------------------------------------------------------
     def call(self, rid: JsonRpcId) -> HostCall | None:
@@ -241,12 +246,16 @@ class ProbeSession:
             reused=earlier is not None and earlier.state not in T.UNRESOLVED_CHILDREN,
             outstanding=outstanding,
             distinct=len(self.children) + (earlier is None),
+            features=self.view.negotiated.features,
         )
         if earlier is not None and earlier.state in T.UNRESOLVED_CHILDREN:
             return []  # a duplicate of an outstanding id: answers cannot be told apart, not judged
         # §2: only operation-scoped children die with their parent.
         owner = parent_key if is_operation_scoped(method) else None
-        self.children[key] = ProbeChild(cid, method, params, refusals, owner)
+        self.children[key] = ProbeChild(cid, method, params, refusals, owner, seq=self.children_sent)
+        self.children_sent += 1
+        if not child_id_legal(cid):
+            self.unechoable.append(key)  # §2: the host may answer an id it cannot echo with id null
         return []
 
     def _parent_info(self, key: Any) -> ParentInfo | None:
@@ -264,6 +273,8 @@ class ProbeSession:
         findings: list[Finding] = [Exercise(r) for r in rules]
         findings.extend(_host_violation(v) for v in decoded.violations)
         msg = decoded.message
+        if msg is None and "EXT-0-frame-bound" in (v.requirement for v in decoded.violations):
+            self.oversized_seen += 1  # its id is unknown: a later cancel may name it
         if isinstance(msg, Request):
             findings.extend(self._on_request(msg))
         elif isinstance(msg, Notification):
@@ -432,6 +443,8 @@ class ProbeSession:
             child.state, broken = T.CHILD[(child.state, ChildInput.CANCEL)]
         elif key in self.earlier.host_ids or key in self.earlier.child_ids:
             return [*out, Violation("EXT-5-host-generation-boundary", _crossed("cancel", rid), _CANCEL_ID)]
+        elif self.oversized_seen:
+            return out  # possibly the id of an oversized request the probe could not read (judged by the bound)
         else:
             return [
                 *out,
@@ -448,6 +461,10 @@ class ProbeSession:
     def _on_answer(self, msg: Response | ErrorResponse) -> list[Finding]:
         out = self._life(LifeInput.ANSWER, "an answer arrived")
         key = host_key(msg.id)
+        if msg.id is None and self.unechoable and key not in self.children:
+            key = self.unechoable[0]  # the refusal of the oldest child sent with an illegal id
+        if key in self.unechoable:
+            self.unechoable.remove(key)
         child = self.children.get(key)
         out += [
             Exercise("JSONRPC-5-host-responses"),
@@ -461,9 +478,26 @@ class ProbeSession:
         if broken is not None:
             out.append(Violation(broken, f"{child.method} {excerpt(msg.id)} was answered a second time"))
         if first:
-            out.extend(check_child_answer(child.method, child.refusals, msg))
+            refusals = self._outstanding_when_answered(child)
+            if refusals != child.refusals:
+                out.append(Exercise("EXT-2-host-refuses-over-outstanding"))  # judged; the host was within the bound
+            out.extend(check_child_answer(child.method, refusals, msg, self.view.negotiated.features))
             self._admitted(child, msg)
         return out
+
+    def _outstanding_when_answered(self, child: ProbeChild) -> tuple[Refusal, ...]:
+        """The outstanding bound, re-counted when the answer arrives: the
+        children sent before this one whose answers have not arrived yet were
+        unanswered when the host wrote this answer, so also when it admitted
+        this child. Answers that crossed the probe's writes may have freed
+        slots the count at sending did not see; the host is not blamed for them."""
+        over = "EXT-2-host-refuses-over-outstanding"
+        if over not in (r.requirement for r in child.refusals):
+            return child.refusals
+        before = sum(c.seq < child.seq and c.state in T.UNRESOLVED_CHILDREN for c in self.children.values())
+        if before + 1 > MAX_OUTSTANDING_CHILDREN:
+            return child.refusals
+        return tuple(r for r in child.refusals if r.requirement != over)
 
     def _unmatched_answer(self, msg: Response | ErrorResponse) -> list[Finding]:
         key = host_key(msg.id)

@@ -22,6 +22,7 @@ MAX_SCHEMA_PROPERTY_NAME_BYTES = 256  # EXT-1.1-output-schema-subset
 MAX_PROMPT_GUIDELINES = 16  # EXT-1.1-prompt-metadata
 MAX_PROMPT_STRING_BYTES = 1024  # EXT-1.1-prompt-metadata
 MAX_SECRET_NAME_BYTES = 64  # EXT-1.1-secret-names
+MAX_SECRET_VALUE_BYTES = 64 * KIB  # EXT-2.10-host-secret-answers (UTF-8 bytes of a secret/get value)
 
 # §1.2
 MAX_CONTENT_PARTS = 256  # EXT-1.2-content-part-count
@@ -181,4 +182,4 @@ MENU_MAX_BYTES = 256 * 1024  # EXT-1.6b-menu-bounds (§4: compact UTF-8 encoding
 
 # §2.7 input/request.
 INPUT_PROMPT_MAX_BYTES = 16 * 1024  # EXT-2.7-input-request (UTF-8 bytes of params.prompt)
-INPUT_ANSWER_MAX_BYTES = 256 * 1024  # host side: what the harness may answer (value)
+INPUT_ANSWER_MAX_BYTES = 256 * 1024  # host side: what the harness may answer (value); EXT-2.7-host-input-answer

@@ -28,7 +28,7 @@ def initialize_params(api: str = "0.2", **override: Any) -> dict[str, Any]:
         "host": {"session_id": None, "session_name": None, "model": "m", "reasoning": None, "active_skills": []},
     }
     if api != "0.1":
-        optional = ["request_progress", "lifecycle_events", "dynamic_tools", "shortcuts"]
+        optional = ["request_progress", "lifecycle_events", "dynamic_tools", "shortcuts", "composer"]
         if api == "0.4":
             optional.append("tool_prompt_metadata_v1")
         params["protocol"] = {

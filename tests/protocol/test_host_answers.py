@@ -8,7 +8,12 @@ import pytest
 
 from conformance.protocol.host_answers import ParentInfo, Refusal, check_child_answer, child_id_legal, child_refusals
 from conformance.protocol.jsonrpc import ErrorResponse, Response
-from conformance.protocol.limits import MAX_CHILD_IDS_PER_GENERATION, MAX_U64
+from conformance.protocol.limits import (
+    INPUT_ANSWER_MAX_BYTES,
+    MAX_CHILD_IDS_PER_GENERATION,
+    MAX_SECRET_VALUE_BYTES,
+    MAX_U64,
+)
 from conformance.protocol.violations import Violation
 
 LIVE_TOOL = ParentInfo("tool/call", None, settled=False, cancelled=False)
@@ -68,9 +73,15 @@ def test_distinct_id_budget_n_minus_1_n_n_plus_1(distinct: int) -> None:
 
 def test_wave1_settled_parent_without_owner() -> None:
     settled = ParentInfo("tool/call", None, True, False)
-    assert refusals("composer/get", {"parent_request_id": 2}, parent=settled) == ("EXT-2-host-wave1-owner-precedence",)
+    composer = frozenset({"composer"})
+    assert refusals("composer/get", {"parent_request_id": 2}, parent=settled, features=composer) == (
+        "EXT-2-host-wave1-owner-precedence",
+    )
     owner = {"parent_request_id": 2, "resource_owner": {}}
-    assert refusals("composer/get", owner, parent=settled) == ()  # validity of the owner is host state: undecided
+    # validity of the owner is host state: undecided
+    assert refusals("composer/get", owner, parent=settled, features=composer) == ()
+    # a host that does not serve composer/get may refuse it as an unknown method
+    assert refusals("composer/get", {"parent_request_id": 2}, parent=settled) == ()
 
 
 def broken(method: str, refused: tuple[str, ...], answer: Response | ErrorResponse) -> list[str]:
@@ -92,7 +103,66 @@ def test_confirmation_answer_shape() -> None:
 
 @pytest.mark.parametrize(
     ("message", "ok"),
-    [("not_foreground_owner", True), ("composer/set not_foreground_owner: x", True), ("", False), ("!! x", False)],
+    [
+        ("not_foreground_owner", True),
+        ("composer/set not_foreground_owner: x", True),
+        ("not_foreground_owner: x", True),
+        ("", False),
+        ("!! x", False),
+        (": x", False),
+    ],
 )
 def test_wave1_refusal_format(message: str, ok: bool) -> None:
     assert (broken("composer/set", (), ErrorResponse(1, -32002, message)) == []) is ok
+
+
+@pytest.mark.parametrize("size", [INPUT_ANSWER_MAX_BYTES - 1, INPUT_ANSWER_MAX_BYTES, INPUT_ANSWER_MAX_BYTES + 1])
+def test_input_answer_bound_n_minus_1_n_n_plus_1(size: int) -> None:
+    expected = ["EXT-2.7-host-input-answer"] if size > INPUT_ANSWER_MAX_BYTES else []
+    assert broken("input/request", (), Response(1, {"value": "v" * size})) == expected
+
+
+@pytest.mark.parametrize(
+    ("result", "ok"),
+    [
+        ({"value": None}, True),
+        ({"value": ""}, True),
+        ({"value": None, "cancelled": True}, False),
+        ({}, False),
+        ({"value": 3}, False),
+        ("text", False),
+    ],
+)
+def test_input_answer_shape(result: Any, ok: bool) -> None:
+    assert (broken("input/request", (), Response(1, result)) == []) is ok
+    assert broken("input/request", (), ErrorResponse(1, -32002, "no frontend")) == []  # a refusal is not judged
+
+
+SECRETS = frozenset({"secrets"})
+
+
+def secret_broken(answer: Response | ErrorResponse, features: frozenset[str] = SECRETS) -> list[str]:
+    return [f.requirement for f in check_child_answer("secret/get", (), answer, features) if isinstance(f, Violation)]
+
+
+@pytest.mark.parametrize("size", [MAX_SECRET_VALUE_BYTES - 1, MAX_SECRET_VALUE_BYTES, MAX_SECRET_VALUE_BYTES + 1])
+def test_secret_value_bound_n_minus_1_n_n_plus_1(size: int) -> None:
+    expected = ["EXT-2.10-host-secret-answers"] if size > MAX_SECRET_VALUE_BYTES else []
+    assert secret_broken(Response(1, {"value": "s" * size})) == expected
+
+
+@pytest.mark.parametrize(
+    ("answer", "ok"),
+    [
+        (Response(1, {"value": ""}), True),
+        (Response(1, {"value": None}), False),
+        (Response(1, {"value": "x", "owner": {}}), False),
+        (ErrorResponse(1, -32602, "secret name is not declared"), True),
+        (ErrorResponse(1, -32002, "no active owner"), True),
+        (ErrorResponse(1, -32004, "secret is unavailable"), True),
+        (ErrorResponse(1, -32601, "method not found"), False),
+    ],
+)
+def test_secret_answers(answer: Response | ErrorResponse, ok: bool) -> None:
+    assert (secret_broken(answer) == []) is ok
+    assert secret_broken(answer, frozenset()) == []  # secrets not negotiated: the host serves no secret/get

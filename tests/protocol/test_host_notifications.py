@@ -109,3 +109,8 @@ def test_message_batch_deltas(deltas: int, ok: bool) -> None:
 
 def test_sdk_shaped_batches_are_not_judged() -> None:
     assert broken("message/updated", {"message_id": "m", "deltas": ["a", "b"]}) == []
+
+
+def test_an_unnegotiated_trigger_is_reported_once() -> None:
+    """Without shortcuts negotiated no registration can exist: the negotiation rule alone fails it."""
+    assert broken("shortcut/trigger", {"id": "k"}, Negotiated("0.2")) == ["EXT-1.11-host-negotiated-only"]

@@ -352,7 +352,7 @@ def test_outstanding_children_n_minus_1_n_n_plus_1(count: int) -> None:
 
 
 def test_wave1_with_settled_parent_and_no_owner_needs_minus_32002() -> None:
-    s = ready()
+    s = ready(features=["composer"])
     s.received(request(2, "tool/call", tool_call()))
     s.answered(2, result={"content": [{"type": "text", "text": "x"}], "is_error": False})
     s.sent_child("w", "composer/get", {"parent_request_id": 2})
@@ -492,3 +492,50 @@ def test_probe_wrote_classifies_the_probes_frames() -> None:
     assert violated(s.received(error(None, -32700, "parse error"))) == []
     s.probe_wrote(json.dumps({"jsonrpc": "2.0", "method": "notification", "params": {}}).encode())
     s.probe_wrote(json.dumps({"jsonrpc": "2.0", "id": 99, "result": {}}).encode())  # to nothing: ignored
+
+
+def test_wave1_owner_rule_binds_only_a_host_that_negotiated_the_feature() -> None:
+    s = ready()  # composer offered, not accepted: the host serves no composer/get
+    s.received(request(2, "tool/call", tool_call()))
+    s.answered(2, result={"content": [{"type": "text", "text": "x"}], "is_error": False})
+    s.sent_child("w", "composer/get", {"parent_request_id": 2})
+    assert violated(s.received(error("w", -32601, "method composer/get is not available"))) == []
+
+
+def test_an_illegal_child_id_may_be_refused_with_id_null() -> None:
+    s = ready()
+    s.received(request(2, "tool/call", tool_call()))
+    s.sent_child("x" * (MAX_CHILD_ID_BYTES + 1), "confirmation/request", confirm())
+    s.sent_child(-1, "confirmation/request", confirm())
+    assert violated(s.received(error(None, -32600, "bad id"))) == []
+    assert violated(s.received(error(None, -32600, "bad id"))) == []
+    assert violated(s.received(error(None, -32600, "no request"))) == ["JSONRPC-4.1-host-no-reply"]
+
+
+def test_an_illegal_child_id_admitted_with_id_null_is_flagged() -> None:
+    s = ready()
+    s.received(request(2, "tool/call", tool_call()))
+    s.sent_child(-1, "confirmation/request", confirm())
+    assert violated(s.received(result(None, {"confirmed": False}))) == ["EXT-2-host-refuses-bad-child-id"]
+
+
+def test_a_cancel_may_name_an_oversized_request_the_probe_could_not_read() -> None:
+    s = ready()
+    assert violated(s.received(notification("$/cancelRequest", {"id": 5}))) == ["EXT-1.9-host-cancel-known-id"]
+    oversized = b'{"jsonrpc":"2.0","id":6,"method":"tool/call","params":"' + b"x" * MAX_FRAME_BYTES + b'"}\n'
+    events = list(FrameDecoder(max_frame_bytes=MAX_FRAME_BYTES).feed(oversized))
+    assert violated(s.received(decode_event(events[0]))) == ["EXT-0-host-frame-bound"]
+    assert violated(s.received(notification("$/cancelRequest", {"id": 6}))) == []
+
+
+def test_outstanding_children_are_counted_when_the_answer_arrives() -> None:
+    """Answers that crossed the probe's writes freed slots: admitting the
+    129th is fine when, by its answer, an earlier child was answered."""
+    s = ready()
+    s.received(request(2, "tool/call", tool_call()))
+    for i in range(MAX_OUTSTANDING_CHILDREN + 1):
+        s.sent_child(i, "confirmation/request", confirm())
+    s.received(result(0, {"confirmed": False}))
+    out = s.received(result(MAX_OUTSTANDING_CHILDREN, {"confirmed": False}))
+    assert violated(out) == []
+    assert Exercise("EXT-2-host-refuses-over-outstanding") in out

@@ -1681,3 +1681,120 @@ def test_a_second_shutdown_of_a_draining_generation_joins_the_first(tmp_path: Pa
     assert call.wait(0).ok
     assert [s.methods().count("shutdown") for s in scripts] == [1, 1]  # one request each, never two
     assert h.host.inspect("scripted").state == "stopped"
+
+
+class AskingForSecrets(Asking):
+    features = (*REQUIRED, "secrets")
+
+
+def test_secrets_are_offered_only_with_a_broker_and_answered_per_section_2_10(tmp_path: Path) -> None:
+    """§2.10: no broker (the default): secrets is not offered. With one:
+    declared names get the broker's value; an undeclared name -32602; no value,
+    a failing broker or a value over 64 KiB the one generic -32004."""
+    values = {"token": "s3cret", "empty": "", "missing": None, "huge": "x" * (64 * 1024 + 1)}
+
+    def broker(extension: str, generation: int, parent: int, name: str) -> str | None:
+        if name == "broken":
+            raise RuntimeError("provider down")
+        return values.get(name)
+
+    for config, offered in ((HostConfig(), False), (HostConfig(secret_broker=broker), True)):
+        h = Harness(tmp_path / str(offered), config=config)
+        scripts = h.add(AskingForSecrets if offered else Asking)
+        path = h.manifest()
+        allowlist = '["token", "empty", "missing", "huge", "broken"]'
+        path.write_text(path.read_text(encoding="utf-8") + f"[capabilities]\nsecrets = {allowlist}\n", encoding="utf-8")
+        h.run(lambda h=h, path=path: h.host.load(path))
+        init = next(m for m in scripts[0].received if m.get("method") == "initialize")
+        assert ("secrets" in init["params"]["protocol"]["optional_features"]) is offered
+        if not offered:
+            continue
+        parent = h.run(lambda h=h: h.host.start_tool("scripted", "t", {}))
+        h.world.settle(0.1)
+        for name in (*values, "broken", "undeclared"):
+            scripts[0].send(
+                {
+                    "jsonrpc": "2.0",
+                    "id": name,
+                    "method": "secret/get",
+                    "params": {"parent_request_id": parent.id, "name": name},
+                }
+            )
+        h.world.settle(0.1)
+        answers = _child_answers(scripts[0])
+        assert answers["token"]["result"] == {"value": "s3cret"}
+        assert answers["empty"]["result"] == {"value": ""}
+        assert answers["undeclared"]["error"]["code"] == -32602
+        assert {answers[n]["error"]["code"] for n in ("missing", "huge", "broken")} == {-32004}
+        assert len({answers[n]["error"]["message"] for n in ("missing", "huge", "broken")}) == 1
+
+
+@pytest.mark.parametrize(
+    ("batch", "sent"),
+    [
+        ({"message_id": "m", "delta": "x", "deltas": 64}, True),
+        ({"message_id": "m", "delta": "x", "deltas": 65}, False),
+        ({"message_id": "m", "delta": "x", "deltas": 0}, False),
+        ({"message_id": "m", "delta": 3, "deltas": 1}, False),
+        ({"message_id": "m", "deltas": ["a"] * 1024}, True),
+        ({"message_id": "m", "deltas": ["a"] * 1025}, False),
+    ],
+)
+def test_message_batches_are_sent_only_when_gated_and_well_formed(tmp_path: Path, batch: Message, sent: bool) -> None:
+    """§1.11: message/updated needs a gate the embedder names (none by default) and one bounded batch."""
+    for gates, expected in (({}, False), ({"message/updated": "request_cancellation"}, sent)):
+        h = Harness(tmp_path / str(bool(gates)), config=HostConfig(wave1_gates=gates))
+        scripts = h.add(Script)
+        h.run(lambda h=h: h.host.load(h.manifest()))
+        assert h.run(lambda h=h: h.host.notify_wave1("scripted", "message/updated", batch)) is expected
+        h.world.settle()
+        assert ("message/updated" in scripts[0].methods()) is expected
+
+
+def test_a_registration_after_initialize_settled_is_refused_not_foreground_owner(tmp_path: Path) -> None:
+    """§2/§2.20: its parent (initialize) settled and it names no owner: -32002, never admitted."""
+    config = HostConfig(optional_features=("request_progress", "lifecycle_events", "shortcuts"))
+    h = Harness(tmp_path, config=config)
+    scripts = h.add(Registers)
+    h.run(lambda: h.host.load(h.manifest()))
+    late = {"parent_request_id": 1, "id": "late", "key": "ctrl+l", "description": "d"}
+    scripts[0].send({"jsonrpc": "2.0", "id": "reg-late", "method": "shortcut/register", "params": late})
+    h.world.settle(0.1)
+    answer = _child_answers(scripts[0])["reg-late"]
+    assert answer["error"]["code"] == -32002 and answer["error"]["message"].startswith("not_foreground_owner")
+    assert h.run(lambda: h.host.notify_wave1("scripted", "shortcut/trigger", {"id": "late"})) is False
+
+
+def test_no_message_batch_after_its_message_settled(tmp_path: Path) -> None:
+    gates = {"message/updated": "request_cancellation", "message/settled": "request_cancellation"}
+    h = Harness(tmp_path, config=HostConfig(wave1_gates=gates))
+    h.add(Script)
+    h.run(lambda: h.host.load(h.manifest()))
+    batch = {"message_id": "m", "delta": "x", "deltas": 1}
+    sent = h.run(
+        lambda: [
+            h.host.notify_wave1("scripted", "message/updated", batch),
+            h.host.notify_wave1("scripted", "message/settled", {"message_id": "m"}),
+            h.host.notify_wave1("scripted", "message/updated", batch),
+        ]
+    )
+    assert sent == [True, True, False]
+
+
+@pytest.mark.parametrize(
+    ("payload", "ok"),
+    [
+        ({"kind": "model_turn_start", "run_id": "run:001", "turn_index": 0, "timestamp_ms": 1}, True),
+        ({"kind": "model_turn_start", "run_id": "001", "turn_index": 0, "timestamp_ms": 1}, False),
+        ({"kind": "model_turn_end", "run_id": "run:001", "turn_index": 0, "timestamp_ms": 1}, False),
+        ({"kind": "model_turn_start", "run_id": "run:001", "turn_index": -1, "timestamp_ms": 1}, False),
+    ],
+)
+def test_model_turn_hooks_need_session_entries_and_a_well_formed_payload(payload: Message, ok: bool) -> None:
+    """§1.4b: routed only at API 0.4 with session_entries negotiated, with the payload checked."""
+    from conformance.reference.host.requests import params_problem
+
+    params = {"hook": "model_turn_start", "payload": payload}
+    assert (params_problem("hook/run", params, "0.4", frozenset({"session_entries"})) is None) is ok
+    assert params_problem("hook/run", params, "0.4") is not None
+    assert params_problem("hook/run", params, "0.2", frozenset({"session_entries"})) is not None

@@ -34,6 +34,8 @@ OPERATION_SCOPED = ("confirmation/request", "input/request", "artifact/publish",
 # prompt/context handlers are not.
 PARENT_METHODS = ("tool/call", "command/execute")
 MAX_INPUT_BYTES = 256 * 1024  # §4 ExtensionInputRequest: non-null value capped at 256 KiB
+MAX_SECRET_BYTES = 64 * 1024  # §2.10: a secret value is capped at 64 KiB
+SECRET_UNAVAILABLE = -32004  # §2.10: one generic answer for "no value" and "broker failed"
 # §2.20 shortcut/register bounds.
 MAX_SHORTCUTS = 64
 MAX_SHORTCUT_ID_BYTES = 128
@@ -106,6 +108,11 @@ class ChildRequests:
         if len(self._used) >= config.max_child_ids:
             return rpc.INVALID_REQUEST, f"this generation used its {config.max_child_ids} child ids"
         self._used.add(key)
+        if message.method == "shortcut/register" and conn.negotiated.has("shortcuts"):
+            # §2/§2.20: its parent (the initialize request) has settled; no owner
+            # this host issued can stand in for it, and a late registration is
+            # never admitted.
+            return rpc.NOT_AVAILABLE, "not_foreground_owner: shortcut/register after initialize settled"
         if not self._served(message.method):
             return rpc.METHOD_NOT_FOUND, f"method {message.method[:80]!r} is not available to this extension"
         if not isinstance(message.params, dict):
@@ -159,10 +166,36 @@ class ChildRequests:
         manifest = self._conn.manifest
         if method == "confirmation/request":
             return bool(manifest.contributes.get("confirmations"))
+        if method == "secret/get":
+            negotiated = self._conn.negotiated
+            return negotiated is not None and negotiated.has("secrets") and self._conn.config.secret_broker is not None
         return method == "input/request" and manifest.api_version != "0.1"
+
+    def _secret(self, key: tuple[str, Any], message: rpc.Incoming) -> None:
+        """§2.10: exact allowlisted names only; the owner comes from the active
+        parent, never from the request; no value and a failing broker give
+        the same -32004; the value is never logged."""
+        conn = self._conn
+        name = message.params.get("name") if isinstance(message.params, dict) else None
+        if not isinstance(name, str) or name not in conn.manifest.secrets:
+            self._answer(key, rpc.error(message.id, rpc.INVALID_PARAMS, "secret name is not declared"))
+            return
+        broker = conn.config.secret_broker
+        parent = self._outstanding.get(key)
+        try:
+            value = broker(conn.name, conn.generation, parent or 0, name) if broker is not None else None
+        except Exception:  # provider details stay host-side
+            value = None
+        if not isinstance(value, str) or len(value.encode("utf-8", "surrogatepass")) > MAX_SECRET_BYTES:
+            self._answer(key, rpc.error(message.id, SECRET_UNAVAILABLE, "secret is unavailable"))
+            return
+        self._answer(key, rpc.result(message.id, {"value": value}))
 
     def _serve(self, key: tuple[str, Any], message: rpc.Incoming) -> None:
         conn = self._conn
+        if message.method == "secret/get":
+            self._secret(key, message)
+            return
         prompt = Prompt(conn.name, conn.generation, message.id, message.method, dict(message.params))
         try:
             with conn._cond:

@@ -6,6 +6,7 @@ config (or run on a virtual clock) instead of patching module globals.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from conformance.protocol.limits import (
@@ -88,6 +89,11 @@ class HostConfig:
     last_error_bytes: int = LAST_ERROR_BYTES
     tombstones_kept: int = TOMBSTONES_KEPT
     wave1_payload_bytes: int = WAVE1_PAYLOAD_BYTES
+    # §2.10: the broker behind secret/get, called with (extension name,
+    # process generation, parent request id, secret name); it returns the
+    # value or None. None (the default, like the coding product) offers no
+    # secrets feature at all.
+    secret_broker: Callable[[str, int, int, str], str | None] | None = None
     # §1.1 optional features this host offers per API version (it implements
     # each one it offers). Wave-1 gates (§1.11) are offered only when the
     # embedder adds them here.

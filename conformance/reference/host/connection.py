@@ -110,6 +110,7 @@ class Connection:
         self._state_pump_running = False
         self._stdout_eof = runtime.event()
         self._shutting_down = False
+        self._settled_messages: set[str] = set()  # §1.11: message ids whose message/settled was sent
 
     # -- lifecycle ---------------------------------------------------------------
 
@@ -492,10 +493,21 @@ class Connection:
             problem = f"{method} payload exceeds {self.config.wave1_payload_bytes} bytes"
         elif method == "shortcut/trigger" and params.get("id") not in self.children.shortcuts:
             problem = f"shortcut/trigger for unknown shortcut {str(params.get('id'))[:80]!r}"
+        elif method == "message/updated":
+            problem = batch_problem(params) or self._settled_message(params)
         if problem is not None:
             self.diagnose("notification-refused", problem)
             return False
+        if method == "message/settled" and isinstance(params.get("message_id"), str):
+            with self._cond:
+                self._settled_messages.add(params["message_id"])
         return self._send(rpc.notification(method, params), best_effort=True)
+
+    def _settled_message(self, params: dict[str, Any]) -> str | None:
+        """§1.11: every batch of a message goes out before its message/settled."""
+        with self._cond:
+            settled = params.get("message_id") in self._settled_messages
+        return "message/updated after the message settled" if settled else None
 
     def send_frame(self, message: rpc.JsonObject) -> bool:
         return self._send(message)
@@ -595,6 +607,24 @@ class Connection:
 
     def wait_ended(self, timeout: float | None = None) -> bool:
         return self._ended.wait(timeout)
+
+
+# §1.11: one coalesced batch carries at most 64 deltas; an SDK-shaped array
+# under deltas is refused past 1024.
+MAX_BATCH_DELTAS = 64
+MAX_BATCH_ARRAY = 1024
+
+
+def batch_problem(params: dict[str, Any]) -> str | None:
+    """Why a message/updated payload is not one well-formed host batch, or None."""
+    deltas = params.get("deltas")
+    if isinstance(deltas, list):
+        return None if len(deltas) <= MAX_BATCH_ARRAY else f"more than {MAX_BATCH_ARRAY} deltas"
+    if not isinstance(params.get("message_id"), str) or not isinstance(params.get("delta"), str):
+        return "message/updated needs string message_id and delta"
+    if not _is_int(deltas) or not 1 <= deltas <= MAX_BATCH_DELTAS:
+        return f"message/updated deltas must be 1..{MAX_BATCH_DELTAS}"
+    return None
 
 
 def _is_int(value: object) -> TypeGuard[int]:

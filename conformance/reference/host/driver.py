@@ -26,10 +26,12 @@ from typing import Any
 
 from conformance.protocol.limits import LIFECYCLE_EVENTS
 
+from . import children as children_module
 from . import connection as connection_module
 from . import host as host_module
 from . import initialize as initialize_module
 from . import jsonrpc as rpc
+from . import lifecycle as lifecycle_module
 from . import manifest as manifest_module
 from . import results as results_module
 from .calls import CallOutcome, PendingCall
@@ -46,6 +48,9 @@ from .writer import SerialWriter
 
 CONTRACT = "octet-host-driver/1"
 CAPABILITIES = ["timing", "frontend", "collect", "reload", "lifecycle", "wave1", "exits", "menu"]
+# Optional features this embedder adds to the host's defaults: shortcuts
+# (§2.20 registration, §1.11 shortcut/trigger), which the host implements.
+EXTRA_FEATURES = ("shortcuts",)
 CALL_METHODS = ("tool/call", "command/execute", "hook/run", "context/collect", "status/collect", "menu/collect",
                 "tool/render")  # fmt: skip
 # The host's diagnostic tags -> the contract's kinds.
@@ -175,6 +180,10 @@ class Reporter(HostEvents, Frontend):
 
 
 class Driver:
+    # §2.10: the secret broker the driver's hosts use; none, like the coding
+    # product, so secrets are never offered (a fixture may set one).
+    secret_broker: Any = None
+
     def __init__(self, fault: str | None = None) -> None:
         self.wire = Wire()
         self.fault = fault
@@ -199,7 +208,9 @@ class Driver:
             overrides["max_failed_restarts"] = int(overrides["max_failed_restarts"])
         key = tuple(sorted(overrides.items()))
         if key not in self.hosts:
-            config = HostConfig(**overrides)  # type: ignore[arg-type]
+            optional = (*HostConfig().optional_features, *EXTRA_FEATURES)
+            options: dict[str, Any] = {**overrides, "secret_broker": self.secret_broker, "optional_features": optional}
+            config = HostConfig(**options)
             self.hosts[key] = ReferenceHost(config=config, events=self.reporter, frontend=self.reporter)
         return self.hosts[key]
 
@@ -232,7 +243,10 @@ class Driver:
         if params.get("contract") != CONTRACT:
             raise OpError(-32602, f"this driver speaks {CONTRACT}")
         config = HostConfig()
-        features = ["request_cancellation", "content_parts", *config.optional_features, *config.optional_features_0_4]
+        features = [
+            "request_cancellation", "content_parts", *config.optional_features, *EXTRA_FEATURES,
+            *config.optional_features_0_4,
+        ]  # fmt: skip
         return {
             "contract": CONTRACT,
             "host": {"name": "octet-reference-host", "version": "0.1.0"},
@@ -1516,6 +1530,450 @@ HANDLING_FAULTS: dict[str, Any] = {
     "1.6b-menu-no-timeout": _fault_1_6b_menu_no_timeout,
     "1.8-no-drain": _fault_1_8_no_drain,
     "1.8-no-aggregate-deadline": _fault_1_8_no_aggregate_deadline,
+# -- faults of fixtures/hosts/<section>-*: §0, §1.1, §1.2, §1.6b, §1.9, §1.10, §2, §2.2, §2.7, §3 --------
+# (one block, names prefixed by their section; each breaks one rule)
+
+
+def _fault_0_no_frame_bound() -> None:
+    """§0: the host writes a request frame of any size (the 1 MiB bound is never applied)."""
+    Connection._oversized = lambda self, frame: False  # type: ignore[method-assign]  # the fault
+
+
+def _fault_1_1_accept_initialize_error() -> None:
+    """§1.1: an initialize answered with an error is taken as a success with the manifest's catalog."""
+    original = Connection._outcome
+
+    def outcome(self: Connection, call: Any, reply: Any) -> CallOutcome:
+        if call.method != "initialize" or reply.error is None:
+            return original(self, call, reply)
+        params = call.params if isinstance(call.params, dict) else {}
+        contributes = params.get("contributes", {})
+        tools = [{"name": t, "description": t, "parameters": {"type": "object"}} for t in contributes.get("tools", [])]
+        commands = [{"name": c, "description": c} for c in contributes.get("commands", [])]
+        result: dict[str, Any] = {"api_version": params.get("api_version"), "tools": tools, "commands": commands}
+        protocol = params.get("protocol")
+        if isinstance(protocol, dict):
+            limits = {"max_concurrent_requests": 1}
+            result["protocol"] = {"version": protocol.get("version"), "features": list(REQUIRED), "limits": limits}
+        return CallOutcome("ok", result)  # the fault: the error is replaced by defaults
+
+    Connection._outcome = outcome  # type: ignore[method-assign]
+
+
+REQUIRED = ("request_cancellation", "content_parts")
+
+
+def _fault_1_1_accept_feature_without_base() -> None:
+    """§1.1: offers policy_intents and approvals, and accepts approvals without policy_intents."""
+    original = initialize_module.offered_features
+
+    def offered(api_version: str, config: HostConfig) -> tuple[str, ...]:
+        return (*original(api_version, config), "policy_intents", "approvals")
+
+    initialize_module.offered_features = offered
+    initialize_module.FEATURE_DEPENDENCIES = ()  # the fault: dependencies are never checked
+
+
+def _fault_1_1_accept_output_schema() -> None:
+    """§1.1: a tool's output_schema is accepted whatever keywords it uses."""
+    initialize_module.output_schema_problem = lambda schema, depth=1: None  # the fault
+
+
+def _fault_1_1_accept_too_many_commands() -> None:
+    """§1.1: an initialize answer with more than 256 commands is accepted."""
+    initialize_module.MAX_INITIALIZE_COMMANDS = 1_000_000  # the fault
+
+
+def _fault_1_2_owner_generation_per_call() -> None:
+    """§1.2: resource_owner.process_generation takes a new value on every tool/call."""
+
+    def change(message: dict[str, Any]) -> dict[str, Any]:
+        def owner(context: dict[str, Any]) -> dict[str, Any]:
+            return {**context, "resource_owner": {**context["resource_owner"], "process_generation": message["id"]}}
+
+        return _with_context(message, owner)  # the fault
+
+    _rewrite_frames(_on_method("tool/call", change))
+
+
+def _fault_1_2_catalog_revision_unnegotiated() -> None:
+    """§1.2: tool/call carries catalog_revision although dynamic_tools was not negotiated."""
+    _rewrite_frames(_on_method("tool/call", lambda m: _with_params(m, catalog_revision=0)))  # the fault
+
+
+def _fault_2_string_call_ids() -> None:
+    """§2/§1.2: tool/call ids are written as strings (children could not name them as parents);
+    answers naming the string are matched to the call."""
+    _rewrite_frames(_on_method("tool/call", lambda m: {**m, "id": str(m["id"])}))  # the fault
+    original = Connection._on_reply
+
+    def on_reply(self: Connection, reply: rpc.Reply) -> None:
+        if isinstance(reply.id, str) and reply.id.isdigit():
+            reply = rpc.Reply(int(reply.id), reply.result, reply.error)
+        original(self, reply)
+
+    Connection._on_reply = on_reply  # type: ignore[method-assign]
+
+
+def _fault_1_6b_menu_undeclared() -> None:
+    """§1.6b: menu/collect is routed to an extension that does not declare a menu."""
+    original = ReferenceHost._refusal
+
+    def refusal(self: ReferenceHost, connection: Any, name: str, method: str, params: dict[str, Any]) -> str | None:
+        if method == "menu/collect" and connection is not None and connection.state == "ready":
+            return None  # the fault
+        return original(self, connection, name, method, params)
+
+    ReferenceHost._refusal = refusal  # type: ignore[method-assign]
+
+
+def _fault_1_2_hook_is_parent() -> None:
+    """§1.2: a hook/run (or context/collect) request is taken as an active parent of child requests."""
+    original = Connection.active_parent
+
+    def active_parent(self: Connection, request_id: Any, methods: tuple[str, ...]) -> Any:
+        return original(self, request_id, (*methods, "hook/run", "context/collect"))  # the fault
+
+    Connection.active_parent = active_parent  # type: ignore[method-assign]
+
+
+def _fault_1_10_unsubscribed_events() -> None:
+    """§1.10: lifecycle events are sent whether or not the extension subscribed to them."""
+    original = Connection.notify_lifecycle
+
+    def notify(self: Connection, method: str, params: dict[str, Any]) -> bool:
+        if original(self, method, params):
+            return True
+        checked = lifecycle_module.lifecycle_params(method, params)
+        if isinstance(checked, str) or self.negotiated is None or not self.negotiated.has("lifecycle_events"):
+            return False
+        return self._send(rpc.notification(method, checked), best_effort=True)  # the fault
+
+    Connection.notify_lifecycle = notify  # type: ignore[method-assign]
+
+
+def _fault_1_10_turn_without_run_id() -> None:
+    """§1.10: turn/started is sent without its run_id."""
+    change = _on_method(
+        "turn/started", lambda m: {**m, "params": {k: v for k, v in m["params"].items() if k != "run_id"}}
+    )
+    _rewrite_frames(change)  # the fault
+
+
+def _fault_1_10_settled_outcome_done() -> None:
+    """§1.10: turn/settled carries the outcome "done", which is not one of the seven."""
+    _rewrite_frames(_on_method("turn/settled", lambda m: _with_params(m, outcome="done")))  # the fault
+
+
+def _fault_1_10_reason_uncut() -> None:
+    """§1.10: a settled event's reason is sent whole, however long."""
+    lifecycle_module.MAX_SETTLED_REASON_BYTES = 1 << 40  # the fault
+
+
+def _fault_2_bad_child_id_admitted() -> None:
+    """§2: a child request id that is neither a u64 nor a string of at most 256 bytes is admitted."""
+    rpc.valid_child_id = lambda value: True  # the fault
+
+
+def _fault_3_refusal_decorated() -> None:
+    """§3: refusals of child requests start their message with a symbol, not a contract name."""
+
+    def change(m: dict[str, Any]) -> dict[str, Any]:
+        if "error" not in m:
+            return m
+        return {**m, "error": {**m["error"], "message": "\u00bb " + str(m["error"].get("message"))}}  # the fault
+
+    _rewrite_frames(_on_child_answers(change))
+
+
+def _fault_2_wave1_owner_refused() -> None:
+    """§2: a Wave-1 request carrying resource_owner is refused with -32002 although its parent is live."""
+    original = ChildRequests._admit
+
+    def admit(self: ChildRequests, key: Any, message: Any) -> Any:
+        params = message.params if isinstance(message.params, dict) else {}
+        if message.method in WAVE1_METHODS and "resource_owner" in params:
+            return rpc.NOT_AVAILABLE, "not_foreground_owner: an explicit resource_owner is not accepted"  # the fault
+        return original(self, key, message)
+
+    ChildRequests._admit = admit  # type: ignore[method-assign]
+
+
+WAVE1_METHODS = (
+    "composer/get", "composer/set", "composer/insert", "shortcut/register", "session/append_entry",
+    "session/set_name", "session/set_label", "session/send_message", "session/send_user_message", "tools/set_active",
+)  # fmt: skip
+
+
+def _fault_2_2_0_1_needs_parent() -> None:
+    """§2.2: an API 0.1 confirmation/request without parent_request_id is refused."""
+    original = ChildRequests._admit
+
+    def admit(self: ChildRequests, key: Any, message: Any) -> Any:
+        params = message.params if isinstance(message.params, dict) else {}
+        if message.method == "confirmation/request" and "parent_request_id" not in params:
+            return rpc.NOT_AVAILABLE, "parent_request_id is required"  # the fault
+        return original(self, key, message)
+
+    ChildRequests._admit = admit  # type: ignore[method-assign]
+
+
+def _fault_2_7_input_extra_member() -> None:
+    """§2.7: input/request answers carry a cancelled member beside value."""
+
+    def change(m: dict[str, Any]) -> dict[str, Any]:
+        result = m.get("result")
+        if isinstance(result, dict) and "value" in result:
+            return {**m, "result": {**result, "cancelled": result["value"] is None}}  # the fault
+        return m
+
+    _rewrite_frames(_on_child_answers(change))
+
+
+def _fault_2_children_outlive_parent() -> None:
+    """§2/§1.9: when a parent settles or is cancelled, its unresolved children are left pending
+    (seen with a frontend that takes a few seconds to answer a confirmation, which is allowed)."""
+    ChildRequests.cancel_owned_by = lambda self, call: None  # type: ignore[method-assign]  # the fault
+    original = Reporter.confirm
+
+    def confirm(self: Reporter, prompt: Prompt) -> bool:
+        threading.Event().wait(SLOW_FRONTEND_S)  # a user who takes a while (allowed)
+        return original(self, prompt)
+
+    Reporter.confirm = confirm  # type: ignore[method-assign]
+
+
+SLOW_FRONTEND_S = 3.0
+
+
+def _fault_1_9_replay_cancelled() -> None:
+    """§1.9: a cancelled tool call (its outcome unknown) is sent again."""
+    original = Connection.cancel
+
+    def cancel(self: Connection, call: Any, reason: str = "user") -> None:
+        written = call.state in ("writing", "written") and call.outcome is None
+        original(self, call, reason)
+        if written and call.method == "tool/call" and reason == "user":
+            self.request(call.method, call.params)  # the fault
+
+    Connection.cancel = cancel  # type: ignore[method-assign]
+
+
+_LATEST: dict[str, Connection] = {}  # extension name -> its newest generation (faults below)
+
+
+def _track_latest() -> None:
+    original = Connection.__init__
+
+    def init(self: Connection, *args: Any, **kwargs: Any) -> None:
+        original(self, *args, **kwargs)
+        _LATEST[self.name] = self
+
+    Connection.__init__ = init  # type: ignore[method-assign]
+
+
+def _fault_5_cancel_across_restart() -> None:
+    """§5: after a restart, the calls the crashed generation lost are cancelled on the new one."""
+    _track_latest()
+    lost: dict[str, list[int]] = {}
+    fail_all = Connection._fail_all
+
+    def record(self: Connection, reason: str) -> None:
+        with self._cond:
+            written = [c.id for c in self._calls.values() if c.counts and c.state == "written"]
+        lost.setdefault(self.name, []).extend(written)
+        fail_all(self, reason)
+
+    Connection._fail_all = record  # type: ignore[method-assign]
+    spawn = ReferenceHost._spawn
+
+    def respawn(self: ReferenceHost, record: Any, *, generation: int) -> Connection:
+        connection = spawn(self, record, generation=generation)
+        for call_id in lost.pop(connection.name, []) if generation > 1 else []:
+            cancel = rpc.notification("$/cancelRequest", {"id": call_id, "reason": "restart"})
+            connection.send_frame(cancel)  # the fault: an id of the crashed generation
+        return connection
+
+    ReferenceHost._spawn = respawn  # type: ignore[method-assign]
+
+
+def _fault_2_2_confirmation_across_restart() -> None:
+    """§2.2: a confirmation the frontend answers after its generation crashed is answered to the
+    replacement (seen with a frontend that takes a few seconds to answer, which is allowed)."""
+    _track_latest()
+    original = ChildRequests._answer
+
+    def answer(self: ChildRequests, key: Any, response: Any) -> None:
+        conn, latest = self._conn, _LATEST.get(self._conn.name)
+        if conn.state in connection_module.ENDED and latest is not None and latest is not conn:
+            latest.send_frame(response)  # the fault
+            return
+        original(self, key, response)
+
+    ChildRequests._answer = answer  # type: ignore[method-assign]
+    slow = Reporter.confirm
+
+    def confirm(self: Reporter, prompt: Prompt) -> bool:
+        threading.Event().wait(SLOW_FRONTEND_S)  # a user who takes a while (allowed)
+        return slow(self, prompt)
+
+    Reporter.confirm = confirm  # type: ignore[method-assign]
+
+
+def _fault_2_10_secret_unbounded() -> None:
+    """§2.10: secret values are passed on whatever their size (seen with a broker, which a host may
+    configure, whose value is one byte over 64 KiB)."""
+    value = "s" * (children_module.MAX_SECRET_BYTES + 1)
+    Driver.secret_broker = staticmethod(lambda *_: value)
+    children_module.MAX_SECRET_BYTES = 1 << 40  # the fault
+
+
+def _fault_1_11_trigger_unregistered() -> None:
+    """§1.11: shortcut/trigger is sent for a shortcut no registration admitted."""
+    original = Connection.notify_wave1
+
+    def notify(self: Connection, method: str, params: Any) -> bool:
+        if method == "shortcut/trigger" and isinstance(params, dict):
+            self.children.shortcuts.add(str(params.get("id")))  # the fault: any id counts as registered
+        return original(self, method, params)
+
+    Connection.notify_wave1 = notify  # type: ignore[method-assign]
+
+
+def _fault_1_11_wave1_ungated() -> None:
+    """§1.11: Wave-1 notifications are sent without their negotiated feature (or a registration)."""
+
+    def notify(self: Connection, method: str, params: Any) -> bool:
+        return self._send(rpc.notification(method, params), best_effort=True)  # the fault
+
+    Connection.notify_wave1 = notify  # type: ignore[method-assign]
+
+
+def _fault_1_11_trigger_with_id() -> None:
+    """§1.11: shortcut/trigger is written with an id, as a request."""
+    counter = iter(range(1_000_000, 2_000_000))
+    _rewrite_frames(_on_method("shortcut/trigger", lambda m: {**m, "id": next(counter)}))  # the fault
+
+
+def _fault_1_11_batch_unchecked() -> None:
+    """§1.11: message/updated (gated here on request_cancellation, an embedder's choice) is sent
+    with whatever delta count the embedder reports, past the 64 of one batch."""
+    original = Driver.host_for
+
+    def host_for(self: Driver, timing: dict[str, Any]) -> ReferenceHost:
+        host = original(self, timing)
+        host.config.wave1_gates["message/updated"] = "request_cancellation"  # the gate (allowed)
+        return host
+
+    Driver.host_for = host_for  # type: ignore[method-assign]
+    connection_module.batch_problem = lambda params: None  # the fault
+
+
+def _fault_1_11_batch_after_settled() -> None:
+    """§1.11: message/updated is sent after its message/settled (both gated on request_cancellation,
+    an embedder's choice)."""
+    original = Driver.host_for
+
+    def host_for(self: Driver, timing: dict[str, Any]) -> ReferenceHost:
+        host = original(self, timing)
+        host.config.wave1_gates.update(
+            {"message/updated": "request_cancellation", "message/settled": "request_cancellation"}
+        )
+        return host
+
+    Driver.host_for = host_for  # type: ignore[method-assign]
+    Connection._settled_message = lambda self, params: None  # type: ignore[method-assign]  # the fault
+
+
+def _fault_2_late_register_unknown() -> None:
+    """§2: a shortcut/register after initialize settled, without resource_owner, is refused as an
+    unknown method (-32601), not with -32002 not_foreground_owner."""
+    original = ChildRequests._admit
+
+    def admit(self: ChildRequests, key: Any, message: Any) -> Any:
+        refusal = original(self, key, message)
+        if message.method == "shortcut/register" and refusal is not None and refusal[0] == rpc.NOT_AVAILABLE:
+            return rpc.METHOD_NOT_FOUND, "shortcut/register is not available"  # the fault
+        return refusal
+
+    ChildRequests._admit = admit  # type: ignore[method-assign]
+
+
+def _fault_2_no_outstanding_limit() -> None:
+    """§2: child requests are admitted however many are outstanding (seen with a frontend that takes
+    a few seconds per confirmation, which is allowed, so 128 of them stay outstanding)."""
+    original = Driver.host_for
+
+    def host_for(self: Driver, timing: dict[str, Any]) -> ReferenceHost:
+        host = original(self, timing)
+        object.__setattr__(host.config, "max_outstanding_children", 1 << 30)  # the fault
+        return host
+
+    Driver.host_for = host_for  # type: ignore[method-assign]
+    slow = Reporter.confirm
+
+    def confirm(self: Reporter, prompt: Prompt) -> bool:
+        threading.Event().wait(SLOW_FRONTEND_S)  # a user who takes a while (allowed)
+        return slow(self, prompt)
+
+    Reporter.confirm = confirm  # type: ignore[method-assign]
+
+
+def _fault_1_4b_turn_run_id() -> None:
+    """§1.4b: model_turn_start payloads carry the bare entry id as run_id, without "run:" (seen
+    with session_entries offered at API 0.4, its embedder's choice)."""
+    original = Driver.host_for
+
+    def host_for(self: Driver, timing: dict[str, Any]) -> ReferenceHost:
+        host = original(self, timing)
+        features = (*host.config.optional_features_0_4, "session_entries")
+        object.__setattr__(host.config, "optional_features_0_4", features)  # the embedder's choice
+        return host
+
+    Driver.host_for = host_for  # type: ignore[method-assign]
+
+    def change(message: dict[str, Any]) -> dict[str, Any]:
+        payload = message["params"].get("payload")
+        if message["params"].get("hook") != "model_turn_start" or not isinstance(payload, dict):
+            return message
+        return _with_params(message, payload={**payload, "run_id": str(payload.get("run_id")).removeprefix("run:")})
+
+    _rewrite_frames(_on_method("hook/run", change))  # the fault
+
+
+_SECTION_FAULTS: dict[str, Any] = {
+    "1.4b-turn-run-id": _fault_1_4b_turn_run_id,
+    "2-no-outstanding-limit": _fault_2_no_outstanding_limit,
+    "1.11-batch-after-settled": _fault_1_11_batch_after_settled,
+    "2-late-register-unknown": _fault_2_late_register_unknown,
+    "1.11-trigger-unregistered": _fault_1_11_trigger_unregistered,
+    "1.11-wave1-ungated": _fault_1_11_wave1_ungated,
+    "1.11-trigger-with-id": _fault_1_11_trigger_with_id,
+    "1.11-batch-unchecked": _fault_1_11_batch_unchecked,
+    "2.10-secret-unbounded": _fault_2_10_secret_unbounded,
+    "5-cancel-across-restart": _fault_5_cancel_across_restart,
+    "2.2-confirmation-across-restart": _fault_2_2_confirmation_across_restart,
+    "0-no-frame-bound": _fault_0_no_frame_bound,
+    "1.1-accept-initialize-error": _fault_1_1_accept_initialize_error,
+    "1.1-accept-feature-without-base": _fault_1_1_accept_feature_without_base,
+    "1.1-accept-output-schema": _fault_1_1_accept_output_schema,
+    "1.1-accept-too-many-commands": _fault_1_1_accept_too_many_commands,
+    "1.2-owner-generation-per-call": _fault_1_2_owner_generation_per_call,
+    "1.2-catalog-revision-unnegotiated": _fault_1_2_catalog_revision_unnegotiated,
+    "1.2-hook-is-parent": _fault_1_2_hook_is_parent,
+    "1.6b-menu-undeclared": _fault_1_6b_menu_undeclared,
+    "1.9-replay-cancelled": _fault_1_9_replay_cancelled,
+    "1.10-unsubscribed-events": _fault_1_10_unsubscribed_events,
+    "1.10-turn-without-run-id": _fault_1_10_turn_without_run_id,
+    "1.10-settled-outcome-done": _fault_1_10_settled_outcome_done,
+    "1.10-reason-uncut": _fault_1_10_reason_uncut,
+    "2-string-call-ids": _fault_2_string_call_ids,
+    "2-bad-child-id-admitted": _fault_2_bad_child_id_admitted,
+    "2-wave1-owner-refused": _fault_2_wave1_owner_refused,
+    "2-children-outlive-parent": _fault_2_children_outlive_parent,
+    "2.2-0.1-needs-parent": _fault_2_2_0_1_needs_parent,
+    "2.7-input-extra-member": _fault_2_7_input_extra_member,
+    "3-refusal-decorated": _fault_3_refusal_decorated,
 }
 
 
@@ -1596,6 +2054,7 @@ FAULTS: dict[str, Any] = {
     "stderr-not-drained": _fault_stderr_not_drained,
     "headless-confirms": lambda: None,  # in Reporter.confirm
     **HANDLING_FAULTS,
+    **_SECTION_FAULTS,
 }
 FAULTS.update(LIFECYCLE_FAULTS)  # §5, in their own module
 

@@ -292,7 +292,7 @@ class ReferenceHost:
         }.get(method)
         if declared is None:
             return f"method {method!r} is not a host request this host routes"
-        problem = params_problem(method, params, manifest.api_version)
+        problem = params_problem(method, params, manifest.api_version, negotiated.features)
         if problem is not None:
             return problem
         if not declared():

@@ -105,6 +105,8 @@ def initialize_params(manifest: Manifest, config: HostConfig, *, source: str | N
     if manifest.api_version == "0.1":
         return params, Offer("0.1", None)
     optional = offered_features(manifest.api_version, config)
+    if config.secret_broker is not None and manifest.secrets:  # §1.1/§2.10: offered only with an allowlist
+        optional = (*optional, "secrets")
     params["protocol"] = {
         "version": manifest.api_version,
         "required_features": list(REQUIRED_FEATURES),
