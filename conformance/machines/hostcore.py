@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, rule
 
 from conformance.evidence import Recorder
+from conformance.machines.hostcore_tools import BashScenario
 from conformance.peers.rpc_client import HostcoreCommand, HostcoreGone, HostcorePeer, handshake_params
 from conformance.protocol import rpc_errors, rpc_handshake, rpc_limits, rpc_results, rpc_session
 from conformance.protocol.violations import Violation
@@ -63,7 +64,7 @@ def step_context(example: int, step: int) -> str:
     return f"example {example}, step {step}"
 
 
-class HostcoreMachine(RuleBasedStateMachine):
+class HostcoreMachine(BashScenario, RuleBasedStateMachine):
     """Set ``command``, ``recorder``, ``response_s`` and ``work_root`` on a
     subclass (see :func:`machine_for`)."""
 
@@ -235,10 +236,21 @@ class HostcoreMachine(RuleBasedStateMachine):
         self.peer.add(rpc_session.end_turn_notification(result, **rule_args, **_notify(params)))
         self.recorder.exercise(ONE_NOTIFICATION)
         note = result.get("notification") if isinstance(result, dict) else None
+        if note is not None:
+            self.peer.add(rpc_session.notification_shape(note))
+        self._no_created_event()
         if isinstance(note, dict) and isinstance(note.get("id"), str):
             if note["id"] in self.model.notifications:
                 self.peer.violate(Violation(ONE_NOTIFICATION, f"endTurn returned notification {note['id']} again"))
             self.model.notifications[note["id"]] = False
+
+    def _no_created_event(self) -> None:
+        """RPC-4-notification-no-created-event: the record travels only in
+        the session.endTurn result, never as a server notification."""
+        self.recorder.exercise("RPC-4-notification-no-created-event")
+        if any(n.get("method") == "notification.created" for n in self.peer.notifications):
+            message = "host-core sent a notification.created notification; the endTurn result carries the record"
+            self.peer.violate(Violation("RPC-4-notification-no-created-event", message))
 
     @rule()
     def list_notifications(self) -> None:
@@ -275,6 +287,36 @@ class HostcoreMachine(RuleBasedStateMachine):
         self.model.notifications[nid] = True
 
     @rule()
+    def mark_all_read(self) -> None:
+        """RPC-4-notification.markAllRead: {ok: true}; every row read after it."""
+        if not self._guard():
+            return
+        result = self._result("notification.markAllRead", {})
+        if result is None:
+            return
+        self.peer.add(rpc_session.mark_all_read_result(result))
+        for nid in self.model.notifications:
+            self.model.notifications[nid] = True
+
+    @rule()
+    def clear_notifications(self) -> None:
+        """RPC-4-notification.clear: {ok: true} and an empty inbox after it
+        (cleared turns never notify again: the repeated endTurn of ``turn``)."""
+        if not self._guard():
+            return
+        result = self._result("notification.clear", {})
+        if result is None:
+            return
+        self.peer.add(rpc_session.clear_result(result))
+        self.model.notifications.clear()
+        listed = self._result("notification.list", {})
+        rows = listed.get("notifications") if isinstance(listed, dict) else None
+        self.recorder.exercise("RPC-4-notification.clear")
+        if isinstance(rows, list) and rows:
+            message = f"notification.list shows {len(rows)} row(s) right after notification.clear"
+            self.peer.violate(Violation("RPC-4-notification.clear", message))
+
+    @rule()
     def health(self) -> None:
         if not self._guard():
             return
@@ -283,6 +325,13 @@ class HostcoreMachine(RuleBasedStateMachine):
             self.peer.add(rpc_results.health_ok(response))
             if "result" in response:
                 self.peer.add(rpc_results.health_result(response["result"]))
+        version = self._call("app.getVersion", {})
+        if version is not None:
+            # RPC-4-app.getVersion: a result once the handshake is done.
+            if "result" not in version:
+                self.peer.violate(Violation("RPC-4-app.getVersion", "app.getVersion after the handshake was refused"))
+            else:
+                self.peer.add(rpc_results.version_result(version["result"]))
 
     @rule()
     def unknown_method(self) -> None:
@@ -305,6 +354,9 @@ class HostcoreMachine(RuleBasedStateMachine):
         """End this host-core and start another on the same data directory."""
         if not self._guard():
             return
+        self._restart()
+
+    def _restart(self) -> None:
         self.peer.stdin_eof(self.response_s)
         self.peer.close()
         self.peer = self._spawn()
@@ -343,6 +395,25 @@ def scripted_example(machine: type[HostcoreMachine]) -> None:
         m.mark_read(0)
         m.list_notifications()
         m.health()
+        m.mark_all_read()
+        m.list_notifications()
+        m.workspace_switch()
+        for escape, answer in (("absolute", "deny"), ("dotdot", "abort"), ("symlink", "allow-once")):
+            m.outside_path(escape, answer)
+        m.plan_mode("plan")
+        m.plan_mode("goal")
+        m.submit_and_resolve("plan")
+        m.submit_and_resolve("goal")
+        m.plan_interrupted("goal", "abort")
+        m.plan_interrupted("plan", "restart-pending")
+        m.plan_interrupted("goal", "restart-queued")
+        m.fork()
+        m.todos()
+        m.bash_scenario()
+        m.turn(0, "completed", None)
+        m.clear_notifications()
+        m.turn(0, "error", None)
+        m.list_notifications()
         m.unknown_method()
         m.non_object_params([])
         m.restart()
