@@ -148,7 +148,10 @@ class ToolRules:
         return turn if isinstance(turn, str) else None
 
     def _end(self, sid: str, turn: str) -> None:
-        self._result("session.endTurn", {"sessionId": sid, "turnId": turn, "status": "completed"})
+        # No inbox row (createNotification false): the notification rules of
+        # the machine keep their own model of the inbox.
+        params = {"sessionId": sid, "turnId": turn, "status": "completed", "createNotification": False}
+        self._result("session.endTurn", params)
 
     def _notes(self, start: int, method: str) -> list[dict[str, Any]]:
         return [n for n in self.peer.notifications[start:] if n.get("method") == method]
@@ -360,11 +363,15 @@ class ToolRules:
             message = f"a Read of {path!r} outside the session root in ask mode raised no permissions.request"
             self.peer.violate(Violation(requirement, message))
             return
-        self._still_pending(open_, sid)
-        done = self._finish(open_, answer)
-        self._judge_decided(done, answer, world)
+        early = self._still_pending(open_, sid)
+        if early is None:
+            self._judge_decided(self._finish(open_, answer), answer, world)
+        elif answer != "allow-once":  # answered already: judge what came
+            call_id = str((open_.request or {}).get("toolCallId"))
+            self._judge_decided(self._judged(Executed(early, open_.request), call_id), answer, world)
 
-    def _still_pending(self, open_: Executed, sid: str) -> None:
+    def _still_pending(self, open_: Executed, sid: str) -> dict[str, Any] | None:
+        """The response, if one came while the prompt was open (a violation)."""
         request = open_.request or {}
         early = self.peer.await_answer(request.get("_rid"), timeout=PENDING_LOOK_S)
         self.recorder.exercise("RPC-10-04-permission-pending", "RPC-6-pending-until-decided")
@@ -372,7 +379,7 @@ class ToolRules:
             message = "tools.execute answered while its permission request was still unanswered"
             self.peer.violate(Violation("RPC-10-04-permission-pending", message))
             self.peer.violate(Violation("RPC-6-pending-until-decided", message))
-            return
+            return early
         listed = self._result("permissions.pending", {"sessionId": sid})
         self.peer.add(rpc_results.permissions_pending_result(listed, session_id=sid))
         self.recorder.exercise("RPC-4-permissions.pending")
@@ -382,9 +389,11 @@ class ToolRules:
         other = {"sessionId": sid, "toolCallId": request.get("toolCallId"), "toolName": "Write"}
         self._result("tools.abort", other)
         self.recorder.exercise("RPC-4-tools.abort")
-        if self.peer.await_answer(request.get("_rid"), timeout=POLL_S) is not None:
+        early = self.peer.await_answer(request.get("_rid"), timeout=POLL_S)
+        if early is not None:
             message = "tools.abort naming Write ended a Read call waiting on its permission prompt"
             self.peer.violate(Violation("RPC-4-tools.abort", message))
+        return early
 
     def _judge_decided(self, done: Executed, answer: str, world: World) -> None:
         result = done.result
@@ -414,9 +423,15 @@ class ToolRules:
     def _shell_pin(self) -> tuple[str, str] | None:
         """The effective shell's (id, dialect) from commandShells.list, judged
         by RPC-5.2-catalog-shape (and RPC-4-commandShells.list)."""
-        catalog = self._result("commandShells.list", {})
-        self.peer.add(rpc_results.shell_catalog(catalog))
+        response = self._call("commandShells.list", {})
+        if response is None:
+            return None
         self.recorder.exercise("RPC-4-commandShells.list")
+        if "result" not in response:
+            self.peer.violate(Violation("RPC-4-commandShells.list", "commandShells.list was refused"))
+            return None
+        catalog = response["result"]
+        self.peer.add(rpc_results.shell_catalog(catalog))
         effective = catalog.get("effective") if isinstance(catalog, dict) else None
         if not isinstance(effective, dict):
             return None
@@ -1243,13 +1258,13 @@ class BashScenario(ForkTodoRules):
         call_id = self._call_id()
         minimum = rpc_limits.BASH_TIMEOUT_MIN_MS
         began = self.peer.target.now()
-        timed = self._bash(sid, "echo $$; exec sleep 30", toolCallId=call_id, timeoutMs=minimum)
+        timed = self._bash(sid, "echo $$; exec sleep 8", toolCallId=call_id, timeoutMs=minimum)
         if timed is None or timed.result is None:
             return
         took = self.peer.target.now() - began
         self.recorder.exercise("RPC-5-bash-timeout-override", "RPC-10-13-bash-shell")
         if timed.result.get("ok") is not False:
-            message = f"Bash with timeoutMs {minimum} running `sleep 30` answered ok after {took:.1f} s"
+            message = f"Bash with timeoutMs {minimum} running `sleep 8` answered ok after {took:.1f} s"
             for requirement in ("RPC-5-bash-timeout-override", "RPC-10-13-bash-shell"):
                 self.peer.violate(Violation(requirement, message))
         self._ended(self._pids(start, sid, call_id, 1), ("RPC-4-timed-out-child-reaped",), "after the timeout")
