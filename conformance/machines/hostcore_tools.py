@@ -46,6 +46,9 @@ MARKDOWN = "# Plan\r\n\r\n- step one \n- étape deux ✓\n"
 # answer (the prompt has no deadline, §6): a short, fixed look.
 PENDING_LOOK_S = 0.3
 POLL_S = 0.05
+# How long after its answer a killed command's processes may still be seen:
+# the host ends them first, so this only absorbs the time a kill takes to land.
+REAP_GRACE_S = 3.0
 
 
 @dataclass(frozen=True)
@@ -677,7 +680,8 @@ class ToolRules:
         if rejected is None:
             return
         self._changed(start, sid, "a rejection", from_resolve=True)
-        self._contract_mode_kept(sid, kind, "RPC-5.1-reject-effects", "a rejection")
+        if not self._contract_mode_kept(sid, kind, "RPC-5.1-reject-effects", "a rejection"):
+            return  # the next submission needs the contract mode
         second = self._submit(sid, turn, kind)
         if second is None:
             return
@@ -734,13 +738,15 @@ class ToolRules:
             return None
         return result
 
-    def _contract_mode_kept(self, sid: str, kind: str, requirement: str, after: str) -> None:
+    def _contract_mode_kept(self, sid: str, kind: str, requirement: str, after: str) -> bool:
         pending = self._pending(sid)
         self.recorder.exercise(requirement)
         if isinstance(pending, dict) and (pending.get("state"), pending.get("kind")) != ("planning", kind):
             got = (pending.get("state"), pending.get("kind"))
             message = f"after {after} plans.pending shows state/kind {got}; the session stays in {kind} (planning)"
             self.peer.violate(Violation(requirement, message))
+            return False
+        return True
 
     def _unique(self, root: Path, first: dict[str, Any], second: dict[str, Any], first_bytes: bytes | None) -> None:
         """RPC-5.1-artifact-unique: a new file; the first one unchanged."""
@@ -882,9 +888,9 @@ class ToolRules:
         pending = self._pending(sid)
         if _mentions(pending.get("plans") if isinstance(pending, dict) else None, str(proposal.get("id"))):
             problems.append("the proposal is still pending")
-        if isinstance(execution, dict):
+        if how == "restart-queued":
             queued = self._result("plans.queuedExecutions", {"sessionId": sid})
-            if _mentions(queued, str(execution.get("id"))):
+            if isinstance(execution, dict) and _mentions(queued, str(execution.get("id"))):
                 problems.append("the execution is still queued")
             if isinstance(pending, dict) and pending.get("state") in ("planning", "awaiting_approval"):
                 problems.append(f"the approved session is back in state {pending.get('state')!r}")
@@ -1163,7 +1169,9 @@ class BashScenario(ForkTodoRules):
         return "".join(chunks)
 
     def _ended(self, pids: list[int], requirements: tuple[str, ...], what: str) -> None:
-        deadline = self.peer.target.now() + self.response_s
+        """The processes are gone (their zombies aside) soon after the answer:
+        the host ends them before it answers (§8.5) or releases the slot (§4)."""
+        deadline = self.peer.target.now() + REAP_GRACE_S
         alive = [p for p in pids if not _pid_gone(p)]
         while alive and self.peer.target.now() < deadline:
             self.peer.pump(POLL_S)  # frames keep flowing while the host reaps
@@ -1258,13 +1266,13 @@ class BashScenario(ForkTodoRules):
         call_id = self._call_id()
         minimum = rpc_limits.BASH_TIMEOUT_MIN_MS
         began = self.peer.target.now()
-        timed = self._bash(sid, "echo $$; exec sleep 8", toolCallId=call_id, timeoutMs=minimum)
+        timed = self._bash(sid, "echo $$; exec sleep 15", toolCallId=call_id, timeoutMs=minimum)
         if timed is None or timed.result is None:
             return
         took = self.peer.target.now() - began
         self.recorder.exercise("RPC-5-bash-timeout-override", "RPC-10-13-bash-shell")
         if timed.result.get("ok") is not False:
-            message = f"Bash with timeoutMs {minimum} running `sleep 8` answered ok after {took:.1f} s"
+            message = f"Bash with timeoutMs {minimum} running `sleep 15` answered ok after {took:.1f} s"
             for requirement in ("RPC-5-bash-timeout-override", "RPC-10-13-bash-shell"):
                 self.peer.violate(Violation(requirement, message))
         self._ended(self._pids(start, sid, call_id, 1), ("RPC-4-timed-out-child-reaped",), "after the timeout")
@@ -1277,7 +1285,7 @@ class BashScenario(ForkTodoRules):
             return
         pinned = {"expectedCommandShellId": pin[0], "expectedCommandShellDialect": pin[1]}
         params = {"sessionId": sid, "toolCallId": call_id, "toolName": "Bash", "args": {}, **pinned}
-        params["args"] = {"command": "sleep 30 & echo $!; echo $$; wait"}
+        params["args"] = {"command": "sleep 12 & echo $!; echo $$; wait"}
         rid = self.peer.send("tools.execute", params)
         request = self._allow_until_printed(start, sid, call_id, rid)
         if request is False:

@@ -398,10 +398,13 @@ def reject_refused(call: Call, name: str, params: Any) -> Any:
 
 
 def submit_fails(call: Call, name: str, params: Any) -> Any:
-    if name == "tools.execute" and isinstance(params, dict) and params.get("toolName") == "SubmitPlan":
-        return {"toolCallId": params.get("toolCallId"), "ok": False, "isError": True, "errorCode": "PLAN_BROKEN",
-                "content": {"message": "broken"}, "durationMs": 0}  # fmt: skip
-    return call(name, params)
+    """A SubmitPlan that would succeed answers a failure instead."""
+    outcome = call(name, params)
+    if name == "tools.execute" and params.get("toolName") == "SubmitPlan" and isinstance(outcome, dict):
+        if outcome.get("ok") is True:
+            broken = {"ok": False, "isError": True, "errorCode": "PLAN_BROKEN", "content": {"message": "broken"}}
+            return outcome | broken
+    return outcome
 
 
 def abort_keeps_pending(call: Call, name: str, params: Any) -> Any:
@@ -454,7 +457,8 @@ def fork_through_ignored(call: Call, name: str, params: Any) -> Any:
 
 def fork_unknown_internal(call: Call, name: str, params: Any) -> Any:
     outcome = call(name, params)
-    if name == "session.fork" and isinstance(outcome, HostError) and not params.get("throughMessageId"):
+    unknown = isinstance(outcome, HostError) and outcome.error_code == "NOT_FOUND"
+    if name == "session.fork" and unknown and not params.get("throughMessageId"):
         return HostError("INTERNAL", "fork failed")
     return outcome
 
@@ -655,6 +659,21 @@ def _todo_two_in_progress(original: Callable[[Any], Any]) -> Callable[[Any], Any
     return normalize
 
 
+def _kill_nothing() -> None:
+    """No command is ever killed or waited for: a timed-out or aborted call
+    answers while its processes run on."""
+    from . import bash
+
+    run = bash.run
+
+    def unkilled(proc: Any, timeout_s: float, cancelled: Callable[[], bool], emit: Any) -> Any:
+        proc.wait = lambda *args, **kwargs: proc.returncode
+        return run(proc, timeout_s, cancelled, emit)
+
+    bash.kill_tree = lambda proc: None
+    bash.run = unkilled
+
+
 PATCH_FAULTS: dict[str, Callable[[], None]] = {
     "outside-not-asked": _patch("tools", "evaluate", lambda f: lambda mode, tool, outside: f(mode, tool, False)),
     "symlink-not-classified": _patch("tools", "resolve", _symlink_not_classified),
@@ -679,7 +698,7 @@ PATCH_FAULTS: dict[str, Callable[[], None]] = {
     "short-default-timeout": _patch("limits", "BASH_DEFAULT_TIMEOUT_MS", lambda v: 1000),
     "shell-pin-ignored": _patch("tools", "_pin_mismatch", lambda f: lambda call: None),
     "kill-leaves-tree": _patch("bash", "kill_tree", lambda f: lambda proc: proc.kill()),
-    "kill-nothing": _patch("bash", "kill_tree", lambda f: lambda proc: None),
+    "kill-nothing": _kill_nothing,
     "timeout-ignored": _patch(
         "tools", "parse_call", lambda f: lambda params: f({k: v for k, v in params.items() if k != "timeoutMs"})
     ),
