@@ -237,7 +237,7 @@ class HostcoreMachine(BashScenario, RuleBasedStateMachine):
         self.peer.add(rpc_session.end_turn_notification(result, **rule_args, **_notify(params)))
         self.recorder.exercise(ONE_NOTIFICATION)
         note = result.get("notification") if isinstance(result, dict) else None
-        if note is not None:
+        if note is not None:  # RPC-4-notification-shape
             self.peer.add(rpc_session.notification_shape(note))
         self._no_created_event()
         if isinstance(note, dict) and isinstance(note.get("id"), str):
@@ -406,6 +406,7 @@ def _sessions_walk(m: HostcoreMachine) -> None:
 
 def _tools_walk(m: HostcoreMachine) -> None:
     m.workspace_switch()
+    m.file_tools()
     for escape, answer in (("absolute", "deny"), ("dotdot", "abort"), ("symlink", "allow-once")):
         m.outside_path(escape, answer)
 

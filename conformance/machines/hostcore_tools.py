@@ -241,7 +241,10 @@ class ToolRules:
         while the selection moves from A to B; RPC-5-missing-session,
         RPC-5-pathless-session; the workspace.* and projects.* results
         (RPC-4-workspace.get/set/clear, RPC-4-projects.create,
-        RPC-4-projects.create-keeps-workspace, RPC-4-projects.list-order)."""
+        RPC-4-projects.create-keeps-workspace, RPC-4-projects.list-order).
+        Spelled out: RPC-4-workspace.get, RPC-4-workspace.set,
+        RPC-4-workspace.clear; a Grep over the root stays inside it
+        (RPC-5-bash-no-outside-exception)."""
         if not self._guard():
             return
         world = self.world()
@@ -331,6 +334,54 @@ class ToolRules:
             )
             self.peer.violate(Violation("RPC-5-pathless-session", message))
 
+    @rule()
+    @survives
+    def file_tools(self) -> None:
+        """RPC-5-session-root for Write, Edit and Glob: with project B
+        selected, a relative Write by session A lands in A (answered at its
+        prompt), an Edit changes it there and a Glob finds it there;
+        RPC-4-tools.list names the built-in tools; RPC-4-session.delete: a
+        deleted session is no longer listed."""
+        if not self._guard():
+            return
+        world = self.world()
+        self._result("workspace.set", {"path": str(world.b)})
+        sid = self._session_in(world.a)
+        if sid is None:
+            return
+        name = f"written-{self._call_id()}.txt"
+        wrote = self._execute(sid, "Write", {"path": name, "content": "first"})
+        edited = self._execute(sid, "Edit", {"path": name, "old_string": "first", "new_string": "second"})
+        found = self._execute(sid, "Glob", {"pattern": "written-*.txt"})
+        self.recorder.exercise("RPC-5-session-root")
+        landed = (world.a / name).read_text(encoding="utf-8") if (world.a / name).exists() else None
+        if wrote.result is not None and edited.result is not None and landed != "second":
+            elsewhere = " (it went to the selected project B)" if (world.b / name).exists() else ""
+            message = f"a relative Write then Edit by the session of project A left A's file {landed!r}{elsewhere}"
+            self.peer.violate(Violation("RPC-5-session-root", message))
+        if found.result is not None and not _mentions(found.result.get("content"), name):
+            message = "a Glob over the session root misses the file just written"
+            self.peer.violate(Violation("RPC-5-session-root", message))
+        self._tools_list()
+        self._delete(sid)
+
+    def _tools_list(self) -> None:
+        listed = self._result("tools.list", {})
+        self.recorder.exercise("RPC-4-tools.list")
+        if not all(_mentions(listed, f'"{tool}"') for tool in ("Read", "Bash")):
+            message = f"tools.list does not name Read and Bash: {listed!r}"[:300]
+            self.peer.violate(Violation("RPC-4-tools.list", message))
+
+    def _delete(self, sid: str) -> None:
+        response = self._call("session.delete", {"sessionId": sid})
+        if response is None:
+            return
+        self.recorder.exercise("RPC-4-session.delete")
+        listed = self._result("session.list", {})
+        if "error" in response or _mentions(listed, sid):
+            how = "was refused" if "error" in response else "left it listed"
+            self.peer.violate(Violation("RPC-4-session.delete", f"session.delete of an idle session {how}"))
+
     # -- §10 items 3 and 4: outside paths, prompts, denial ------------------------------
     @rule(escape=ESCAPES, answer=ANSWERS)
     @survives
@@ -342,7 +393,8 @@ class ToolRules:
         open and listed; RPC-4-tools.abort: an abort naming another tool
         stops nothing; then RPC-10-03-denied-tool-denied (deny or abort gives
         TOOL_DENIED), RPC-4-permissions.resolve, RPC-5-outside-result-path
-        (allow: the canonical absolute path) and RPC-4-permissions.evaluate."""
+        (allow: the canonical absolute path) and RPC-4-permissions.evaluate.
+        Each prompt is judged by RPC-6-request-shape."""
         if not self._guard():
             return
         world = self.world()
@@ -500,7 +552,10 @@ class ToolRules:
         unknown tool sent with requestedMode agent are refused and change
         nothing (RPC-5-plan-goal-denied, RPC-5-requested-mode-ignored); a
         Read still runs (RPC-5-plan-goal-allowed); Bash in ask mode prompts
-        (RPC-5-plan-goal-bash-permission)."""
+        (RPC-5-plan-goal-bash-permission).
+        The session enters the kind's mode with plans.enter (RPC-4-plans.enter;
+        plan without a kind: RPC-4-plans-kind-default), which must emit
+        plans.changed (RPC-5.1-plans-changed-emitted)."""
         if not self._guard():
             return
         world = self.world()
@@ -652,7 +707,10 @@ class ToolRules:
         RPC-4-plans.claimExecution, RPC-4-plans.finishExecution,
         RPC-5.1-execution-shape); auto mode then runs an outside Read and a
         Plan-mode Bash without prompting (RPC-5-outside-path-permission,
-        RPC-5-plan-goal-bash-permission)."""
+        RPC-5-plan-goal-bash-permission).
+        Submissions (RPC-4-plans.submit) are found through plans.pending
+        (RPC-4-plans.pending, RPC-5.1-pending-result, RPC-5.1-proposal-shape);
+        every plans.changed is judged by RPC-5.1-plans-changed-shape."""
         if not self._guard():
             return
         world = self.world()
@@ -686,6 +744,7 @@ class ToolRules:
         if second is None:
             return
         self._unique(world.a, proposal, second[1], first_bytes)
+        self._artifacts_listed(sid, proposal, second[1])
         self._approve(sid, turn, kind, second, world)
 
     def _kind_mismatch(self, sid: str, turn: str, kind: str, root: Path) -> None:
@@ -758,6 +817,16 @@ class ToolRules:
         if paths[0] == paths[1] or self._artifact_bytes(root, first) != first_bytes:
             message = f"a second submission reused or changed the first artifact ({paths[0]!r})"
             self.peer.violate(Violation("RPC-5.1-artifact-unique", message))
+
+    def _artifacts_listed(self, sid: str, *proposals: dict[str, Any]) -> None:
+        """RPC-4-artifacts.list: both submissions' artifacts are listed."""
+        listed = self._result("artifacts.list", {"sessionId": sid})
+        self.recorder.exercise("RPC-4-artifacts.list")
+        for proposal in proposals:
+            artifact = proposal.get("artifact")
+            path = artifact.get("relativePath") if isinstance(artifact, dict) else None
+            if isinstance(path, str) and not _mentions(listed, path):
+                self.peer.violate(Violation("RPC-4-artifacts.list", f"artifacts.list lacks the artifact {path}"))
 
     def _approve(self, sid: str, turn: str, kind: str, submitted: tuple[str, dict[str, Any]], world: World) -> None:
         call_id, proposal = submitted
@@ -957,7 +1026,8 @@ class ForkTodoRules(ToolRules):
         changes to it leave the source alone; RPC-10-09-fork-through-message:
         a fork through a message ends there, an unknown anchor or source is
         NOT_FOUND and creates nothing (RPC-4-session.fork-missing); a running
-        source refuses a whole-session fork (RPC-4-session.fork-running)."""
+        source refuses a whole-session fork (RPC-4-session.fork-running).
+        Every transcript read is judged by RPC-4-session.get."""
         if not self._guard():
             return
         sid = self._session_in(self.world().a)
@@ -1190,7 +1260,9 @@ class BashScenario(ForkTodoRules):
         (RPC-5-bash-failure-result), the default (RPC-5-bash-default-timeout:
         not cut short) and an override (RPC-5-bash-timeout-override, the
         child reaped: RPC-4-timed-out-child-reaped), and an abort ending the
-        whole tree (RPC-4-tools.abort)."""
+        whole tree (RPC-4-tools.abort).
+        The pin comes from commandShells.list (RPC-4-commandShells.list,
+        RPC-5.2-catalog-shape); every result is judged by RPC-5-execute-result."""
         if not self._guard():
             return
         sid = self._session_in(self.world().a)
@@ -1198,6 +1270,7 @@ class BashScenario(ForkTodoRules):
         if sid is None or pin is None:
             return
         self._wrong_pins(sid, pin)
+        self._grants(sid)
         self._streams(sid)
         self._timeouts(sid)
         self._abort_tree(sid)
@@ -1236,6 +1309,26 @@ class BashScenario(ForkTodoRules):
             elif done.request is not None:
                 message = "a Bash call with a stale pin raised a permission prompt; the pin is checked before it"
                 self.peer.violate(Violation("RPC-5.2-shell-pin", message))
+
+    def _grants(self, sid: str) -> None:
+        """RPC-4-permissions.listSessionGrants: an allow-session answer is a
+        standing grant, listed; RPC-4-permissions.clearSessionGrants: after
+        clearing, it is gone and the next Bash call asks again."""
+        first = self._bash(sid, "echo granted", answer="allow-session")
+        if first is None or first.request is None:
+            return  # no prompt, no grant to look at
+        listed = self._result("permissions.listSessionGrants", {"sessionId": sid})
+        self.recorder.exercise("RPC-4-permissions.listSessionGrants")
+        if not _mentions(listed, '"Bash"'):
+            message = f"permissions.listSessionGrants lacks the Bash grant just given: {listed!r}"[:300]
+            self.peer.violate(Violation("RPC-4-permissions.listSessionGrants", message))
+        self._result("permissions.clearSessionGrants", {"sessionId": sid})
+        after = self._result("permissions.listSessionGrants", {"sessionId": sid})
+        again = self._bash(sid, "echo asked again", answer="allow-once")
+        self.recorder.exercise("RPC-4-permissions.clearSessionGrants")
+        if _mentions(after, '"Bash"') or (again is not None and again.result is not None and again.request is None):
+            message = "after permissions.clearSessionGrants the Bash grant still stands"
+            self.peer.violate(Violation("RPC-4-permissions.clearSessionGrants", message))
 
     def _streams(self, sid: str) -> None:
         start = len(self.peer.notifications)

@@ -554,6 +554,15 @@ FAULTS.update(
             "session.endTurn", lambda r: r["notification"].update(kind="task.done") if r.get("notification") else None
         ),
         "get-version-number": _replace_result("app.getVersion", 11),
+        "tools-list-empty": _replace_result("tools.list", {"tools": []}),
+        "delete-noop": lambda call, name, params: (
+            {"ok": True, "deleted": True} if name == "session.delete" else call(name, params)
+        ),
+        "artifacts-list-empty": _replace_result("artifacts.list", {"artifacts": []}),
+        "grants-list-empty": _replace_result("permissions.listSessionGrants", {"grants": []}),
+        "clear-keeps-grants": lambda call, name, params: (
+            {"ok": True, "cleared": 0} if name == "permissions.clearSessionGrants" else call(name, params)
+        ),
         "emits-notification-created": emits_notification_created,
     }
 )
