@@ -416,6 +416,9 @@ def _plans_walk(m: HostcoreMachine) -> None:
     m.plan_mode("goal")
     m.submit_and_resolve("plan")
     m.submit_and_resolve("goal")
+
+
+def _interrupts_walk(m: HostcoreMachine) -> None:
     m.plan_interrupted("goal", "abort")
     m.plan_interrupted("plan", "restart-pending")
     m.plan_interrupted("goal", "restart-queued")
@@ -432,8 +435,10 @@ WALKS: dict[str, Callable[[HostcoreMachine], None]] = {
     "sessions": _sessions_walk,
     "tools": _tools_walk,
     "plans": _plans_walk,
+    "interrupts": _interrupts_walk,
     "forks": _forks_walk,
     "bash": lambda m: m.bash_scenario(),
+    "bash-timeouts": lambda m: m.bash_timeouts_scenario(),
 }
 
 

@@ -119,6 +119,7 @@ class ToolRules:
     # -- the world ----------------------------------------------------------------------
     _world: World | None = None
     _calls = 0
+    _missed: frozenset[str] = frozenset()  # notification methods once waited for in vain
 
     def world(self) -> World:
         if self._world is None:
@@ -164,10 +165,15 @@ class ToolRules:
         waiting up to the response deadline for a first one (the document
         does not order a notification before or after the answer it goes
         with)."""
-        deadline = self.peer.target.now() + self.response_s
+        # After one went missing (already a violation) later ones are not
+        # waited for: a run would spend the whole deadline on each.
+        patience = 0.0 if method in self._missed else self.response_s
+        deadline = self.peer.target.now() + patience
         while True:
             found = [n.get("params") for n in self._notes(start, method)]
             mine = [p for p in found if isinstance(p, dict) and p.get("sessionId") == session_id]
+            if not mine and self.peer.target.now() >= deadline:
+                self._missed = self._missed | {method}
             if mine or not self.peer.alive or self.peer.target.now() >= deadline:
                 return mine
             self.peer.pump(min(POLL_S, max(deadline - self.peer.target.now(), 0.0)))
@@ -464,10 +470,12 @@ class ToolRules:
             if _mentions(result, MARK_OUT):
                 self.peer.violate(Violation("RPC-10-03-denied-tool-denied", "a denied Read returned the file"))
             return
-        if result.get("ok") is not True or not _mentions(result.get("content"), MARK_OUT):
+        if _code(result) == "TOOL_DENIED" or result.get("denied") is True:
             message = f"a Read allowed at its prompt answered ok {result.get('ok')!r}, errorCode {_code(result)!r}"
             self.peer.violate(Violation("RPC-4-permissions.resolve", message))
             return
+        if result.get("ok") is not True or not _mentions(result.get("content"), MARK_OUT):
+            return  # the tool failed for a reason of its own: nothing about the answer
         self.recorder.exercise("RPC-5-outside-result-path")
         canonical = str(world.outside / SECRET)
         if not _mentions(result.get("content"), canonical):
@@ -1256,11 +1264,9 @@ class BashScenario(ForkTodoRules):
     def bash_scenario(self) -> None:
         """RPC-10-13-bash-shell: the pin (RPC-5.2-shell-pin), separate
         streamed output (RPC-5-bash-streams-separate, RPC-4-tools.output,
-        RPC-5.1-tools-output-shape), a failing command's result
-        (RPC-5-bash-failure-result), the default (RPC-5-bash-default-timeout:
-        not cut short) and an override (RPC-5-bash-timeout-override, the
-        child reaped: RPC-4-timed-out-child-reaped), and an abort ending the
-        whole tree (RPC-4-tools.abort).
+        RPC-5.1-tools-output-shape) and a failing command's result
+        (RPC-5-bash-failure-result); standing grants
+        (RPC-4-permissions.listSessionGrants, RPC-4-permissions.clearSessionGrants).
         The pin comes from commandShells.list (RPC-4-commandShells.list,
         RPC-5.2-catalog-shape); every result is judged by RPC-5-execute-result."""
         if not self._guard():
@@ -1272,6 +1278,18 @@ class BashScenario(ForkTodoRules):
         self._wrong_pins(sid, pin)
         self._grants(sid)
         self._streams(sid)
+
+    @survives
+    def bash_timeouts_scenario(self) -> None:
+        """RPC-10-13-bash-shell: the default (RPC-5-bash-default-timeout: not
+        cut short) and an override (RPC-5-bash-timeout-override, the child
+        reaped: RPC-4-timed-out-child-reaped), and an abort ending the whole
+        tree (RPC-4-tools.abort)."""
+        if not self._guard():
+            return
+        sid = self._session_in(self.world().a)
+        if sid is None:
+            return
         self._timeouts(sid)
         self._abort_tree(sid)
 
