@@ -618,38 +618,51 @@ class ToolRules:
                 self.peer.violate(Violation(requirement, message))
 
     # -- §10 items 11 and 12: submissions, resolution, interruption -----------------------
-    def _submit(self, sid: str, turn: str, kind: str, markdown: str = MARKDOWN) -> tuple[str, dict[str, Any]] | None:
-        """Run the kind's submit tool; the pending proposal it created (found
+    def _submit(self, sid: str, turn: str, kind: str, *, method: bool = False) -> tuple[str, dict[str, Any]] | None:
+        """Run the kind's submit tool (or, with ``method``, call plans.submit
+        with the same fields); the pending proposal it created (found
         through plans.pending, judged by RPC-5.1-pending-result and
-        RPC-5.1-proposal-shape) with its tool-call id."""
-        args = {"title": f"A {kind} title", "markdown": markdown, "question": f"Approve this {kind}?"}
+        RPC-5.1-proposal-shape) with its tool-call id. RPC-4-plans.submit:
+        the submission succeeds from the running turn in the kind's mode."""
+        args = {"title": f"A {kind} title", "markdown": MARKDOWN, "question": f"Approve this {kind}?"}
         call_id = self._call_id()
-        done = self._execute(sid, rpc_limits.SUBMIT_TOOLS[kind], args, turnId=turn, toolCallId=call_id)
-        if done.result is None:
+        if method:
+            ids = {"sessionId": sid, "turnId": turn, "toolCallId": call_id, "kind": kind}
+            response = self._call("plans.submit", ids | args)
+            result = response.get("result") if response is not None else None
+            failed = None if isinstance(result, dict) and result.get("ok") is not False else "plans.submit"
+            code: object = rpc_errors.error_code_of(response.get("error")) if response is not None else None
+        else:
+            done = self._execute(sid, rpc_limits.SUBMIT_TOOLS[kind], args, turnId=turn, toolCallId=call_id)
+            response, code = done.response, _code(done.result)
+            failed = (
+                None if done.result is not None and done.result.get("ok") is True else rpc_limits.SUBMIT_TOOLS[kind]
+            )
+        if response is None:
             return None
         self.recorder.exercise("RPC-4-plans.submit")
-        if done.result.get("ok") is not True:
-            message = (
-                f"{rpc_limits.SUBMIT_TOOLS[kind]} in {kind} mode from the running turn failed: {_code(done.result)!r}"
-            )
+        if failed is not None:
+            message = f"{failed} in {kind} mode from the running turn failed: {code!r}"
             self.peer.violate(Violation("RPC-4-plans.submit", message))
             return None
+        return self._pending_proposal(sid, call_id, kind, args)
+
+    def _pending_proposal(
+        self, sid: str, call_id: str, kind: str, args: dict[str, str]
+    ) -> tuple[str, dict[str, Any]] | None:
         pending = self._pending(sid)
         plans = pending.get("plans") if isinstance(pending, dict) else None
         found = [p for p in plans or [] if isinstance(p, dict) and p.get("toolCallId") == call_id]
         self.recorder.exercise("RPC-4-plans.pending")
         if not found:
-            self.peer.violate(
-                Violation("RPC-4-plans.pending", "plans.pending does not list the proposal just submitted")
-            )
+            message = "plans.pending does not list the proposal just submitted"
+            self.peer.violate(Violation("RPC-4-plans.pending", message))
             return None
         proposal = found[0]
         self.peer.add(rpc_plans.proposal_shape(proposal))
         self.recorder.exercise("RPC-10-11-submit-artifacts")
-        if proposal.get("kind") != kind or (proposal.get("title"), proposal.get("question")) != (
-            args["title"],
-            args["question"],
-        ):
+        carried = (proposal.get("kind"), proposal.get("title"), proposal.get("question"))
+        if carried != (kind, args["title"], args["question"]):
             message = f"the pending {kind} proposal does not carry the submitted kind, title and question"
             self.peer.violate(Violation("RPC-10-11-submit-artifacts", message))
         return call_id, proposal
@@ -924,7 +937,8 @@ class ToolRules:
         turn = self._begin(sid) if sid is not None else None
         if sid is None or turn is None or not self._enter(sid, turn, kind):
             return
-        submitted = self._submit(sid, turn, kind)
+        # The abort case submits through plans.submit, the others with the tool.
+        submitted = self._submit(sid, turn, kind, method=how == "abort")
         if submitted is None:
             return
         call_id, proposal = submitted

@@ -554,6 +554,9 @@ FAULTS.update(
             "session.endTurn", lambda r: r["notification"].update(kind="task.done") if r.get("notification") else None
         ),
         "get-version-number": _replace_result("app.getVersion", 11),
+        "plans-submit-refused": lambda call, name, params: (
+            HostError("INTERNAL", "plans.submit is broken") if name == "plans.submit" else call(name, params)
+        ),
         "tools-list-empty": _replace_result("tools.list", {"tools": []}),
         "delete-noop": lambda call, name, params: (
             {"ok": True, "deleted": True} if name == "session.delete" else call(name, params)
