@@ -413,9 +413,12 @@ class ToolRules:
             "symlink": f"escape/{SECRET}",
         }[escape]
         requirement = "RPC-5-outside-path-permission" if escape == "absolute" else "RPC-5-escape-classification"
-        evaluated = self._result("permissions.evaluate", {"sessionId": sid, "toolName": "Read", "args": {"path": path}})
+        # The params are not documented; these are tools.execute's. Judged
+        # only when a result comes: an object holding the decision.
+        asked = self._call("permissions.evaluate", {"sessionId": sid, "toolName": "Read", "args": {"path": path}})
         self.recorder.exercise("RPC-4-permissions.evaluate")
-        if not isinstance(evaluated, dict):
+        evaluated = asked.get("result") if asked is not None else None
+        if asked is not None and "result" in asked and not isinstance(evaluated, dict):
             message = f"permissions.evaluate answered {type(evaluated).__name__}; expected a decision object"
             self.peer.violate(Violation("RPC-4-permissions.evaluate", message))
         open_ = self._execute(sid, "Read", {"path": path}, answer=None)
@@ -774,16 +777,20 @@ class ToolRules:
         before = sorted(folder.iterdir()) if folder.is_dir() else []
         args = {"title": "wrong kind", "markdown": MARKDOWN, "question": "?"}
         done = self._execute(sid, rpc_limits.SUBMIT_TOOLS[other], args, turnId=turn)
-        if done.result is None:
+        response = done.response
+        if response is None:
             return
+        refused: dict[str, Any] = done.result or {}
+        if done.result is None:  # PLAN_* has a §7 error slot too (1015): an error answer passes
+            refused = {"ok": False, "errorCode": rpc_errors.error_code_of(response.get("error"))}
         for requirement in ("RPC-5.1-kind-mismatch", "RPC-10-11-submit-artifacts"):
             self.recorder.exercise(requirement)
         after = sorted(folder.iterdir()) if folder.is_dir() else []
-        if done.result.get("ok") is not False or _code(done.result) != "PLAN_KIND_MISMATCH" or after != before:
+        if refused.get("ok") is not False or refused.get("errorCode") != "PLAN_KIND_MISMATCH" or after != before:
             wrote = "; it wrote an artifact" if after != before else ""
             message = (
-                f"{rpc_limits.SUBMIT_TOOLS[other]} in {kind} mode answered ok {done.result.get('ok')!r}, "
-                f"errorCode {_code(done.result)!r}{wrote}; expected PLAN_KIND_MISMATCH and no artifact"
+                f"{rpc_limits.SUBMIT_TOOLS[other]} in {kind} mode answered ok {refused.get('ok')!r}, "
+                f"errorCode {refused.get('errorCode')!r}{wrote}; expected PLAN_KIND_MISMATCH and no artifact"
             )
             for requirement in ("RPC-5.1-kind-mismatch", "RPC-10-11-submit-artifacts"):
                 self.peer.violate(Violation(requirement, message))
@@ -875,29 +882,33 @@ class ToolRules:
         self._auto_mode(sid, turn, kind, world)
 
     def _execution_flow(self, sid: str, proposal: dict[str, Any], execution: dict[str, Any]) -> None:
-        listed = self._result("plans.queuedExecutions", {"sessionId": sid})
-        self.recorder.exercise("RPC-4-plans.queuedExecutions")
-        if not _mentions(listed, str(execution.get("id"))):
-            message = "plans.queuedExecutions does not list the execution an approval just queued"
-            self.peer.violate(Violation("RPC-4-plans.queuedExecutions", message))
+        """The params and result shapes of these three are not documented:
+        an INVALID_PARAMS-class refusal is not judged (the guess was wrong)."""
+        listed = self._call("plans.queuedExecutions", {"sessionId": sid})
+        if listed is not None and not _guessed_wrong(listed):
+            self.recorder.exercise("RPC-4-plans.queuedExecutions")
+            if not _mentions(listed.get("result"), str(execution.get("id"))):
+                message = "plans.queuedExecutions does not list the execution an approval just queued"
+                self.peer.violate(Violation("RPC-4-plans.queuedExecutions", message))
         ids = {"executionId": execution.get("id"), "proposalId": proposal.get("id"), "sessionId": sid}
         for method, requirement, state in (
             ("plans.claimExecution", "RPC-4-plans.claimExecution", "running"),
             ("plans.finishExecution", "RPC-4-plans.finishExecution", "completed"),
         ):
             response = self._call(method, ids)
-            if response is None:
+            if response is None or _guessed_wrong(response):
                 return
             self.recorder.exercise(requirement)
             result = response.get("result")
-            moved = result.get("execution") if isinstance(result, dict) else None
-            if isinstance(moved, dict):
+            moved = result.get("execution", result) if isinstance(result, dict) else None
+            if isinstance(moved, dict) and "state" in moved:
                 self.peer.add(rpc_plans.execution_shape(moved))
+            elif "result" in response and requirement == "RPC-4-plans.finishExecution":
+                continue  # the claim reports the execution (§4); a finish need not
             if not isinstance(moved, dict) or moved.get("state") != state or moved.get("kind") != execution.get("kind"):
                 got = moved.get("state") if isinstance(moved, dict) else response.get("error")
-                self.peer.violate(
-                    Violation(requirement, f"{method} answered {got!r}; expected an execution now {state}")
-                )
+                message = f"{method} answered {got!r}; expected the execution, now {state}, of its kind"
+                self.peer.violate(Violation(requirement, message))
 
     def _auto_mode(self, sid: str, turn: str, kind: str, world: World) -> None:
         """The approval chose auto (stored on the session): an outside Read
@@ -999,6 +1010,12 @@ class ToolRules:
         for problem in problems:
             for requirement in requirements:
                 self.peer.violate(Violation(requirement, f"after {how} of a {kind}: {problem}"))
+
+
+def _guessed_wrong(response: dict[str, Any]) -> bool:
+    """An error saying the params were invalid, to a call whose params the
+    document does not spell out."""
+    return rpc_errors.error_code_of(response.get("error")) in rpc_errors.INVALID_INPUT_CODES
 
 
 def _bumped(version: object) -> object:
@@ -1349,12 +1366,17 @@ class BashScenario(ForkTodoRules):
         first = self._bash(sid, "echo granted", answer="allow-session")
         if first is None or first.request is None:
             return  # no prompt, no grant to look at
-        listed = self._result("permissions.listSessionGrants", {"sessionId": sid})
+        response = self._call("permissions.listSessionGrants", {"sessionId": sid})
+        if response is None or _guessed_wrong(response):
+            return  # the params are not documented: a refusal of them is not judged
+        listed = response.get("result")
         self.recorder.exercise("RPC-4-permissions.listSessionGrants")
         if not _mentions(listed, '"Bash"'):
             message = f"permissions.listSessionGrants lacks the Bash grant just given: {listed!r}"[:300]
             self.peer.violate(Violation("RPC-4-permissions.listSessionGrants", message))
-        self._result("permissions.clearSessionGrants", {"sessionId": sid})
+        cleared = self._call("permissions.clearSessionGrants", {"sessionId": sid})
+        if cleared is None or _guessed_wrong(cleared):
+            return
         after = self._result("permissions.listSessionGrants", {"sessionId": sid})
         again = self._bash(sid, "echo asked again", answer="allow-once")
         self.recorder.exercise("RPC-4-permissions.clearSessionGrants")

@@ -516,7 +516,9 @@ FAULTS.update(
         ),
         "queued-executions-empty": _replace_result("plans.queuedExecutions", {"executions": []}),
         "claim-says-queued": _rewrite_result("plans.claimExecution", lambda r: r["execution"].update(state="queued")),
-        "finish-without-execution": _replace_result("plans.finishExecution", {"ok": True}),
+        "finish-refused": lambda call, name, params: (
+            HostError("INTERNAL", "cannot finish") if name == "plans.finishExecution" else call(name, params)
+        ),
         "submit-fails": submit_fails,
         "pending-misses-new": _rewrite_result("plans.pending", lambda r: r.update(plans=[])),
         "pending-without-plans": _rewrite_result("plans.pending", lambda r: r.pop("plans") if not r["plans"] else None),
