@@ -594,6 +594,7 @@ class ToolRules:
         if read.result is not None and read.result.get("ok") is not True:
             message = f"a Read inside the root in {kind} mode answered errorCode {_code(read.result)!r}"
             self.peer.violate(Violation("RPC-5-plan-goal-allowed", message))
+        self._todo_write_refused(sid, turn, kind)
         bash = self._bash(sid, "echo planning", answer="deny", turnId=turn)
         if bash is not None and bash.response is not None:
             self.recorder.exercise("RPC-5-plan-goal-bash-permission")
@@ -602,6 +603,20 @@ class ToolRules:
                 self.peer.violate(Violation("RPC-5-plan-goal-bash-permission", message))
                 self.peer.violate(Violation("RPC-10-10-forged-mode", message))
         self._end(sid, turn)
+
+    def _todo_write_refused(self, sid: str, turn: str, kind: str) -> None:
+        """RPC-4-todowrite-scope: TodoWrite from a Plan/Goal turn is an error
+        result and leaves the checklist as it was."""
+        before = self._result("todos.get", {"sessionId": sid})
+        items = [{"content": "planned", "status": "pending"}]
+        done = self._execute(sid, "TodoWrite", {"todos": items}, turnId=turn)
+        after = self._result("todos.get", {"sessionId": sid})
+        if done.result is None:
+            return
+        self.recorder.exercise("RPC-4-todowrite-scope")
+        if done.result.get("ok") is not False or (before is not None and after != before):
+            message = f"TodoWrite from a {kind}-mode turn answered ok {done.result.get('ok')!r} or changed the list"
+            self.peer.violate(Violation("RPC-4-todowrite-scope", message))
 
     def _judge_denied(self, done: Executed, tool: str, kind: str, *, in_plan_code: bool) -> None:
         result = done.result

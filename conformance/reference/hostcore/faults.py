@@ -700,6 +700,9 @@ PATCH_FAULTS: dict[str, Callable[[], None]] = {
     "allow-read-denied": _patch("permissions", "Permissions.settle", _allow_read_denied),
     "plan-allows-write": _patch("tools", "mode_denial", _plan_allows_write),
     "plan-denies-read": _patch("tools", "mode_denial", _plan_denies_read),
+    "todo-in-plan": _patch(
+        "tools", "mode_denial", lambda f: lambda mode, tool: None if tool == "TodoWrite" else f(mode, tool)
+    ),
     "plan-bash-unprompted": _patch("tools", "evaluate", _plan_bash_unprompted),
     "artifact-normalized": _patch("plans", "write_artifact", _artifact_normalized),
     "artifact-reused": _patch("plans", "write_artifact", _artifact_reused),
