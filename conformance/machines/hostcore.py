@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import itertools
 import tempfile
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
@@ -22,6 +23,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, rule
 
 from conformance.evidence import Recorder, StepContext
+from conformance.machines.hostcore_tools import BashScenario
 from conformance.peers.rpc_client import HostcoreCommand, HostcoreGone, HostcorePeer, handshake_params
 from conformance.protocol import rpc_errors, rpc_handshake, rpc_limits, rpc_results, rpc_session
 from conformance.protocol.violations import Violation
@@ -54,7 +56,7 @@ class Model:
     notifications: dict[str, bool] = field(default_factory=dict)  # notification id -> read
 
 
-class HostcoreMachine(RuleBasedStateMachine):
+class HostcoreMachine(BashScenario, RuleBasedStateMachine):
     """Set ``command``, ``recorder``, ``response_s`` and ``work_root`` on a
     subclass (see :func:`machine_for`)."""
 
@@ -230,12 +232,23 @@ class HostcoreMachine(RuleBasedStateMachine):
         self.peer.add(rpc_session.end_turn_notification(result, **rule_args, **_notify(params)))
         self.recorder.exercise("RPC-10-06-endturn-one-notification")
         note = result.get("notification") if isinstance(result, dict) else None
+        if note is not None:  # RPC-4-notification-shape
+            self.peer.add(rpc_session.notification_shape(note))
+        self._no_created_event()
         if isinstance(note, dict) and isinstance(note.get("id"), str):
             if note["id"] in self.model.notifications:
                 self.peer.violate(
                     Violation("RPC-10-06-endturn-one-notification", f"endTurn returned notification {note['id']} again")
                 )
             self.model.notifications[note["id"]] = False
+
+    def _no_created_event(self) -> None:
+        """RPC-4-notification-no-created-event: the record travels only in
+        the session.endTurn result, never as a server notification."""
+        self.recorder.exercise("RPC-4-notification-no-created-event")
+        if any(n.get("method") == "notification.created" for n in self.peer.notifications):
+            message = "host-core sent a notification.created notification; the endTurn result carries the record"
+            self.peer.violate(Violation("RPC-4-notification-no-created-event", message))
 
     @rule()
     def list_notifications(self) -> None:
@@ -278,6 +291,36 @@ class HostcoreMachine(RuleBasedStateMachine):
         self.model.notifications[nid] = True
 
     @rule()
+    def mark_all_read(self) -> None:
+        """RPC-4-notification.markAllRead: {ok: true}; every row read after it."""
+        if not self._guard():
+            return
+        result = self._result("notification.markAllRead", {})
+        if result is None:
+            return
+        self.peer.add(rpc_session.mark_all_read_result(result))
+        for nid in self.model.notifications:
+            self.model.notifications[nid] = True
+
+    @rule()
+    def clear_notifications(self) -> None:
+        """RPC-4-notification.clear: {ok: true} and an empty inbox after it
+        (cleared turns never notify again: the repeated endTurn of ``turn``)."""
+        if not self._guard():
+            return
+        result = self._result("notification.clear", {})
+        if result is None:
+            return
+        self.peer.add(rpc_session.clear_result(result))
+        self.model.notifications.clear()
+        listed = self._result("notification.list", {})
+        rows = listed.get("notifications") if isinstance(listed, dict) else None
+        self.recorder.exercise("RPC-4-notification.clear")
+        if isinstance(rows, list) and rows:
+            message = f"notification.list shows {len(rows)} row(s) right after notification.clear"
+            self.peer.violate(Violation("RPC-4-notification.clear", message))
+
+    @rule()
     def health(self) -> None:
         if not self._guard():
             return
@@ -286,6 +329,13 @@ class HostcoreMachine(RuleBasedStateMachine):
             self.peer.add(rpc_results.health_ok(response))
             if "result" in response:
                 self.peer.add(rpc_results.health_result(response["result"]))
+        version = self._call("app.getVersion", {})
+        if version is not None:
+            # RPC-4-app.getVersion: a result once the handshake is done.
+            if "result" not in version:
+                self.peer.violate(Violation("RPC-4-app.getVersion", "app.getVersion after the handshake was refused"))
+            else:
+                self.peer.add(rpc_results.version_result(version["result"]))
 
     @rule()
     def unknown_method(self) -> None:
@@ -308,6 +358,9 @@ class HostcoreMachine(RuleBasedStateMachine):
         """End this host-core and start another on the same data directory."""
         if not self._guard():
             return
+        self._restart()
+
+    def _restart(self) -> None:
         self.peer.stdin_eof(self.response_s)
         self.peer.close()
         self.peer = self._spawn()
@@ -324,33 +377,83 @@ def _turn_id(response: dict[str, Any] | None) -> str | None:
     return turn_id if isinstance(turn_id, str) else None
 
 
-def scripted_example(machine: type[HostcoreMachine]) -> None:
-    """One fixed walk through every rule, run before the generated ones so
-    each rule is exercised whatever the profile and seed draw."""
+def _sessions_walk(m: HostcoreMachine) -> None:
+    m.create_session()
+    m.create_session()
+    m.list_sessions()
+    m.rename(0, "Renamed by the harness")
+    m.rename(0, "   ")
+    m.append_message(0, "msg-0")
+    m.append_message(0, "msg-0")
+    m.turn(0, "completed", None)
+    m.turn(1, "error", None)
+    m.turn(0, "aborted", None)
+    m.turn(1, "completed", False)
+    m.busy_turn(0)
+    m.list_notifications()
+    m.mark_read(0)
+    m.list_notifications()
+    m.health()
+    m.mark_all_read()
+    m.list_notifications()
+    m.turn(0, "completed", None)
+    m.clear_notifications()
+    m.turn(1, "error", None)
+    m.list_notifications()
+    m.unknown_method()
+    m.non_object_params([])
+    m.restart()
+    m.list_sessions()
+    m.list_notifications()
+
+
+def _tools_walk(m: HostcoreMachine) -> None:
+    m.workspace_switch()
+    m.file_tools()
+    for escape, answer in (("absolute", "deny"), ("dotdot", "abort"), ("symlink", "allow-once")):
+        m.outside_path(escape, answer)
+
+
+def _plans_walk(m: HostcoreMachine) -> None:
+    m.plan_mode("plan")
+    m.plan_mode("goal")
+    m.submit_and_resolve("plan")
+    m.submit_and_resolve("goal")
+
+
+def _interrupts_walk(m: HostcoreMachine) -> None:
+    m.plan_interrupted("goal", "abort")
+    m.plan_interrupted("plan", "restart-pending")
+    m.plan_interrupted("goal", "restart-queued")
+
+
+def _forks_walk(m: HostcoreMachine) -> None:
+    m.fork()
+    m.todos()
+
+
+# The scripted walk in parts, so a test of one faulty host-core can walk
+# only the part its fault is about (a whole walk takes several seconds).
+WALKS: dict[str, Callable[[HostcoreMachine], None]] = {
+    "sessions": _sessions_walk,
+    "tools": _tools_walk,
+    "plans": _plans_walk,
+    "interrupts": _interrupts_walk,
+    "forks": _forks_walk,
+    "bash": lambda m: m.bash_scenario(),
+    "bash-timeouts": lambda m: m.bash_timeouts_scenario(),
+}
+
+
+def scripted_example(machine: type[HostcoreMachine], walks: Sequence[str] | None = None) -> None:
+    """One fixed walk through every rule (or the named parts of it), run
+    before the generated ones so each rule is exercised whatever the
+    profile and seed draw."""
     m = machine()
     try:
         m.start()
-        m.create_session()
-        m.create_session()
-        m.list_sessions()
-        m.rename(0, "Renamed by the harness")
-        m.rename(0, "   ")
-        m.append_message(0, "msg-0")
-        m.append_message(0, "msg-0")
-        m.turn(0, "completed", None)
-        m.turn(1, "error", None)
-        m.turn(0, "aborted", None)
-        m.turn(1, "completed", False)
-        m.busy_turn(0)
-        m.list_notifications()
-        m.mark_read(0)
-        m.list_notifications()
-        m.health()
-        m.unknown_method()
-        m.non_object_params([])
-        m.restart()
-        m.list_sessions()
-        m.list_notifications()
+        for name in walks if walks is not None else WALKS:
+            WALKS[name](m)
     finally:
         m.teardown()
 

@@ -10,7 +10,7 @@ requirement never stops the run.
 from __future__ import annotations
 
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -52,10 +52,13 @@ def certify_hostcore(
     oversized: bool = True,
     judged: frozenset[str] | None = None,
     watch: Callable[[Recorder], None] | None = None,
+    walks: Sequence[str] | None = None,
 ) -> RunResult:
     """``oversized``: also run the 64 MiB line scenario (tests that certify
-    many targets switch it off where it proves nothing new). ``judged`` and
-    ``watch`` as for :func:`conformance.runner.extension.certify_extension`."""
+    many targets switch it off where it proves nothing new); ``walks``: the
+    parts of the scripted walk to take (machines.hostcore.WALKS; all when
+    None), for the same reason. ``judged`` and ``watch`` as for
+    :func:`conformance.runner.extension.certify_extension`."""
     recorder = Recorder(trace_dir=trace_dir, run_info={"profile": profile.name, "seed": run_seed}, judged=judged)
     if watch is not None:
         watch(recorder)  # a progress display (runner/progress.py)
@@ -75,8 +78,9 @@ def certify_hostcore(
                     recorder, "oversized scenario", lambda: oversized_scenario(command, recorder, response_s, work)
                 )
             machine = machine_for(command, recorder, response_s=response_s, work_root=work)
-            _guarded(recorder, "scripted example", lambda: scripted_example(machine))
-            _guarded(recorder, "state machine", lambda: _run_machine(machine, profile, run_seed))
+            _guarded(recorder, "scripted example", lambda: scripted_example(machine, walks))
+            if profile.examples > 0:  # a profile of no examples runs the scripted walk only
+                _guarded(recorder, "state machine", lambda: _run_machine(machine, profile, run_seed))
     verdicts = [
         _with_trace(v, recorder.traces.get(v.requirement.id))
         for v in decide(load_catalog(), recorder, role="hostcore", api_version=API_VERSION)

@@ -36,6 +36,9 @@ def test_reference_certifies_clean(
     # Every check the catalog claims for a host-core was exercised, not merely never violated.
     passed = {r["id"] for r in matrix["results"] if r["verdict"] == "pass"}
     assert {"RPC-10-01-handshake", "RPC-3-calls-require-handshake", "RPC-4-session.list"} <= passed
+    # Every §10 acceptance item has its named check, and the reference passes it.
+    acceptance = {r["id"] for r in matrix["results"] if r["id"].startswith("RPC-10-") and r["id"][7:9].isdigit()}
+    assert len(acceptance) == 13 and acceptance <= passed, sorted(acceptance - passed)
     assert all(r["document"] in ("host-rpc-protocol", "jsonrpc-2.0") for r in matrix["results"])
     suite = ET.parse(report / "junit.xml").getroot()
     assert suite.get("failures") == "0" and suite.get("errors") == "0"
@@ -79,3 +82,14 @@ def test_no_command_means_the_reference() -> None:
 def test_equal_seeds_give_equal_results(no_leftover_processes: None) -> None:
     runs = [certify_hostcore(reference_command(), TINY, 7, response_s=10) for _ in range(2)]
     assert results(matrix(runs[0])) == results(matrix(runs[1]))
+
+
+def test_one_part_of_the_walk_runs_alone(no_leftover_processes: None) -> None:
+    """A profile of no examples with one walk part (what fixture tests use):
+    the reference passes what that part exercises and nothing else runs."""
+    walk_only = Profile("walk", examples=0, steps=0)
+    run = certify_hostcore(reference_command(), walk_only, 7, oversized=False, walks=["forks"])
+    verdicts = {v.requirement.id: v.verdict for v in run.verdicts}
+    assert not run.harness_errors and "fail" not in verdicts.values()
+    assert verdicts["RPC-10-08-fork-idle"] == verdicts["RPC-4-todowrite-rules"] == "pass"
+    assert verdicts["RPC-10-13-bash-shell"] == verdicts["RPC-4-notification.markRead"] == "untested"

@@ -1530,6 +1530,9 @@ HANDLING_FAULTS: dict[str, Any] = {
     "1.6b-menu-no-timeout": _fault_1_6b_menu_no_timeout,
     "1.8-no-drain": _fault_1_8_no_drain,
     "1.8-no-aggregate-deadline": _fault_1_8_no_aggregate_deadline,
+}
+
+
 # -- faults of fixtures/hosts/<section>-*: §0, §1.1, §1.2, §1.6b, §1.9, §1.10, §2, §2.2, §2.7, §3 --------
 # (one block, names prefixed by their section; each breaks one rule)
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -42,7 +43,7 @@ class BareError(HostError):
         return error
 
 
-def _result(outcome: Any, change: Callable[[dict[str, Any]], None]) -> Any:
+def _result(outcome: Any, change: Callable[[dict[str, Any]], object]) -> Any:
     if isinstance(outcome, dict):
         change(outcome)
     return outcome
@@ -222,6 +223,505 @@ FAULTS: dict[str, Fault] = {
     "unread-count-off-by-one": unread_count_off_by_one,
     "mark-read-once": mark_read_once,
 }
+# -- faults of tools, permissions, plans, forks and todos (§4-§6, §10 items 3-13) ----------
+
+
+def _rewrite_result(method: str, change: Callable[[dict[str, Any]], object]) -> Fault:
+    """A fault that edits one method's result (an object) in place."""
+
+    def fault(call: Call, name: str, params: Any) -> Any:
+        outcome = call(name, params)
+        return _result(outcome, change) if name == method else outcome
+
+    return fault
+
+
+def _replace_result(method: str, value: Any) -> Fault:
+    def fault(call: Call, name: str, params: Any) -> Any:
+        outcome = call(name, params)
+        return value if name == method and not isinstance(outcome, HostError) else outcome
+
+    return fault
+
+
+def _tool_result(tool: str, change: Callable[[dict[str, Any]], object]) -> Fault:
+    """A fault that edits the tools.execute results of one tool."""
+
+    def fault(call: Call, name: str, params: Any) -> Any:
+        outcome = call(name, params)
+        if name == "tools.execute" and isinstance(params, dict) and params.get("toolName") == tool:
+            return _result(outcome, change)
+        return outcome
+
+    return fault
+
+
+def _session_root(call: Call, session_id: object) -> str | None:
+    listing = call("session.list", {})
+    for summary in listing.get("sessions", []) if isinstance(listing, dict) else []:
+        if summary.get("id") == session_id:
+            return summary.get("projectPath")
+    return None
+
+
+def workspace_root(call: Call, name: str, params: Any) -> Any:
+    """Relative tool paths resolve against the selected workspace."""
+    if name == "tools.execute" and isinstance(params, dict) and isinstance(params.get("args"), dict):
+        path = params["args"].get("path")
+        selected = call("workspace.get", {})
+        folder = selected.get("path") if isinstance(selected, dict) else None
+        if isinstance(path, str) and not os.path.isabs(path) and folder:
+            params = {**params, "args": {**params["args"], "path": os.path.join(folder, path)}}
+    return call(name, params)
+
+
+def projects_create_selects(call: Call, name: str, params: Any) -> Any:
+    outcome = call(name, params)
+    if name == "projects.create" and isinstance(outcome, dict):
+        call("workspace.set", {"path": outcome.get("project", {}).get("path")})
+    return outcome
+
+
+def missing_session_runs(call: Call, name: str, params: Any) -> Any:
+    """A tool call for an unknown session runs under the newest session's root."""
+    outcome = call(name, params)
+    if name == "tools.execute" and isinstance(outcome, HostError) and outcome.error_code == "SESSION_NOT_FOUND":
+        listing = call("session.list", {})
+        rooted = [s for s in listing.get("sessions", []) if s.get("projectPath")] if isinstance(listing, dict) else []
+        if rooted:
+            return call(name, {**params, "sessionId": rooted[0]["id"]})
+    return outcome
+
+
+def pathless_inherits(call: Call, name: str, params: Any) -> Any:
+    outcome = call(name, params)
+    if name == "tools.execute" and isinstance(outcome, dict) and outcome.get("errorCode") == "WORKSPACE_REQUIRED":
+        return {"toolCallId": outcome["toolCallId"], "ok": True, "content": {"text": "inherited"}, "durationMs": 0}
+    return outcome
+
+
+def abort_any_tool(call: Call, name: str, params: Any) -> Any:
+    if name == "tools.abort" and isinstance(params, dict):
+        params = {k: v for k, v in params.items() if k != "toolName"}
+    return call(name, params)
+
+
+def denied_wrong_code(call: Call, name: str, params: Any) -> Any:
+    outcome = call(name, params)
+    if name == "tools.execute" and isinstance(outcome, dict) and outcome.get("errorCode") == "TOOL_DENIED":
+        outcome["errorCode"] = "PERMISSION_DENIED"
+    return outcome
+
+
+def outside_result_relative(call: Call, name: str, params: Any) -> Any:
+    outcome = call(name, params)
+    if name == "tools.execute" and isinstance(outcome, dict) and outcome.get("ok") is True:
+        content = outcome.get("content")
+        root = _session_root(call, params.get("sessionId"))
+        if isinstance(content, dict) and isinstance(content.get("path"), str) and root:
+            content["path"] = os.path.relpath(content["path"], root)
+    return outcome
+
+
+def requested_mode_honoured(call: Call, name: str, params: Any) -> Any:
+    """requestedMode agent authorizes Write/Edit in a Plan/Goal session."""
+    if (
+        name == "tools.execute"
+        and isinstance(params, dict)
+        and params.get("requestedMode") == "agent"
+        and params.get("toolName") in ("Write", "Edit")
+    ):
+        with _mode_policy_off():
+            return call(name, params)
+    return call(name, params)
+
+
+class _mode_policy_off:
+    """Within this block the Plan/Goal mode policy allows everything."""
+
+    def __enter__(self) -> None:
+        from . import tools
+
+        self.saved = tools.mode_denial
+        tools.mode_denial = lambda mode, tool: None
+
+    def __exit__(self, *exc: object) -> None:
+        from . import tools
+
+        tools.mode_denial = self.saved
+
+
+def kind_mismatch_writes(call: Call, name: str, params: Any) -> Any:
+    outcome = call(name, params)
+    if name == "tools.execute" and isinstance(outcome, dict) and outcome.get("errorCode") == "PLAN_KIND_MISMATCH":
+        root = _session_root(call, params.get("sessionId"))
+        kind = "goal" if params.get("toolName") == "SubmitGoal" else "plan"
+        if root:
+            from .plans import write_artifact
+
+            write_artifact(root, kind, str((params.get("args") or {}).get("markdown", "")))
+    return outcome
+
+
+def reject_leaves_planning(call: Call, name: str, params: Any) -> Any:
+    outcome = call(name, params)
+    if name == "plans.resolve" and isinstance(params, dict) and params.get("action") == "reject":
+        if isinstance(outcome, dict):
+            _set_mode(params.get("sessionId"), "agent")
+    return outcome
+
+
+_HOST: list[HostCore] = []
+
+
+def _set_mode(session_id: object, mode: str) -> None:
+    with _HOST[0].store.transaction() as db:
+        db.execute("UPDATE sessions SET mode = ? WHERE id = ?", (mode, session_id))
+
+
+def approve_no_execution(call: Call, name: str, params: Any) -> Any:
+    outcome = call(name, params)
+    if name == "plans.resolve" and isinstance(outcome, dict) and outcome.get("execution"):
+        with _HOST[0].store.transaction() as db:
+            db.execute("UPDATE plan_approvals SET execution_id = NULL, execution_state = NULL WHERE id = ?",
+                       (outcome["proposal"]["id"],))  # fmt: skip
+        outcome.pop("execution")
+        outcome["proposal"].pop("executionId", None)
+        outcome["proposal"].pop("executionState", None)
+    return outcome
+
+
+def reject_refused(call: Call, name: str, params: Any) -> Any:
+    if name == "plans.resolve" and isinstance(params, dict) and params.get("action") == "reject":
+        return HostError("INTERNAL", "rejections are not supported")
+    return call(name, params)
+
+
+def submit_fails(call: Call, name: str, params: Any) -> Any:
+    """A SubmitPlan that would succeed answers a failure instead."""
+    outcome = call(name, params)
+    if name == "tools.execute" and params.get("toolName") == "SubmitPlan" and isinstance(outcome, dict):
+        if outcome.get("ok") is True:
+            broken = {"ok": False, "isError": True, "errorCode": "PLAN_BROKEN", "content": {"message": "broken"}}
+            return outcome | broken
+    return outcome
+
+
+def abort_keeps_pending(call: Call, name: str, params: Any) -> Any:
+    if name == "plans.abort" and isinstance(params, dict):
+        _HOST[0].emit("plans.changed", {"sessionId": params.get("sessionId"), "state": "awaiting_approval"})
+        return {"ok": True, "interrupted": 0}
+    return call(name, params)
+
+
+def fork_drops_last(call: Call, name: str, params: Any) -> Any:
+    outcome = call(name, params)
+    if name == "session.fork" and isinstance(outcome, dict) and not params.get("throughMessageId"):
+        with _HOST[0].store.transaction() as db:
+            child = outcome["session"]["id"]
+            last = "SELECT MAX(seq) FROM messages WHERE session_id = ?"
+            db.execute(f"DELETE FROM messages WHERE session_id = ? AND seq = ({last})", (child, child))
+    return outcome
+
+
+_FORKS: dict[str, str] = {}  # child -> source
+
+
+def fork_shares_transcript(call: Call, name: str, params: Any) -> Any:
+    """An append to a fork lands in its source."""
+    if name == "session.appendMessage" and isinstance(params, dict) and params.get("sessionId") in _FORKS:
+        params = {**params, "sessionId": _FORKS[params["sessionId"]]}
+    outcome = call(name, params)
+    if name == "session.fork" and isinstance(outcome, dict):
+        _FORKS[outcome["session"]["id"]] = params["sessionId"]
+    return outcome
+
+
+def fork_same_ids(call: Call, name: str, params: Any) -> Any:
+    """session.get of a fork shows the source's message ids."""
+    outcome = call(name, params)
+    if name == "session.fork" and isinstance(outcome, dict):
+        _FORKS[outcome["session"]["id"]] = params["sessionId"]
+    if name == "session.get" and isinstance(outcome, dict) and params.get("sessionId") in _FORKS:
+        source = call("session.get", {"sessionId": _FORKS[params["sessionId"]]})
+        for mine, theirs in zip(outcome.get("messages", []), source.get("messages", []), strict=False):
+            mine["id"] = theirs["id"]
+    return outcome
+
+
+def fork_through_ignored(call: Call, name: str, params: Any) -> Any:
+    if name == "session.fork" and isinstance(params, dict):
+        params = {k: v for k, v in params.items() if k != "throughMessageId"}
+    return call(name, params)
+
+
+def fork_unknown_internal(call: Call, name: str, params: Any) -> Any:
+    outcome = call(name, params)
+    unknown = isinstance(outcome, HostError) and outcome.error_code == "NOT_FOUND"
+    if name == "session.fork" and unknown and not params.get("throughMessageId"):
+        return HostError("INTERNAL", "fork failed")
+    return outcome
+
+
+def todo_without_turn(call: Call, name: str, params: Any) -> Any:
+    outcome = call(name, params)
+    if isinstance(outcome, dict) and outcome.get("errorCode") == "TODO_REQUIRES_RUNNING_TURN":
+        return {**outcome, "ok": True, "errorCode": None, "isError": False}
+    return outcome
+
+
+def emits_notification_created(call: Call, name: str, params: Any) -> Any:
+    outcome = call(name, params)
+    if name == "session.endTurn" and isinstance(outcome, dict) and outcome.get("notification"):
+        _HOST[0].emit("notification.created", {"notification": outcome["notification"]})
+    return outcome
+
+
+def bash_failure_ok(call: Call, name: str, params: Any) -> Any:
+    outcome = call(name, params)
+    if name == "tools.execute" and isinstance(outcome, dict) and outcome.get("errorCode") == "TOOL_FAILED":
+        outcome.update(ok=True, isError=False)
+        outcome.pop("errorCode")
+    return outcome
+
+
+FAULTS.update(
+    {
+        "workspace-root": workspace_root,
+        "workspace-get-bare": _replace_result("workspace.get", "/"),
+        "workspace-set-bare": _replace_result("workspace.set", True),
+        "workspace-clear-bare": _replace_result("workspace.clear", True),
+        "projects-create-selects": projects_create_selects,
+        "projects-create-no-id": _rewrite_result("projects.create", lambda r: (r.pop("id"), r["project"].pop("id"))),
+        "projects-list-empty": _replace_result("projects.list", {"projects": []}),
+        "missing-session-runs": missing_session_runs,
+        "pathless-inherits": pathless_inherits,
+        "pending-not-listed": _replace_result("permissions.pending", {"requests": []}),
+        "pending-without-created-at": _rewrite_result(
+            "permissions.pending", lambda r: [q.pop("createdAt") for q in r["requests"]]
+        ),
+        "denied-wrong-code": denied_wrong_code,
+        "abort-any-tool": abort_any_tool,
+        "outside-result-relative": outside_result_relative,
+        "evaluate-bare": _replace_result("permissions.evaluate", "allow"),
+        "requested-mode-honoured": requested_mode_honoured,
+        "plan-denial-code": _tool_result("Write", lambda r: r.update(errorCode="TOOL_DENIED")),
+        "kind-mismatch-writes": kind_mismatch_writes,
+        "reject-leaves-planning": reject_leaves_planning,
+        "approve-no-execution": approve_no_execution,
+        "reject-refused": reject_refused,
+        "resolution-no-state": _rewrite_result("plans.resolve", lambda r: r.pop("state")),
+        "execution-without-artifact": _rewrite_result(
+            "plans.resolve", lambda r: r["execution"].pop("artifact") if r.get("execution") else None
+        ),
+        "queued-executions-empty": _replace_result("plans.queuedExecutions", {"executions": []}),
+        "claim-says-queued": _rewrite_result("plans.claimExecution", lambda r: r["execution"].update(state="queued")),
+        "finish-refused": lambda call, name, params: (
+            HostError("INTERNAL", "cannot finish") if name == "plans.finishExecution" else call(name, params)
+        ),
+        "submit-fails": submit_fails,
+        "pending-misses-new": _rewrite_result("plans.pending", lambda r: r.update(plans=[])),
+        "pending-without-plans": _rewrite_result("plans.pending", lambda r: r.pop("plans") if not r["plans"] else None),
+        "proposal-without-created-at": _rewrite_result(
+            "plans.pending", lambda r: [p.pop("createdAt") for p in r["plans"]]
+        ),
+        "enter-defaults-to-goal": lambda call, name, params: call(
+            name, {"kind": "goal", **params} if name == "plans.enter" and isinstance(params, dict) else params
+        ),
+        "enter-refuses-goal": lambda call, name, params: (
+            HostError("PLAN_MODE_CONFLICT", "goal is not offered")
+            if name == "plans.enter" and isinstance(params, dict) and params.get("kind") == "goal"
+            else call(name, params)
+        ),
+        "abort-keeps-pending": abort_keeps_pending,
+        "fork-drops-last": fork_drops_last,
+        "fork-shares-transcript": fork_shares_transcript,
+        "fork-same-ids": fork_same_ids,
+        "fork-through-ignored": fork_through_ignored,
+        "fork-unknown-internal": fork_unknown_internal,
+        "get-navigation-parent": _rewrite_result("session.get", lambda r: r.update(navigationParent=None)),
+        "todos-without-revision": _rewrite_result("todos.get", lambda r: r.pop("revision")),
+        "todo-without-turn": todo_without_turn,
+        "bash-failure-ok": bash_failure_ok,
+        "catalog-without-fallback": _rewrite_result("commandShells.list", lambda r: r.pop("fallback")),
+        "command-shells-refused": lambda call, name, params: (
+            HostError("INTERNAL", "no catalog") if name == "commandShells.list" else call(name, params)
+        ),
+        "execute-without-duration": lambda call, name, params: _result(
+            call(name, params), lambda r: r.pop("durationMs", None) if name == "tools.execute" else None
+        ),
+        "mark-all-read-not-ok": _replace_result("notification.markAllRead", {"ok": False}),
+        "clear-ok-string": _replace_result("notification.clear", {"ok": "true"}),
+        "notification-bad-kind": _rewrite_result(
+            "session.endTurn", lambda r: r["notification"].update(kind="task.done") if r.get("notification") else None
+        ),
+        "get-version-number": _replace_result("app.getVersion", 11),
+        "plans-submit-refused": lambda call, name, params: (
+            HostError("INTERNAL", "plans.submit is broken") if name == "plans.submit" else call(name, params)
+        ),
+        "tools-list-empty": _replace_result("tools.list", {"tools": []}),
+        "delete-noop": lambda call, name, params: (
+            {"ok": True, "deleted": True} if name == "session.delete" else call(name, params)
+        ),
+        "artifacts-list-empty": _replace_result("artifacts.list", {"artifacts": []}),
+        "grants-list-empty": _replace_result("permissions.listSessionGrants", {"grants": []}),
+        "clear-keeps-grants": lambda call, name, params: (
+            {"ok": True, "cleared": 0} if name == "permissions.clearSessionGrants" else call(name, params)
+        ),
+        "emits-notification-created": emits_notification_created,
+    }
+)
+
+
+# Faults that change one function of the reference for the whole process.
+def _patch(module: str, attribute: str, value: Callable[..., Any]) -> Callable[[], None]:
+    """Replace ``module.attribute`` (``Class.method`` allowed) by ``value(original)``."""
+
+    def apply() -> None:
+        import importlib
+
+        target: Any = importlib.import_module(f"conformance.reference.hostcore.{module}")
+        *owners, leaf = attribute.split(".")
+        for owner in owners:
+            target = getattr(target, owner)
+        setattr(target, leaf, value(getattr(target, leaf)))
+
+    return apply
+
+
+def _prompt_expires(original: Callable[..., str]) -> Callable[..., str]:
+    """A Read's permission prompt settles itself as denied after 0.2 s."""
+
+    def ask(self: Any, prompt: Any, cancelled: Callable[[], bool]) -> str:
+        if prompt.tool_name == "Read":
+            threading.Timer(0.2, lambda: self.settle(prompt, "deny")).start()
+        return original(self, prompt, cancelled)
+
+    return ask
+
+
+def _allow_read_denied(original: Callable[..., bool]) -> Callable[..., bool]:
+    def settle(self: Any, prompt: Any, decision: str) -> bool:
+        return original(self, prompt, "deny" if prompt.tool_name == "Read" and decision == "allow-once" else decision)
+
+    return settle
+
+
+def _plan_allows_write(original: Callable[[str, str], Any]) -> Callable[[str, str], Any]:
+    return lambda mode, tool: None if tool == "Write" else original(mode, tool)
+
+
+def _plan_denies_read(original: Callable[[str, str], Any]) -> Callable[[str, str], Any]:
+    def denial(mode: str, tool: str) -> Any:
+        if mode in ("plan", "goal") and tool == "Read":
+            return original(mode, "Write")
+        return original(mode, tool)
+
+    return denial
+
+
+def _plan_bash_unprompted(original: Callable[..., Any]) -> Callable[..., Any]:
+    from . import permissions
+
+    def evaluate(permission_mode: str, tool: str, outside: bool) -> Any:
+        return (
+            permissions.Verdict("allow", "low", "fault") if tool == "Bash" else original(permission_mode, tool, outside)
+        )
+
+    return evaluate
+
+
+def _symlink_not_classified(original: Callable[..., Any]) -> Callable[..., Any]:
+    from .paths import Resolved, _within
+
+    def resolve(raw: str, root: str, scratch: str | None = None) -> Any:
+        real = original(raw, root, scratch)
+        spelled = os.path.normpath(raw if os.path.isabs(raw) else os.path.join(root, raw))
+        return Resolved(real.path, not _within(spelled, root))
+
+    return resolve
+
+
+def _artifact_normalized(original: Callable[[str, str, str], Any]) -> Callable[[str, str, str], Any]:
+    return lambda root, kind, markdown: original(root, kind, markdown.replace("\r\n", "\n"))
+
+
+def _artifact_reused(original: Callable[[str, str, str], Any]) -> Callable[[str, str, str], Any]:
+    import hashlib
+
+    def write(root: str, kind: str, markdown: str) -> dict[str, Any]:
+        data = markdown.encode("utf-8")
+        os.makedirs(os.path.join(root, ".pi", kind), exist_ok=True)
+        Path(root, ".pi", kind, "current.md").write_bytes(data)
+        return {
+            "relativePath": f".pi/{kind}/current.md",
+            "sha256": hashlib.sha256(data).hexdigest(),
+            "sizeBytes": len(data),
+        }
+
+    return write
+
+
+def _todo_two_in_progress(original: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    def normalize(args: Any) -> Any:
+        items, warnings = original(args)
+        for item, sent in zip(items, args["todos"], strict=False):
+            if sent.get("status") == "in_progress":
+                item["status"] = "in_progress"  # no demotion
+        return items, warnings
+
+    return normalize
+
+
+def _kill_nothing() -> None:
+    """No command is ever killed or waited for: a timed-out or aborted call
+    answers while its processes run on."""
+    from . import bash
+
+    run = bash.run
+
+    def unkilled(proc: Any, timeout_s: float, cancelled: Callable[[], bool], emit: Any) -> Any:
+        proc.wait = lambda *args, **kwargs: proc.returncode
+        return run(proc, timeout_s, cancelled, emit)
+
+    bash.kill_tree = lambda proc: None
+    bash.run = unkilled
+
+
+PATCH_FAULTS: dict[str, Callable[[], None]] = {
+    "outside-not-asked": _patch("tools", "evaluate", lambda f: lambda mode, tool, outside: f(mode, tool, False)),
+    "symlink-not-classified": _patch("tools", "resolve", _symlink_not_classified),
+    "grep-follows-links": _patch(
+        "fs_tools",
+        "_walk",
+        lambda f: lambda base: [os.path.join(d, n) for d, _, ns in os.walk(base, followlinks=True) for n in ns],
+    ),
+    "prompt-expires": _patch("permissions", "Permissions.ask", _prompt_expires),
+    "allow-read-denied": _patch("permissions", "Permissions.settle", _allow_read_denied),
+    "plan-allows-write": _patch("tools", "mode_denial", _plan_allows_write),
+    "plan-denies-read": _patch("tools", "mode_denial", _plan_denies_read),
+    "todo-in-plan": _patch(
+        "tools", "mode_denial", lambda f: lambda mode, tool: None if tool == "TodoWrite" else f(mode, tool)
+    ),
+    "plan-bash-unprompted": _patch("tools", "evaluate", _plan_bash_unprompted),
+    "artifact-normalized": _patch("plans", "write_artifact", _artifact_normalized),
+    "artifact-reused": _patch("plans", "write_artifact", _artifact_reused),
+    "resolve-ignores-version": _patch(
+        "plans", "_live_row", lambda f: lambda db, pid, ident, version: f(db, pid, ident, None)
+    ),
+    "startup-keeps-pending": _patch("plans", "interrupt_at_startup", lambda f: lambda db, now: None),
+    "fork-while-running": _patch("fork", "_check_live_turn", lambda f: lambda *args: None),
+    "todo-two-in-progress": _patch("todos", "normalize", _todo_two_in_progress),
+    "short-default-timeout": _patch("limits", "BASH_DEFAULT_TIMEOUT_MS", lambda v: 1000),
+    "shell-pin-ignored": _patch("tools", "_pin_mismatch", lambda f: lambda call: None),
+    "kill-leaves-tree": _patch("bash", "kill_tree", lambda f: lambda proc: proc.kill()),
+    "kill-nothing": _kill_nothing,
+    "timeout-ignored": _patch(
+        "tools", "parse_call", lambda f: lambda params: f({k: v for k, v in params.items() if k != "timeoutMs"})
+    ),
+}
+
+
 # -- faults of the transport: outgoing frames, and the line reader ----------------------
 
 
@@ -316,10 +816,39 @@ class DropsCrlfLines(Server):
         super()._handle([e for e in events if not (isinstance(e, Frame) and e.terminator == "crlf")])
 
 
+def _note_rewriter(method: str, change: Callable[[dict[str, Any]], bool]) -> type[FrameWriter]:
+    """A writer dropping (``change`` answers False) or editing the params of
+    one server notification."""
+
+    class Rewriter(RewritingWriter):
+        def rewrite(self, message: dict[str, Any]) -> list[dict[str, Any]]:
+            if message.get("method") == method and "id" not in message and isinstance(message.get("params"), dict):
+                return [message] if change(message["params"]) else []
+            return [message]
+
+    return Rewriter
+
+
+def _merge_stderr(params: dict[str, Any]) -> bool:
+    params["stream"] = "stdout"
+    return True
+
+
+WRITER_FAULTS.update(
+    {
+        "request-bad-risk": _note_rewriter("permissions.request", lambda p: bool(p.update(risk="severe")) or True),
+        "stderr-merged": _note_rewriter("tools.output", _merge_stderr),
+        "output-without-shell": _note_rewriter("tools.output", lambda p: bool(p.pop("commandShellId", None)) or True),
+        "changed-extra-field": _note_rewriter("plans.changed", lambda p: bool(p.update(at="now")) or True),
+        "enter-no-changed": _note_rewriter("plans.changed", lambda p: "proposalId" in p),
+    }
+)
+
+
 SERVER_FAULTS: dict[str, type[Server]] = {"deaf-after-bad-line": DeafAfterBadLine, "drops-crlf-lines": DropsCrlfLines}
 # Faults that are not a wrapper around one call.
 STARTUP_FAULTS = ("no-handshake-gate", "forgets-state")
-NAMES = tuple(sorted((*FAULTS, *WRITER_FAULTS, *SERVER_FAULTS, *STARTUP_FAULTS)))
+NAMES = tuple(sorted((*FAULTS, *WRITER_FAULTS, *SERVER_FAULTS, *STARTUP_FAULTS, *PATCH_FAULTS)))
 
 
 class FaultyHostCore(HostCore):
@@ -328,7 +857,10 @@ class FaultyHostCore(HostCore):
     fault: str = ""
 
     def __init__(self, data_dir: Path, **kwargs: Any) -> None:
+        if self.fault in PATCH_FAULTS:
+            PATCH_FAULTS[self.fault]()  # before anything runs, start-up included
         super().__init__(data_dir, **kwargs)
+        _HOST.append(self)
         if self.fault == "no-handshake-gate":
             self.handshake_succeeded()  # every call is served as if a handshake had succeeded
 
