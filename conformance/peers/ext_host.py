@@ -18,7 +18,14 @@ from conformance import __version__
 from conformance.evidence import MAX_KEPT_STRAYS, Recorder
 from conformance.manifest import OCTET_VERSION, Manifest
 from conformance.protocol import jsonrpc, limits
-from conformance.protocol.ext_session import HostRequest, HostSession, Intent, LifecycleInput, LocalProtocolError
+from conformance.protocol.ext_session import (
+    UNANSWERED_BREAKS,
+    HostRequest,
+    HostSession,
+    Intent,
+    LifecycleInput,
+    LocalProtocolError,
+)
 from conformance.protocol.ext_types import ManifestInfo, Offer
 from conformance.protocol.framing import Frame, encode_frame
 from conformance.protocol.strict_json import dumps
@@ -493,11 +500,9 @@ class ExtensionHostPeer:
         self.recorder.exercise("JSONRPC-5-every-request-answered")
         why, measured = self._why_unanswered() if missing else ("", {})
         for r in missing:
+            broken = UNANSWERED_BREAKS.get(r.intent or "", "JSONRPC-5-every-request-answered")
             self.recorder.violate(
-                Violation(
-                    "JSONRPC-5-every-request-answered",
-                    f"{r.method} request {r.id!r} was never answered ({why})",
-                ),
+                Violation(broken, f"{r.method} request {r.id!r} was never answered ({why})"),
                 stderr=self.process.stderr_excerpt() if self.process else "",
                 measured=measured,
             )

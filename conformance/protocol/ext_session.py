@@ -166,6 +166,14 @@ Intent = str | None  # "unknown-method" | "invalid-params" | "oversize" | None (
 # refuse it any way it likes, silence included, so it is never owed an answer
 # (an answer, with its id or with id null, is still accepted and judged).
 OPTIONAL_ANSWER: frozenset[str] = frozenset({"oversize"})
+# A probe request written right behind host notifications (§1.10, §1.11;
+# an unknown method, answered like one): its missing answer breaks the rule
+# of the notifications it follows rather than the generic one, so replaying
+# the trace judges the same requirement (conformance/runner/wave1.py).
+UNANSWERED_BREAKS: Mapping[str, str] = {
+    "after-lifecycle": "EXT-1.10-keeps-serving",
+    "after-trigger": "EXT-1.11-keeps-serving",
+}
 
 
 @dataclass
