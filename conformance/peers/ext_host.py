@@ -500,9 +500,11 @@ class ExtensionHostPeer:
         self.recorder.exercise("JSONRPC-5-every-request-answered")
         why, measured = self._why_unanswered() if missing else ("", {})
         for r in missing:
-            broken = UNANSWERED_BREAKS.get(r.intent or "", "JSONRPC-5-every-request-answered")
             self.recorder.violate(
-                Violation(broken, f"{r.method} request {r.id!r} was never answered ({why})"),
+                Violation(
+                    UNANSWERED_BREAKS.get(r.intent or "", "JSONRPC-5-every-request-answered"),
+                    f"{r.method} request {r.id!r} was never answered ({why})",
+                ),
                 stderr=self.process.stderr_excerpt() if self.process else "",
                 measured=measured,
             )
