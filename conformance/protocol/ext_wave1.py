@@ -25,10 +25,11 @@ Decisions where the text leaves room (never stricter than the document):
   is not judged.
 * §2 intro: a Wave-1 request names a tool/call or command/execute request
   as its parent (§1.2: the active parents); session/append_entry may also
-  name an awaited model-turn or compaction hook/run (§1.4b, §1.11). A parent
-  the extension has already answered is a deferred caller: it must then
-  carry an explicit resource_owner. Whether that owner is one the host
-  issued is the host's to refuse (-32002); only its shape is judged here.
+  name an awaited model-turn or compaction hook/run (§1.4b, §1.11), while
+  that parent is live. A parent the extension has already answered (any
+  host request) makes it a deferred caller: it must then carry an explicit
+  resource_owner, which decides. Whether that owner is one the host issued
+  is the host's to refuse (-32002); only its shape is judged here.
 """
 
 from __future__ import annotations
@@ -252,6 +253,15 @@ def wave1_parent(method: str, params: object, *, parent: ParentView | None) -> I
     if parent is None:
         yield Violation(requirement, f"{method} names parent_request_id {pid}, which the host never sent", where)
         return
+    if not parent.active:
+        # A deferred caller: the owner it names decides, whatever the parent was.
+        if owner is None:
+            yield Violation(
+                requirement,
+                f"{method} names parent_request_id {pid}, already answered, and carries no resource_owner",
+                where,
+            )
+        return
     allowed = parent.method in WAVE1_PARENT_METHODS or (
         method == "session/append_entry" and parent.method == "hook/run" and parent.hook in APPEND_ENTRY_HOOKS
     )
@@ -261,12 +271,6 @@ def wave1_parent(method: str, params: object, *, parent: ParentView | None) -> I
             requirement,
             f"{method} names parent_request_id {pid}, {what} request; only tool/call and command/execute "
             "requests own Wave-1 requests (§1.2)",
-            where,
-        )
-    elif not parent.active and owner is None:
-        yield Violation(
-            requirement,
-            f"{method} names parent_request_id {pid}, already answered, and carries no resource_owner",
             where,
         )
 

@@ -261,6 +261,7 @@ def wave1(cid: str, method: str, params: dict[str, Any]) -> list[str]:
         ("composer/get", {"parent_request_id": 2}),  # a live command
         ("composer/get", {"parent_request_id": 2, "resource_owner": OWNER}),  # ignored under a live parent
         ("composer/get", {"parent_request_id": 5, "resource_owner": OWNER}),  # a deferred caller
+        ("composer/get", {"parent_request_id": 1, "resource_owner": OWNER}),  # its owner decides, not the parent
         ("session/append_entry", {"parent_request_id": 4, "entry_type": "t", "data": 1}),  # an awaited turn hook
         ("terminal/acquire", {"parent_request_id": 3}),  # terminal/* are not owner-scoped Wave-1 requests
     ],
