@@ -15,6 +15,8 @@ from conformance.protocol.ext_hosting import (
     OFFERED_CONCURRENCY,
     PROTOCOL_VERSION,
     SECRETS_FEATURE,
+    WAVE1_OFFERED,
+    WAVE1_PARTNER,
 )
 from conformance.protocol.ext_types import API_VERSIONS, Offer
 from conformance.protocol.schema_dialects import schema_problem, validators
@@ -41,7 +43,10 @@ def offers(*, api_version: str, secrets: bool = False) -> st.SearchStrategy[Offe
     hosted = HOSTED_OPTIONAL_FEATURES[api_version] + ((SECRETS_FEATURE,) if secrets else ())
 
     def make(features: tuple[str, ...]) -> Offer:
-        return Offer(api_version, PROTOCOL_VERSION, limits.REQUIRED_FEATURES, features, OFFERED_CONCURRENCY)
+        # The Wave-1 services ride along with their partner: no extra draw,
+        # so every earlier draw (and every step after it) stays as it was.
+        wave1 = WAVE1_OFFERED if WAVE1_PARTNER in features else ()
+        return Offer(api_version, PROTOCOL_VERSION, limits.REQUIRED_FEATURES, features + wave1, OFFERED_CONCURRENCY)
 
     subsets = st.lists(st.sampled_from(hosted), unique=True).map(lambda fs: tuple(f for f in hosted if f in fs))
     return st.one_of(st.just(hosted), st.just(()), subsets).map(make)

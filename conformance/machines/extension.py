@@ -368,10 +368,14 @@ class ExtensionMachine(RuleBasedStateMachine):
 
     @rule(event=st.sampled_from(limits.LIFECYCLE_EVENTS))
     def lifecycle_notification(self, event: str) -> None:
-        """A subscribed lifecycle notification (§1.10); nothing may answer it."""
+        """A subscribed lifecycle notification (§1.10), and a trigger for
+        each shortcut the host admitted (§1.11); nothing may answer them."""
         if not self._guard():
             return
         s = self.peer.session
+        if s and s.negotiated and s.negotiated.has("shortcuts"):
+            for sid in self.peer.children.wave1.shortcuts:
+                self._run(lambda sid=sid: self.peer.notify("shortcut/trigger", {"id": sid}))
         if not (s and s.negotiated and s.negotiated.has("lifecycle_events") and event in s.negotiated.lifecycle_events):
             return
         params: dict[str, Any] = {"session_id": "conformance-session", "run_id": "run-1", "turn_id": "turn-1"}

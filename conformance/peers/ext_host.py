@@ -18,7 +18,14 @@ from conformance import __version__
 from conformance.evidence import MAX_KEPT_STRAYS, Recorder
 from conformance.manifest import OCTET_VERSION, Manifest
 from conformance.protocol import jsonrpc, limits
-from conformance.protocol.ext_session import HostRequest, HostSession, Intent, LifecycleInput, LocalProtocolError
+from conformance.protocol.ext_session import (
+    UNANSWERED_BREAKS,
+    HostRequest,
+    HostSession,
+    Intent,
+    LifecycleInput,
+    LocalProtocolError,
+)
 from conformance.protocol.ext_types import ManifestInfo, Offer
 from conformance.protocol.framing import Frame, encode_frame
 from conformance.protocol.strict_json import dumps
@@ -27,6 +34,8 @@ from conformance.transport.process import TargetProcess, WriteTimeout, sanitized
 from conformance.transport.schedule import Outgoing, Schedule
 from conformance.transport.target import Received, StdoutClosed, Target
 from conformance.transport.trace import TRACE_FORMAT, Trace
+
+from . import wave1_backend
 
 WRITE_TIMEOUT_S = 5.0
 # Once its stdout closed, how long an extension may take to exit before the
@@ -71,6 +80,8 @@ class ChildPolicy:
     input_given: bool = True
     # §2.10: alternate a value and the -32004 "unavailable" refusal.
     secret_given: bool = True
+    # §2.19-§2.24: the scripted Wave-1 host (conformance/peers/wave1_backend.py).
+    wave1: wave1_backend.Wave1State = field(default_factory=wave1_backend.Wave1State)
 
     def confirmation(self, msg: jsonrpc.Request, manifest: ManifestInfo) -> dict[str, Any]:
         """§2.2: alternate yes and no, so both paths get exercised."""
@@ -109,6 +120,9 @@ class ChildAnswer:
 
     answer: Callable[[ChildPolicy, jsonrpc.Request, ManifestInfo], dict[str, Any]]
     feature: str | None = None
+    # The feature need only have been offered (§2.20: shortcut/register is
+    # written inside initialize, before negotiation ends).
+    when_offered: bool = False
 
 
 # method -> how the harness answers it; adding a hosted request is one row.
@@ -118,6 +132,19 @@ CHILD_ANSWERS: Mapping[str, ChildAnswer] = {
     "input/request": ChildAnswer(ChildPolicy.input),
     "secret/get": ChildAnswer(ChildPolicy.secret, feature="secrets"),
     "policy/evaluate": ChildAnswer(ChildPolicy.policy, feature="policy_intents"),
+    # §2.19-§2.24 Wave-1 (conformance/peers/wave1_backend.py)
+    "composer/get": ChildAnswer(wave1_backend.composer, feature="composer"),
+    "composer/set": ChildAnswer(wave1_backend.composer, feature="composer"),
+    "composer/insert": ChildAnswer(wave1_backend.composer, feature="composer"),
+    "shortcut/register": ChildAnswer(wave1_backend.shortcut_register, feature="shortcuts", when_offered=True),
+    "session/append_entry": ChildAnswer(wave1_backend.session_entries, feature="session_entries"),
+    "session/set_name": ChildAnswer(wave1_backend.session_entries, feature="session_entries"),
+    "session/set_label": ChildAnswer(wave1_backend.session_entries, feature="session_entries"),
+    "session/send_message": ChildAnswer(wave1_backend.message_injection, feature="message_injection"),
+    "session/send_user_message": ChildAnswer(wave1_backend.message_injection, feature="message_injection"),
+    "tools/set_active": ChildAnswer(wave1_backend.set_active, feature="active_tools"),
+    "terminal/acquire": ChildAnswer(wave1_backend.terminal, feature="terminal_handoff"),
+    "terminal/release": ChildAnswer(wave1_backend.terminal, feature="terminal_handoff"),
 }
 
 
@@ -178,6 +205,7 @@ class ExtensionHostPeer:
         self.unresponsive = False
         self._exit = None
         self._held_answers.clear()  # the previous generation's requests die with it
+        self.children.wave1 = wave1_backend.Wave1State()  # §2.20: registrations live for one generation
         self.process = self.launcher(self.manifest)
 
     def reload(self, mode: str) -> bool:
@@ -431,7 +459,8 @@ class ExtensionHostPeer:
         assert self.session is not None
         row = CHILD_ANSWERS.get(msg.method)
         negotiated = self.session.negotiated
-        if row is None or (row.feature is not None and not (negotiated and negotiated.has(row.feature))):
+        agreed = self.session.offer.offered if row and row.when_offered else (negotiated.features if negotiated else ())
+        if row is None or (row.feature is not None and row.feature not in agreed):
             reply = jsonrpc.error(msg.id, jsonrpc.METHOD_NOT_FOUND, f"{msg.method} is not hosted by the harness")
         else:
             reply = row.answer(self.children, msg, self.session.manifest)
@@ -476,7 +505,7 @@ class ExtensionHostPeer:
         for r in missing:
             self.recorder.violate(
                 Violation(
-                    "JSONRPC-5-every-request-answered",
+                    UNANSWERED_BREAKS.get(r.intent or "", "JSONRPC-5-every-request-answered"),
                     f"{r.method} request {r.id!r} was never answered ({why})",
                 ),
                 stderr=self.process.stderr_excerpt() if self.process else "",

@@ -99,6 +99,9 @@ def cancelled_answer(method: str, rid: JsonRpcId, answer: ErrorResponse) -> Iter
 INTENT_ANSWERS: Mapping[str, Callable[[str, Answer], Iterator[Finding]]] = {
     "unknown-method": unknown_method_answer,
     "invalid-params": invalid_params_answer,
+    # probes behind §1.10/§1.11 notifications are unknown methods too
+    "after-lifecycle": unknown_method_answer,
+    "after-trigger": unknown_method_answer,
 }
 # method -> the rule judging an error answer to a valid call of it
 ERROR_ANSWERS: Mapping[str, Callable[[ErrorResponse], Iterator[Finding]]] = {

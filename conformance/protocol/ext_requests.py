@@ -20,11 +20,13 @@ Decisions where the text leaves room (never stricter than the document):
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from . import limits
 from .ext_types import Negotiated
+from .ext_wave1 import WAVE1_PARAM_RULES, check_wave1_params
 from .members import bool_member, excerpt, expected_object, string_member
 from .violations import Finding, Violation, rule
 
@@ -104,12 +106,18 @@ def _secret_get(params: object, context: ChildContext) -> Iterator[Finding]:
         yield from secret_get(params, context=context)
 
 
+def _wave1(method: str, params: object, context: ChildContext) -> Iterator[Finding]:
+    yield from check_wave1_params(method, params, negotiated=context.negotiated)
+
+
 ParamCheck = Callable[[object, ChildContext], Iterator[Finding]]
 # One row per child request method whose params are judged here.
 CHILD_PARAM_CHECKS: dict[str, ParamCheck] = {
     "confirmation/request": _confirmation,
     "input/request": _input_request,
     "secret/get": _secret_get,
+    # §2.19-§2.24: the Wave-1 requests, one row each (rules in .ext_wave1)
+    **{method: functools.partial(_wave1, method) for method in WAVE1_PARAM_RULES},
 }
 
 

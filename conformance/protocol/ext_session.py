@@ -51,6 +51,7 @@ from .ext_results import (
     check_tool_result,
 )
 from .ext_types import ManifestInfo, Negotiated, Offer, ToolInfo
+from .ext_wave1 import PARENTED_WAVE1, ParentView, shortcut_bounds, wave1_parent
 from .jsonrpc import (
     Decoded,
     ErrorResponse,
@@ -165,6 +166,14 @@ Intent = str | None  # "unknown-method" | "invalid-params" | "oversize" | None (
 # refuse it any way it likes, silence included, so it is never owed an answer
 # (an answer, with its id or with id null, is still accepted and judged).
 OPTIONAL_ANSWER: frozenset[str] = frozenset({"oversize"})
+# A probe request written right behind host notifications (§1.10, §1.11;
+# an unknown method, answered like one): its missing answer breaks the rule
+# of the notifications it follows rather than the generic one, so replaying
+# the trace judges the same requirement (conformance/runner/wave1.py).
+UNANSWERED_BREAKS: Mapping[str, str] = {
+    "after-lifecycle": "EXT-1.10-keeps-serving",
+    "after-trigger": "EXT-1.11-keeps-serving",
+}
 
 
 @dataclass
@@ -212,6 +221,7 @@ class HostSession:
     # these or the manifest's), and the highest §2.5 snapshot revision seen.
     commands: frozenset[str] = frozenset()
     last_revision: int | None = None
+    shortcuts_registered: int = 0  # §2.20: shortcut/register frames of this generation
 
     # -- what the host did -------------------------------------------------
     def advance(self, event: LifecycleInput) -> None:
@@ -282,6 +292,8 @@ class HostSession:
             )
             if msg.method == SHORTCUT_REGISTER:
                 findings.extend(self._shortcut_register(msg.params, as_request=True))
+            elif msg.method in PARENTED_WAVE1 and not negotiated.is_legacy:
+                findings.extend(self._wave1_parent(msg.method, msg.params))
         elif isinstance(msg, Notification):
             findings.extend(self._before_ready(msg.method))
             findings.extend(self._on_notification(msg))
@@ -496,11 +508,34 @@ class HostSession:
             )
         return out
 
+    # §2 intro: Wave-1 owners --------------------------------------------------
+    def _wave1_parent(self, method: str, params: Any) -> list[Finding]:
+        """What the named parent is, as far as this session knows it."""
+        pid = params.get("parent_request_id") if isinstance(params, dict) else None
+        req = self.requests.get(_key(pid)) if is_integer(pid) else None
+        view = None
+        if req is not None:
+            self._read(req)  # naming it as a parent shows it was read
+            hook = req.params.get("hook") if isinstance(req.params, dict) else None
+            view = ParentView(req.method, hook if isinstance(hook, str) else None, req.state in ACTIVE)
+        return [f.at("params") if isinstance(f, Violation) else f for f in wave1_parent(method, params, parent=view)]
+
     # §2.20 ---------------------------------------------------------------------
     def _shortcut_register(self, params: Any, *, as_request: bool) -> list[Finding]:
         """A request, only while initialize is unanswered, parented on the
-        initialize request, and only when the host offered ``shortcuts``."""
+        initialize request, and only when the host offered ``shortcuts``;
+        within the §2.20 bounds (64 per generation)."""
         out: list[Finding] = [Exercise("EXT-2.20-shortcut-register")]
+        out.extend(f.at("params") if isinstance(f, Violation) else f for f in shortcut_bounds(params))
+        self.shortcuts_registered += 1
+        if self.shortcuts_registered > limits.MAX_SHORTCUTS:
+            out.append(
+                Violation(
+                    "EXT-2.20-shortcut-bounds",
+                    f"{self.shortcuts_registered} shortcut registrations in one generation; "
+                    f"limit {limits.MAX_SHORTCUTS}",
+                )
+            )
         problems: list[tuple[str, tuple[str | int, ...]]] = []
         if not as_request:
             problems.append(("shortcut/register was sent as a notification; §2.20 makes it a request", ()))

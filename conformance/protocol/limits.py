@@ -183,3 +183,19 @@ MENU_MAX_BYTES = 256 * 1024  # EXT-1.6b-menu-bounds (§4: compact UTF-8 encoding
 # §2.7 input/request.
 INPUT_PROMPT_MAX_BYTES = 16 * 1024  # EXT-2.7-input-request (UTF-8 bytes of params.prompt)
 INPUT_ANSWER_MAX_BYTES = 256 * 1024  # host side: what the harness may answer (value); EXT-2.7-host-input-answer
+
+# §2.19-§2.24 Wave-1 requests (extension side).
+COMPOSER_TEXT_MAX_BYTES = 256 * KIB  # EXT-2.19-composer-request (UTF-8 bytes of params.text)
+SHORTCUT_ID_MAX_BYTES = 128  # EXT-2.20-shortcut-bounds
+SHORTCUT_KEY_MAX_BYTES = 128  # EXT-2.20-shortcut-bounds
+SHORTCUT_DESCRIPTION_MAX_BYTES = 4 * KIB  # EXT-2.20-shortcut-bounds
+MAX_SHORTCUTS = 64  # EXT-2.20-shortcut-bounds (registrations per process generation)
+ENTRY_TYPE_MAX_BYTES = 128  # EXT-2.21-session-entries-request
+ENTRY_DATA_MAX_BYTES = 64 * KIB  # EXT-2.21-session-entries-request (compact JSON of params.data)
+ENTRY_ID_MAX_BYTES = 256  # EXT-2.21-session-entries-request
+SESSION_NAME_MAX_BYTES = 4 * KIB  # EXT-2.21-session-entries-request
+SESSION_LABEL_MAX_BYTES = 4 * KIB  # EXT-2.21-session-entries-request
+INJECTED_ROLES = ("assistant", "system")  # EXT-2.22-message-injection-request
+INJECTED_TEXT_MAX_BYTES = 256 * KIB  # EXT-2.22-message-injection-request
+ACTIVE_TOOLS_MAX_NAMES = 256  # EXT-2.23-set-active-request
+ACTIVE_TOOL_NAME_MAX_BYTES = 128  # EXT-2.23-set-active-request

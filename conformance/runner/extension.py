@@ -36,6 +36,7 @@ from conformance.verdicts import Verdict, decide
 
 from .profiles import Profile
 from .replay import replay_regressions, shrink
+from .wave1 import wave1_scenario
 
 
 def save_manifest_traces(manifest: Manifest, recorder: Recorder) -> None:
@@ -118,6 +119,8 @@ def certify_extension(
     _guarded(recorder, "stdin-EOF scenario", lambda: stdin_eof_scenario(manifest, recorder, patience, launcher))
     _guarded(recorder, "state machine", lambda: _run_machine(manifest, recorder, patience, profile, run_seed, launcher))
     _guarded(recorder, "frame-size scenario", lambda: frame_size_scenario(manifest, recorder, patience, launcher))
+    offer = full_offer(manifest.api_version)
+    _guarded(recorder, "wave1 scenario", lambda: wave1_scenario(manifest, recorder, patience, offer, launcher))
     shrink_traces(recorder, profile, patience)
     verdicts = [
         with_trace(v, recorder.traces.get(v.requirement.id))

@@ -53,4 +53,4 @@ def test_a_read_cancellation_is_answered_with_minus_32800() -> None:
 
 
 def test_every_intent_the_machines_send_has_a_row() -> None:
-    assert set(INTENT_ANSWERS) == {"unknown-method", "invalid-params"}
+    assert set(INTENT_ANSWERS) == {"unknown-method", "invalid-params", "after-lifecycle", "after-trigger"}

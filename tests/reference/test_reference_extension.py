@@ -544,3 +544,72 @@ def test_subclass_overrides_one_handler_in_process() -> None:
             os.close(in_read)
     assert not worker.is_alive()
     os.close(out_read)
+
+
+# -- §1.11, §2.19-§2.24: Wave-1 ----------------------------------------------------------
+
+WAVE1 = ["composer", "shortcuts", "session_entries", "message_injection", "active_tools", "terminal_handoff"]
+
+
+def wave1_protocol() -> Message:
+    return {"version": "0.2", "required_features": REQUIRED, "optional_features": WAVE1}
+
+
+def test_shortcut_registered_inside_initialize_and_triggered_once_admitted(spawn: Callable[[str], Peer]) -> None:
+    p = spawn("0.2")
+    init = p.request("initialize", {"api_version": "0.2", "octet_version": "0.8.0", "protocol": wave1_protocol()})
+    register = p.read()  # §2.20: written before the initialize answer, parented on it
+    assert register["method"] == "shortcut/register"
+    assert register["params"]["parent_request_id"] == init
+    answer, others = p.response_to(init)
+    assert set(WAVE1) <= set(answer["result"]["protocol"]["features"]) and others == []
+    p.notify("shortcut/trigger", {"id": register["params"]["id"]})  # not admitted yet: fails closed
+    p.assert_silent(0.3)
+    p.send({"jsonrpc": "2.0", "id": register["id"], "result": {}})
+    p.notify("shortcut/trigger", {"id": "never-registered"})
+    p.assert_silent(0.3)
+    p.notify("shortcut/trigger", {"id": register["params"]["id"]})
+    assert p.read()["method"] == "notification"
+
+
+def test_no_shortcut_unless_offered(spawn: Callable[[str], Peer]) -> None:
+    p = spawn("0.2")
+    result = p.initialize()
+    assert "shortcuts" not in result["protocol"]["features"]
+
+
+def test_greet_uses_each_wave1_service_parented_on_the_command(spawn: Callable[[str], Peer]) -> None:
+    p = spawn("0.2")
+    init = p.request("initialize", {"api_version": "0.2", "octet_version": "0.8.0", "protocol": wave1_protocol()})
+    register = p.read()
+    p.response_to(init)
+    p.send({"jsonrpc": "2.0", "id": register["id"], "result": {}})
+    greet = p.request("command/execute", {"name": "greet", "arguments": ["ada"]})
+    answers = {
+        "composer/get": {"text": ""},
+        "session/append_entry": {"entry_id": "entry-1"},
+        "terminal/acquire": {"grant_id": "grant-1", "columns": 80, "rows": 24},
+    }
+    methods = []
+    while True:
+        message = p.read()
+        if message.get("id") == greet and "method" not in message:
+            break
+        if "id" in message and "method" in message:
+            methods.append(message["method"])
+            if message["method"] in WAVE1_METHODS:
+                assert message["params"]["parent_request_id"] == greet
+            p.send({"jsonrpc": "2.0", "id": message["id"], "result": answers.get(message["method"], {})})
+    assert [m for m in methods if m in WAVE1_METHODS] == list(WAVE1_METHODS)
+
+
+WAVE1_METHODS = (
+    "composer/get",
+    "composer/insert",
+    "session/append_entry",
+    "session/set_label",
+    "session/send_message",
+    "tools/set_active",
+    "terminal/acquire",
+    "terminal/release",
+)

@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 from hypothesis.errors import InvalidArgument
 
 from conformance.protocol import limits
+from conformance.protocol.ext_hosting import WAVE1_OFFERED, WAVE1_PARTNER
 from conformance.protocol.ext_types import Offer
 from conformance.protocol.strict_json import ParsedJson, parse_json
 
@@ -38,11 +39,17 @@ def test_offers_only_hosted_features(data: st.DataObject) -> None:
     api = data.draw(st.sampled_from(["0.1", "0.2", "0.4"]))
     offer: Offer = data.draw(offers(api_version=api))
     assert offer.api_version == api
-    assert set(offer.optional_features) <= set(HOSTED_OPTIONAL_FEATURES[api])
+    assert set(offer.optional_features) <= set(HOSTED_OPTIONAL_FEATURES[api]) | set(wave1(api))
+    # the Wave-1 services ride along with their partner feature, never alone
+    assert (WAVE1_PARTNER in offer.offered) == bool(set(WAVE1_OFFERED) & offer.offered)
     if api == "0.1":
         assert offer.protocol_version is None
     else:
         assert offer.required_features == limits.REQUIRED_FEATURES
+
+
+def wave1(api: str) -> tuple[str, ...]:
+    return () if api == "0.1" else WAVE1_OFFERED
 
 
 @settings(max_examples=25)
@@ -52,6 +59,7 @@ def test_secrets_is_offered_only_to_an_allowlisting_manifest(data: st.DataObject
     with_secrets: Offer = data.draw(offers(api_version=api, secrets=True))
     assert set(with_secrets.optional_features) <= {
         *HOSTED_OPTIONAL_FEATURES[api],
+        *wave1(api),
         *(() if api == "0.1" else ("secrets",)),
     }
     assert "secrets" not in data.draw(offers(api_version=api)).offered

@@ -35,6 +35,8 @@ CONTROL_CHARACTERS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 ABOUT_URL = "https://example.com/octet/reference-extension"
 # §2.10: the one name in the manifests' [capabilities].secrets allowlist.
 SECRET_NAME = "reference.token"
+# §2.20: the one shortcut, registered inside initialize when shortcuts is offered.
+SHORTCUT = {"id": "reference:greet", "key": "ctrl+shift+g", "description": "Greet from the keyboard"}
 
 
 def truncate_utf8(text: str, limit: int) -> str:
@@ -206,6 +208,7 @@ class ReferenceExtension:
         ctx.notify("notification", notification)
         self.check_token(ctx)
         self.push_contributions(who, ctx)
+        self.use_wave1(who, ctx)
         return {"text": f"Hello, {who}!", "notifications": [notification], "context": []}
 
     def ask_name(self, ctx: CallContext) -> str:
@@ -239,6 +242,54 @@ class ReferenceExtension:
             return False
         answer = outcome.result if outcome.error is None else None
         return isinstance(answer, dict) and isinstance(answer.get("value"), str)
+
+    # -- §2.19-§2.24 Wave-1 host services -----------------------------------------
+
+    def use_wave1(self, who: str, ctx: CallContext) -> None:
+        """Each Wave-1 service negotiated, parented on this command: put the
+        greeting in the composer, record it as a session entry and label it,
+        say it as the assistant, keep our tools active, and borrow the
+        terminal for a moment. A refusal (or an exhausted child budget) just
+        skips what depended on it."""
+        if self.api_version == "0.1" or not isinstance(ctx.request_id, int):
+            return
+        features = ctx.session.features
+        # §2.19/§2.22: plain text, no lone surrogates, no terminal controls.
+        greeting = plain_text(f"Hello, {who}!").encode("utf-8", "replace").decode("utf-8")
+        if "composer" in features:
+            self.wave1_request(ctx, "composer/get", {})
+            self.wave1_request(ctx, "composer/insert", {"text": greeting})
+        if "session_entries" in features:
+            entry = self.wave1_request(ctx, "session/append_entry", {"entry_type": "greeting", "data": {"who": who}})
+            entry_id = entry.get("entry_id") if isinstance(entry, dict) else None
+            if isinstance(entry_id, str):
+                self.wave1_request(ctx, "session/set_label", {"entry_id": entry_id, "label": "greeting"})
+        if "message_injection" in features:
+            self.wave1_request(ctx, "session/send_message", {"role": "assistant", "text": greeting})
+        if "active_tools" in features:
+            self.wave1_request(ctx, "tools/set_active", {"names": sorted(self.tools)})
+        if "terminal_handoff" in features and isinstance(self.wave1_request(ctx, "terminal/acquire", {}), dict):
+            self.wave1_request(ctx, "terminal/release", {})
+
+    def wave1_request(self, ctx: CallContext, method: str, params: JsonObject) -> Any:
+        """The host's result, or None when it refused or nothing could be sent."""
+        try:
+            outcome = ctx.request(method, {"parent_request_id": ctx.request_id, **params}, id_prefix="wave1")
+        except ChildBudgetExhausted:
+            return None
+        return outcome.result if outcome.error is None else None
+
+    def shortcut_registrations(self, params: JsonObject) -> list[JsonObject]:
+        """§2.20: what to register inside initialize (nothing unless offered)."""
+        protocol = params.get("protocol")
+        offered = [] if not isinstance(protocol, dict) else protocol.get("optional_features", [])
+        if self.api_version == "0.1" or not isinstance(offered, list) or "shortcuts" not in offered:
+            return []
+        return [dict(SHORTCUT)]
+
+    def shortcut_triggered(self, shortcut_id: str) -> JsonObject:
+        """§1.11: the handler of an admitted shortcut: a notification (§2.1)."""
+        return {"level": "info", "title": "Greeting", "message": "Hello from the keyboard!"}
 
     # -- §2.3, §2.4, §2.5 pushed contributions -----------------------------------
 

@@ -12,7 +12,19 @@ REQUIRED_FEATURES = ("request_cancellation", "content_parts")
 # Optional features this extension implements, taken only when offered.
 # lifecycle_events: we accept the notifications and ignore them (§1.10).
 # secrets: a host offers it only to a manifest with a secrets allowlist (§1.1).
-OPTIONAL_FEATURES = ("request_progress", "lifecycle_events", "secrets")
+# The Wave-1 services (§2.19-§2.24): the greet command uses each one offered,
+# and a shortcut is registered inside initialize when shortcuts is offered.
+OPTIONAL_FEATURES = (
+    "request_progress",
+    "lifecycle_events",
+    "secrets",
+    "composer",
+    "shortcuts",
+    "session_entries",
+    "message_injection",
+    "active_tools",
+    "terminal_handoff",
+)
 # §1.1: tool_prompt_metadata_v1 is an API 0.4 offer.
 OPTIONAL_FEATURES_0_4 = ("tool_prompt_metadata_v1",)
 # Our own ceiling on concurrent handlers; the host may only lower it.

@@ -16,7 +16,7 @@ from conformance.protocol.framing import FrameDecoder, FrameEvent, OversizedFram
 from conformance.protocol.limits import MAX_FRAME_BYTES
 
 from .calls import AdmissionGate, Call, CallContext
-from .children import ChildRequests
+from .children import ChildRequests, PendingChild
 from .extension import Handler, ReferenceExtension
 from .jsonrpc import (
     INTERNAL_ERROR,
@@ -36,6 +36,7 @@ from .jsonrpc import (
     RpcError,
     error_message,
     is_valid_id,
+    notification_message,
     parse_frame,
 )
 from .negotiation import Session
@@ -106,6 +107,8 @@ class Server:
         self._gate: AdmissionGate | None = None
         self._calls: dict[RequestId, Call] = {}
         self._calls_changed = self._runtime.condition()
+        # §2.20: shortcut id -> its registration, answered or not yet.
+        self._shortcuts: dict[str, PendingChild] = {}
 
     # -- reading ---------------------------------------------------------------
 
@@ -176,12 +179,37 @@ class Server:
         if self._session is not None:
             raise RpcError(SERVER_STATE_ERROR, "already initialized")
         call = self._call(request)
-        result = self._invoke(call, lambda: self._ext.initialize(_params_object(request.params)))
+        params = _params_object(request.params)
+        self._register_shortcuts(request.id, params)
+        result = self._invoke(call, lambda: self._ext.initialize(params))
         # Initialized only once the host has actually been sent our result.
         if result is not None and call.answer(result):
             session = Session.from_initialize_result(self._ext.api_version, result)
             gate = AdmissionGate(session.max_concurrent_requests, self._runtime.condition())
             self._session, self._gate = session, gate
+
+    def _register_shortcuts(self, initialize_id: RequestId, params: JsonObject) -> None:
+        """§2.20: registrations are written inside the initialize request,
+        parented on it, and not waited for here (this thread reads their
+        answers); a trigger later runs only an admitted one."""
+        if not isinstance(initialize_id, int):
+            return
+        for registration in self._ext.shortcut_registrations(params):
+            child = self._children.open("shortcut")
+            self._shortcuts[str(registration["id"])] = child
+            self._children.send(child, "shortcut/register", {"parent_request_id": initialize_id, **registration})
+
+    def _on_shortcut_trigger(self, params: Any) -> None:
+        """§1.11: fail closed unless the id names a registration the host
+        admitted and shortcuts was negotiated."""
+        shortcut_id = params.get("id") if isinstance(params, dict) else None
+        child = self._shortcuts.get(shortcut_id) if isinstance(shortcut_id, str) else None
+        admitted = child is not None and child.outcome is not None and child.outcome.error is None
+        if not admitted or self._session is None or "shortcuts" not in self._session.features:
+            log.warning("ignoring shortcut/trigger for %r: no admitted registration", shortcut_id)
+            return
+        assert isinstance(shortcut_id, str)
+        self._writer.send(notification_message("notification", self._ext.shortcut_triggered(shortcut_id)))
 
     def _shutdown(self, request: Request) -> None:
         # §1.8 (API 0.2 draining): admit nothing new, cancel what remains,
@@ -255,6 +283,8 @@ class Server:
         # and unknown notifications are observations we do not need.
         if notification.method == "$/cancelRequest":
             self._on_cancel_request(notification.params)
+        elif notification.method == "shortcut/trigger":
+            self._on_shortcut_trigger(notification.params)
 
     def _on_cancel_request(self, params: Any) -> None:
         if self._session is None or not self._session.cancellation:
