@@ -179,3 +179,43 @@ MENU_MAX_BYTES = 256 * 1024  # EXT-1.6b-menu-bounds (§4: compact UTF-8 encoding
 # §2.7 input/request.
 INPUT_PROMPT_MAX_BYTES = 16 * 1024  # EXT-2.7-input-request (UTF-8 bytes of params.prompt)
 INPUT_ANSWER_MAX_BYTES = 256 * 1024  # host side: what the harness may answer (value)
+
+# §2.8 artifact/publish: the host's documented defaults (judged as should:
+# a host may be configured with other values).
+ARTIFACT_INLINE_MAX_BYTES = 256 * 1024  # EXT-2.8-artifact-limits (decoded bytes of inline data)
+ARTIFACT_MAX_BYTES = 20 * MIB  # EXT-2.8-artifact-limits (per artifact)
+ARTIFACT_GENERATION_MAX_BYTES = 64 * MIB  # EXT-2.8-artifact-limits (issued per process generation)
+ARTIFACT_GENERATION_MAX_COUNT = 64  # EXT-2.8-artifact-limits (issued per process generation)
+ARTIFACT_PATH_MAX_BYTES = 4096  # EXT-2.8-artifact-limits (relative scratch path, UTF-8)
+ARTIFACT_PATH_MAX_COMPONENTS = 64  # EXT-2.8-artifact-limits
+SHA256_HEX_CHARS = 64  # EXT-2.8-artifact-publish, EXT-2.9-approval-token (lowercase hex)
+# §2.8: the supported media, by canonical MIME type. The text names the
+# formats, not their MIME spellings; the registered names and the common
+# aliases are all accepted (never stricter than the text).
+ARTIFACT_MEDIA_TYPES: dict[str, str] = {
+    "image/png": "png",
+    "image/jpeg": "jpeg",
+    "image/gif": "gif",
+    "image/webp": "webp",
+    "audio/wav": "wav",
+    "audio/wave": "wav",
+    "audio/x-wav": "wav",
+    "audio/vnd.wave": "wav",
+    "audio/mpeg": "mpeg",
+    "audio/mp3": "mpeg",
+    "audio/flac": "flac",
+    "audio/x-flac": "flac",
+    "audio/opus": "opus",
+    "audio/ogg": "opus",
+    "audio/aac": "aac",
+    "audio/x-aac": "aac",
+    "audio/mp4": "mp4",
+    "audio/m4a": "mp4",
+    "audio/x-m4a": "mp4",
+}  # EXT-2.8-artifact-bytes
+
+# §2.9 policy/evaluate.
+POLICY_DECISIONS = ("allow", "ask", "deny")  # host side: what the harness answers
+
+# §2.11, §2.12 tools/register and tools/unregister.
+MAX_CATALOG_TOOLS = 256  # EXT-2.11-tools-register, EXT-2.12-tools-unregister (per request and catalog)
