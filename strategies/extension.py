@@ -14,14 +14,22 @@ from conformance.protocol.ext_types import API_VERSIONS, Offer
 from conformance.protocol.schema_dialects import schema_problem, validators
 
 # Optional features the harness can honestly host, per API version (§1.1):
-# it answers policy/evaluate (deny), sends lifecycle notifications, accepts
-# progress. Conditional services (agent_sessions, approvals ...) are never
+# it answers policy/evaluate (a scripted classifier), sends lifecycle
+# notifications, accepts progress, verifies and issues artifacts (§2.8) and
+# publishes catalog epochs (§2.11, §2.12). Conditional services (agent_sessions, approvals ...) are never
 # offered, so an extension negotiating them is caught; secrets is offered only
 # where §1.1 allows it (see ``offers``).
 HOSTED_OPTIONAL_FEATURES: dict[str, tuple[str, ...]] = {
     "0.1": (),
-    "0.2": ("request_progress", "lifecycle_events", "policy_intents"),
-    "0.4": ("request_progress", "lifecycle_events", "policy_intents", "tool_prompt_metadata_v1"),
+    "0.2": ("request_progress", "lifecycle_events", "policy_intents", "artifacts", "dynamic_tools"),
+    "0.4": (
+        "request_progress",
+        "lifecycle_events",
+        "policy_intents",
+        "tool_prompt_metadata_v1",
+        "artifacts",
+        "dynamic_tools",
+    ),
 }
 # §1.1: offered only to a manifest with a non-empty secrets allowlist; the
 # harness then answers secret/get from a scripted broker (§2.10).

@@ -8,16 +8,29 @@ bounded.
 
 from __future__ import annotations
 
+import hashlib
 import os
+import shutil
+import stat
+import tempfile
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from conformance import __version__
 from conformance.evidence import MAX_KEPT_STRAYS, Recorder
 from conformance.manifest import OCTET_VERSION, Manifest
 from conformance.protocol import jsonrpc, limits
+from conformance.protocol.ext_requests import (
+    artifact_bytes,
+    artifact_limits,
+    artifact_publish,
+    inline_bytes,
+    tools_register,
+    tools_unregister,
+)
 from conformance.protocol.ext_session import HostRequest, HostSession, Intent, LifecycleInput, LocalProtocolError
 from conformance.protocol.ext_types import Offer
 from conformance.protocol.framing import Frame, encode_frame
@@ -57,6 +70,11 @@ class Patience:
 INPUT_ANSWER = "octet conformance"  # §2.7: well inside the 256 KiB answer bound
 SECRET_VALUE = "conformance-not-a-real-secret"  # §2.10: well inside the 64 KiB value bound
 SECRET_UNAVAILABLE = -32004  # §2.10: no value, or the broker failed
+# §2.9: the scripted classifier's decisions, in turn: every outcome the text
+# allows (approval tokens need the approvals feature, never offered).
+POLICY_DECISIONS = ("deny", "allow", "ask")
+# §2.8: the environment variable naming the scratch directory a path source is under.
+SCRATCH_VARIABLE = "OCTET_EXTENSION_SCRATCH"
 
 
 @dataclass
@@ -70,6 +88,12 @@ class ChildPolicy:
     input_given: bool = True
     # §2.10: alternate a value and the -32004 "unavailable" refusal.
     secret_given: bool = True
+    policy_turn: int = 0  # §2.9: index into POLICY_DECISIONS
+    artifacts_issued: int = 0  # §2.8: numbers the opaque artifact ids
+    # §2.11/§2.12: the catalog as answered so far in this generation (answers
+    # are written later, in bursts, so the session's epoch may lag behind).
+    revision: int = 0
+    catalog: frozenset[str] | None = None
 
 
 Launcher = Callable[[Manifest], Target]
@@ -77,12 +101,46 @@ Launcher = Callable[[Manifest], Target]
 
 def spawn_process(manifest: Manifest) -> Target:
     """Start the manifest's command as a hostile process (the normal way)."""
+    env = brokered_environment(manifest)
+    if manifest.api_version != "0.1":
+        scratch = scratch_dir(manifest)
+        scratch.mkdir(parents=True, exist_ok=True)
+        env[SCRATCH_VARIABLE] = str(scratch)
     return TargetProcess(
         manifest.command,
         cwd=manifest.folder,
-        env=sanitized_env(brokered_environment(manifest)),
+        env=sanitized_env(env),
         max_frame_bytes=limits.MAX_FRAME_BYTES,
     )
+
+
+def scratch_dir(manifest: Manifest) -> Path:
+    """The scratch directory of §2.8 for targets of ``manifest`` started by
+    this harness process (the peer reads path sources there and removes it)."""
+    digest = hashlib.sha256(str(manifest.path).encode("utf-8", "surrogatepass")).hexdigest()[:16]
+    return Path(tempfile.gettempdir()) / f"octet-conformance-scratch-{os.getpid()}" / digest
+
+
+def read_scratch(root: Path, relative: str) -> tuple[bytes | None, str]:
+    """The bytes of a regular file at ``relative`` under ``root``, read
+    without following a symlink anywhere on the way, or (None, why not)."""
+    base = os.path.realpath(root)
+    target = os.path.normpath(os.path.join(base, relative))
+    if os.path.commonpath([base, target]) != base or target == base:
+        return None, f"{relative!r} is not inside the scratch directory"
+    if os.path.realpath(target) != target:
+        return None, f"{relative!r} goes through a symbolic link"
+    try:
+        fd = os.open(target, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    except OSError as exc:
+        return None, f"{relative!r} cannot be opened ({exc.strerror})"
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None, f"{relative!r} is not a regular file"
+        with os.fdopen(fd, "rb", closefd=False) as handle:
+            return handle.read(limits.ARTIFACT_MAX_BYTES + 1), ""
+    finally:
+        os.close(fd)
 
 
 class TargetGone(RuntimeError):
@@ -129,6 +187,7 @@ class ExtensionHostPeer:
         self.unresponsive = False
         self._exit = None
         self._held_answers.clear()  # the previous generation's requests die with it
+        self.children.revision, self.children.catalog = 0, None  # §2.12: epochs restart at 0
         self.process = self.launcher(self.manifest)
 
     def reload(self, mode: str) -> bool:
@@ -168,6 +227,7 @@ class ExtensionHostPeer:
     def close(self) -> None:
         if self.process is not None:
             self._end_process()
+        shutil.rmtree(scratch_dir(self.manifest), ignore_errors=True)
         self._save_traces()
 
     def _end_process(self) -> None:
@@ -376,27 +436,82 @@ class ExtensionHostPeer:
             )
 
     def _answer_child(self, msg: jsonrpc.Request) -> None:
-        """Answer the extension's request the way a headless host would."""
+        """Answer the extension's request the way a headless host would: each
+        method has a scripted backend, reached only when its gating feature
+        was negotiated (else the method is unknown here)."""
         assert self.session is not None
-        if msg.method == "confirmation/request":
-            self.children.answered += 1
-            reply = jsonrpc.result(msg.id, {"confirmed": self.children.confirm})
-            self.children.confirm = not self.children.confirm  # alternate: both paths get exercised
-        elif msg.method == "input/request":
-            value = INPUT_ANSWER if self.children.input_given else None
-            self.children.input_given = not self.children.input_given
-            reply = jsonrpc.result(msg.id, {"value": value})
-        elif msg.method == "secret/get" and self.session.negotiated and self.session.negotiated.has("secrets"):
-            reply = self._secret_answer(msg)
-        elif (
-            msg.method == "policy/evaluate"
-            and self.session.negotiated
-            and self.session.negotiated.has("policy_intents")
-        ):
-            reply = jsonrpc.result(msg.id, {"decision": "deny"})
+        negotiated = self.session.negotiated
+        row = CHILD_BACKENDS.get(msg.method)
+        if row is not None and (row[0] is None or (negotiated is not None and negotiated.has(row[0]))):
+            reply = row[1](self, msg)
         else:
             reply = jsonrpc.error(msg.id, jsonrpc.METHOD_NOT_FOUND, f"{msg.method} is not hosted by the harness")
         self._held_answers.append((msg.id, reply))
+
+    def _confirmation_answer(self, msg: jsonrpc.Request) -> dict[str, Any]:
+        self.children.answered += 1
+        reply = jsonrpc.result(msg.id, {"confirmed": self.children.confirm})
+        self.children.confirm = not self.children.confirm  # alternate: both paths get exercised
+        return reply
+
+    def _input_answer(self, msg: jsonrpc.Request) -> dict[str, Any]:
+        value = INPUT_ANSWER if self.children.input_given else None
+        self.children.input_given = not self.children.input_given
+        return jsonrpc.result(msg.id, {"value": value})
+
+    def _policy_answer(self, msg: jsonrpc.Request) -> dict[str, Any]:
+        """§2.9 from a scripted classifier: deny, allow and ask in turn. A
+        token without the approvals feature is refused (-32602)."""
+        if isinstance(msg.params, dict) and msg.params.get("approval_token") is not None:
+            return jsonrpc.error(msg.id, jsonrpc.INVALID_PARAMS, "approval tokens need the approvals feature")
+        decision = POLICY_DECISIONS[self.children.policy_turn % len(POLICY_DECISIONS)]
+        self.children.policy_turn += 1
+        return jsonrpc.result(msg.id, {"decision": decision})
+
+    def _artifact_answer(self, msg: jsonrpc.Request) -> dict[str, Any]:
+        """§2.8: verify the publication as a host would (the same rules that
+        judge it), reading a path source from the scratch directory; issue an
+        opaque id, or refuse with -32602."""
+        assert self.session is not None and self.session.negotiated is not None
+        params = msg.params if isinstance(msg.params, dict) else {}
+        findings = list(artifact_publish(params, negotiated=self.session.negotiated))
+        findings += artifact_limits(params, issued=self.session.artifacts)
+        content = inline_bytes(params.get("data")) if params.get("data") is not None else None
+        path = params.get("path")
+        if params.get("data") is None and isinstance(path, str):
+            content, problem = read_scratch(scratch_dir(self.manifest), path)
+            judged = self.session.artifact_read(msg.id, content, problem)
+            self.recorder.add(judged, stderr="")
+            findings += judged
+        elif content is not None:
+            findings += artifact_bytes(params, content)
+        if content is None or any(isinstance(f, Violation) for f in findings):
+            return jsonrpc.error(msg.id, jsonrpc.INVALID_PARAMS, "artifact publication rejected")
+        self.children.artifacts_issued += 1
+        return jsonrpc.result(msg.id, {"artifact_id": f"artifact-{self.children.artifacts_issued}"})
+
+    def _catalog_answer(self, msg: jsonrpc.Request) -> dict[str, Any]:
+        """§2.11/§2.12: publish a valid mutation as the next epoch and answer
+        its revision and the complete accepted names; refuse an invalid one
+        with -32602, leaving the catalog as it was."""
+        assert self.session is not None and self.session.negotiated is not None
+        params = msg.params if isinstance(msg.params, dict) else {}
+        current = self.children.catalog if self.children.catalog is not None else frozenset(self.session.tools)
+        if msg.method == "tools/register":
+            findings = list(tools_register(params, negotiated=self.session.negotiated, catalog=current))
+            changed = {
+                t["name"] for t in params.get("tools", []) if isinstance(t, dict) and isinstance(t.get("name"), str)
+            }
+            catalog = current | changed
+        else:
+            findings = list(tools_unregister(params, negotiated=self.session.negotiated))
+            names = params.get("names")
+            catalog = current - {n for n in names if isinstance(n, str)} if isinstance(names, list) else current
+        if any(isinstance(f, Violation) for f in findings):
+            return jsonrpc.error(msg.id, jsonrpc.INVALID_PARAMS, f"{msg.method} rejected")
+        self.children.revision = max(self.children.revision, self.session.catalog_revision) + 1
+        self.children.catalog = frozenset(catalog)
+        return jsonrpc.result(msg.id, {"revision": self.children.revision, "tools": sorted(catalog)})
 
     def _secret_answer(self, msg: jsonrpc.Request) -> dict[str, Any]:
         """§2.10 from a scripted broker: an undeclared name is invalid
@@ -419,8 +534,8 @@ class ExtensionHostPeer:
         outstanding children is then observable)."""
         assert self.session is not None
         held, self._held_answers = self._held_answers, []
-        for cid, _ in held:
-            self.session.child_answered(cid)
+        for cid, reply in held:
+            self.session.child_answered(cid, reply)
         self._meta["child_answer"] = True  # replay answers live instead
         try:
             self.write_raw(b"".join(encode_frame(dumps(reply)) for _, reply in held))
@@ -567,6 +682,19 @@ class ExtensionHostPeer:
             self.recorder.violate(
                 Violation("EXT-0-stdin-eof-exit", f"process still running {timeout:.1f}s after stdin EOF")
             )
+
+
+Backend = Callable[[ExtensionHostPeer, jsonrpc.Request], dict[str, Any]]
+# One row per extension request the harness hosts: (gating feature or None, backend).
+CHILD_BACKENDS: dict[str, tuple[str | None, Backend]] = {
+    "confirmation/request": (None, ExtensionHostPeer._confirmation_answer),
+    "input/request": (None, ExtensionHostPeer._input_answer),
+    "secret/get": ("secrets", ExtensionHostPeer._secret_answer),
+    "policy/evaluate": ("policy_intents", ExtensionHostPeer._policy_answer),
+    "artifact/publish": ("artifacts", ExtensionHostPeer._artifact_answer),
+    "tools/register": ("dynamic_tools", ExtensionHostPeer._catalog_answer),
+    "tools/unregister": ("dynamic_tools", ExtensionHostPeer._catalog_answer),
+}
 
 
 def request_meta(rid: Any, method: str, params: Any, intent: Intent, frame_bytes: int) -> dict[str, Any]:

@@ -65,7 +65,7 @@ def test_prompt_one_below_the_bound_passes() -> None:
 
 def test_not_judged_on_api_0_1_nor_for_other_methods() -> None:
     assert judge({"prompt": ""}, Negotiated("0.1")) == []
-    assert list(er.check_child_params("tools/register", {}, context=er.ChildContext(NEGOTIATED))) == []
+    assert list(er.check_child_params("tools/set_active", {}, context=er.ChildContext(NEGOTIATED))) == []
 
 
 def test_session_judges_input_request_params_with_their_path() -> None:

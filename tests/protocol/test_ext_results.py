@@ -699,6 +699,8 @@ KNOWN_IDS = {
     er.CONTENT_PART_COUNT,
     er.CONTENT_PART_SHAPE,
     er.MEDIA_NEEDS_ARTIFACT,
+    "EXT-1.2-media-kind-match",
+    "EXT-1.2-media-aggregate",
     er.IS_ERROR_BOOL,
     er.STRUCTURED_REQUIRED,
     er.STRUCTURED_FORBIDDEN,

@@ -12,7 +12,16 @@ REQUIRED_FEATURES = ("request_cancellation", "content_parts")
 # Optional features this extension implements, taken only when offered.
 # lifecycle_events: we accept the notifications and ignore them (§1.10).
 # secrets: a host offers it only to a manifest with a secrets allowlist (§1.1).
-OPTIONAL_FEATURES = ("request_progress", "lifecycle_events", "secrets")
+# policy_intents, artifacts, dynamic_tools: the greet command asks policy,
+# publishes a greeting card and toggles the dynamic picture tool (§2.8-§2.12).
+OPTIONAL_FEATURES = (
+    "request_progress",
+    "lifecycle_events",
+    "secrets",
+    "policy_intents",
+    "artifacts",
+    "dynamic_tools",
+)
 # §1.1: tool_prompt_metadata_v1 is an API 0.4 offer.
 OPTIONAL_FEATURES_0_4 = ("tool_prompt_metadata_v1",)
 # Our own ceiling on concurrent handlers; the host may only lower it.
