@@ -230,10 +230,14 @@ class ReferenceExtension:
         caption = truncate_utf8(str(arguments.get("caption", "a tiny picture")), MAX_NAME_BYTES)
         artifact_id = self.publish_png(tiny_png(40, 120, 200), ctx)
         result = self.tool_result(f"picture: {caption}")
+        result["metadata"] = {"width": 1, "height": 1}  # §1.2: bounded, never shown to the model
         if artifact_id is not None:
-            part = {"type": "image", "artifact_id": artifact_id, "mime_type": "image/png", "alt": caption}
-            result["content"].append(part)
+            result["content"].append(self.picture_part(artifact_id, caption))
         return result
+
+    def picture_part(self, artifact_id: str, caption: str) -> JsonObject:
+        """§1.2: an image part naming the verified PNG artifact."""
+        return {"type": "image", "artifact_id": artifact_id, "mime_type": "image/png", "alt": caption}
 
     # -- §2.8 artifact/publish ---------------------------------------------------
 
@@ -243,12 +247,7 @@ class ReferenceExtension:
         names one. None when not published (refused, or no feature)."""
         if "artifacts" not in ctx.session.features or not isinstance(ctx.request_id, int):
             return None
-        params: JsonObject = {
-            "parent_request_id": ctx.request_id,
-            "mime_type": "image/png",
-            "size": len(data),
-            "sha256": hashlib.sha256(data).hexdigest(),
-        }
+        params = self.publication(data, ctx.request_id)
         with self._catalog_lock:
             self._published += 1
             number = self._published
@@ -265,12 +264,21 @@ class ReferenceExtension:
         else:
             params["data"] = {"encoding": "base64", "data": base64.b64encode(data).decode("ascii")}
         try:
-            outcome = ctx.request("artifact/publish", params, id_prefix="artifact")
+            outcome = ctx.request("artifact/publish", self.finish_publication(params), id_prefix="artifact")
         except ChildBudgetExhausted:
             return None
         answer = outcome.result if outcome.error is None else None
         artifact_id = answer.get("artifact_id") if isinstance(answer, dict) else None
         return artifact_id if isinstance(artifact_id, str) else None
+
+    def publication(self, data: bytes, parent: int) -> JsonObject:
+        """§2.8 params describing ``data`` (the source is added by the caller)."""
+        digest = hashlib.sha256(data).hexdigest()
+        return {"parent_request_id": parent, "mime_type": "image/png", "size": len(data), "sha256": digest}
+
+    def finish_publication(self, params: JsonObject) -> JsonObject:
+        """The complete publication, as sent."""
+        return params
 
     # -- §2.9 policy/evaluate ------------------------------------------------------
 
@@ -280,6 +288,15 @@ class ReferenceExtension:
         policy_intents there is no classifier to ask: proceed."""
         if "policy_intents" not in ctx.session.features or not isinstance(ctx.request_id, int):
             return True
+        try:
+            outcome = ctx.request("policy/evaluate", self.policy_params(operation, ctx.request_id), id_prefix="policy")
+        except ChildBudgetExhausted:
+            return False
+        answer = outcome.result if outcome.error is None else None
+        return isinstance(answer, dict) and answer.get("decision") == "allow"
+
+    def policy_params(self, operation: str, parent: int) -> JsonObject:
+        """§2.9: an external side effect with this extension's hints."""
         intent = {
             "kind": "external_side_effect",
             "operation": operation,
@@ -287,14 +304,7 @@ class ReferenceExtension:
             "data_classes": ["user_text"],
             "adapter_hints": {"read_only": False, "destructive": False},
         }
-        try:
-            outcome = ctx.request(
-                "policy/evaluate", {"parent_request_id": ctx.request_id, "intent": intent}, id_prefix="policy"
-            )
-        except ChildBudgetExhausted:
-            return False
-        answer = outcome.result if outcome.error is None else None
-        return isinstance(answer, dict) and answer.get("decision") == "allow"
+        return {"parent_request_id": parent, "intent": intent}
 
     # -- §2.11, §2.12 tools/register and tools/unregister ------------------------------
 
@@ -307,11 +317,7 @@ class ReferenceExtension:
         with self._catalog_lock:
             newest = max(self.epochs)
             current = self.epochs[newest]
-        params: JsonObject
-        if catalog.PICTURE.name in current:
-            method, params = "tools/unregister", {"names": [catalog.PICTURE.name]}
-        else:
-            method, params = "tools/register", {"tools": [catalog.PICTURE.definition(with_prompt_metadata=False)]}
+        method, params = self.catalog_mutation(register=catalog.PICTURE.name not in current)
 
         def commit(outcome: ChildOutcome) -> None:
             answer = outcome.result if outcome.error is None else None
@@ -329,6 +335,12 @@ class ReferenceExtension:
             ctx.request(method, params, id_prefix="catalog", on_answer=commit)
         except ChildBudgetExhausted:
             return
+
+    def catalog_mutation(self, *, register: bool) -> tuple[str, JsonObject]:
+        """§2.11/§2.12: register the picture tool, or unregister it."""
+        if register:
+            return "tools/register", {"tools": [catalog.PICTURE.definition(with_prompt_metadata=False)]}
+        return "tools/unregister", {"names": [catalog.PICTURE.name]}
 
     # -- §1.3 command/execute --------------------------------------------------
 
