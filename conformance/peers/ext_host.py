@@ -28,6 +28,7 @@ from conformance.protocol.ext_requests import (
     artifact_limits,
     artifact_publish,
     inline_bytes,
+    single_writer,
     tools_register,
     tools_unregister,
 )
@@ -408,6 +409,13 @@ class ExtensionHostPeer:
             payload = item.event.payload if isinstance(item.event, Frame) else None
             self.trace.saw(decoded.frame_index, payload, decoded.size, step=self.step)
         self.recorder.add(self.session.received(decoded), stderr=self._stderr_if(decoded.violations))
+        if isinstance(item.event, Frame):
+            readable = decoded.message is not None or decoded.raw is not None
+            torn = [
+                f.in_frame(decoded.frame_index) if isinstance(f, Violation) else f
+                for f in single_writer(item.event.payload, readable=readable)
+            ]
+            self.recorder.add(torn, stderr="")
         msg = decoded.message
         if isinstance(msg, jsonrpc.Response | jsonrpc.ErrorResponse):
             self._judge_grace(msg.id, item.at)

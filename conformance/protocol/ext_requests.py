@@ -509,6 +509,27 @@ def request_id_not_null(rid: object) -> Iterator[Violation]:
         )
 
 
+@rule("JSONRPC-6-no-batch")
+def no_batch(raw: object) -> Iterator[Violation]:
+    """No JSON-RPC batch on this wire: a frame holding an array of messages
+    is one (its one-object-per-line breach is EXT-0-one-object-per-line)."""
+    if isinstance(raw, list):
+        yield Violation("JSONRPC-6-no-batch", f"frame is a batch of {len(raw)} element(s); this wire has no batches")
+
+
+@rule("EXT-0-extension-single-writer")
+def single_writer(payload: bytes, *, readable: bool) -> Iterator[Violation]:
+    """An unreadable line in which a new frame starts after the first byte
+    is a frame abandoned part-way or interleaved with another: what one
+    writer owning stdout never produces."""
+    restart = payload.find(b'{"jsonrpc"', 1)
+    if not readable and restart > 0:
+        yield Violation(
+            "EXT-0-extension-single-writer",
+            f"a frame starts again at byte {restart} of an unreadable line: a frame was torn or interleaved",
+        )
+
+
 def _confirmation(params: object, context: ChildContext) -> Iterator[Finding]:
     yield from confirmation_shape(params)
 

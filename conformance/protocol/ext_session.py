@@ -45,6 +45,7 @@ from .ext_requests import (
     artifact_file,
     canonical,
     check_child_params,
+    no_batch,
     owner_field_scope,
     request_id_not_null,
     reserved_method_prefix,
@@ -326,6 +327,8 @@ class HostSession:
         findings: list[Finding] = [Exercise(r) for r in decoded.rules]
         findings.extend(decoded.violations)
         msg = decoded.message
+        if decoded.raw is not None or msg is not None:
+            findings.extend(no_batch(decoded.raw))
         if isinstance(msg, Request | Notification):
             findings.extend(reserved_method_prefix(msg.method))
             if self.offer.api_version != "0.1":
@@ -368,14 +371,14 @@ class HostSession:
         ]
 
     def _before_ready(self, method: str) -> list[Finding]:
+        """§0 and §2 each say it: messages to the host follow the initialize
+        answer (shortcut/register excepted, §2.20)."""
+        out: list[Finding] = [Exercise("EXT-2-after-initialize-completes")]
         if self.lifecycle in (Lifecycle.STARTING, Lifecycle.INITIALIZING) and method not in ALLOWED_BEFORE_READY:
-            return [
-                Violation(
-                    "EXT-0-messages-after-initialize",
-                    f"{method} was sent before the extension answered initialize",
-                )
-            ]
-        return []
+            message = f"{method} was sent before the extension answered initialize"
+            out.append(Violation("EXT-0-messages-after-initialize", message))
+            out.append(Violation("EXT-2-after-initialize-completes", message))
+        return out
 
     # responses ---------------------------------------------------------------
     def _on_response(self, msg: Response | ErrorResponse) -> list[Finding]:

@@ -210,6 +210,8 @@ def services_scenario(
     commands = [r for r in contribution_requests(manifest) if r[0] == "command/execute"][:1]
     try:
         for _ in range(2 if commands else 0):
+            if not peer.alive:
+                break  # gone, or already judged unresponsive: no deadline twice
             peer.settle([peer.request(*commands[0])])
             _epoch_calls(peer)
         peer.drain()
@@ -228,6 +230,8 @@ def _epoch_calls(peer: ExtensionHostPeer) -> None:
     current = session.catalog_revision
 
     def call(name: str, revision: int, intent: str | None = None) -> None:
+        if not peer.alive:
+            return
         params = {"name": name, "arguments": {}, "context": call_context(), "catalog_revision": revision}
         peer.settle([peer.request("tool/call", params, intent=intent)])
 

@@ -41,8 +41,10 @@ CONTROL_CHARACTERS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 ABOUT_URL = "https://example.com/octet/reference-extension"
 # §2.10: the one name in the manifests' [capabilities].secrets allowlist.
 SECRET_NAME = "reference.token"
-# §2.8: the scratch directory a path publication is relative to.
+# §2.8: the scratch directory a path publication is relative to, and the
+# host's default inline bound (larger artifacts go through a scratch file).
 SCRATCH_VARIABLE = "OCTET_EXTENSION_SCRATCH"
+MAX_INLINE_ARTIFACT_BYTES = 256 * 1024
 
 
 def tiny_png(red: int, green: int, blue: int) -> bytes:
@@ -252,7 +254,7 @@ class ReferenceExtension:
             self._published += 1
             number = self._published
         scratch = os.environ.get(SCRATCH_VARIABLE)
-        if scratch and number % 2 == 0:
+        if scratch and (number % 2 == 0 or len(data) > MAX_INLINE_ARTIFACT_BYTES):
             relative = f"pictures/picture-{os.getpid()}-{number}.png"
             target = Path(scratch) / relative
             try:
