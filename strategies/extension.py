@@ -16,9 +16,10 @@ from conformance.protocol.schema_dialects import schema_problem, validators
 # Optional features the harness can honestly host, per API version (§1.1):
 # it answers policy/evaluate (a scripted classifier), sends lifecycle
 # notifications, accepts progress, verifies and issues artifacts (§2.8) and
-# publishes catalog epochs (§2.11, §2.12). Conditional services (agent_sessions, approvals ...) are never
-# offered, so an extension negotiating them is caught; secrets is offered only
-# where §1.1 allows it (see ``offers``).
+# publishes catalog epochs (§2.11, §2.12). Conditional services
+# (agent_sessions, approvals ...) are never offered, so an extension
+# negotiating them is caught; secrets is offered only where §1.1 allows it
+# (see ``offers``).
 HOSTED_OPTIONAL_FEATURES: dict[str, tuple[str, ...]] = {
     "0.1": (),
     "0.2": ("request_progress", "lifecycle_events", "policy_intents", "artifacts", "dynamic_tools"),
@@ -31,6 +32,10 @@ HOSTED_OPTIONAL_FEATURES: dict[str, tuple[str, ...]] = {
         "dynamic_tools",
     ),
 }
+# Features offered together with a drawn one rather than drawn themselves:
+# adding them left every earlier draw (offers, and so every step after) as
+# it was. The certification's services scenario offers all of them at once.
+COUPLED_FEATURES: dict[str, str] = {"artifacts": "request_progress", "dynamic_tools": "lifecycle_events"}
 # §1.1: offered only to a manifest with a non-empty secrets allowlist; the
 # harness then answers secret/get from a scripted broker (§2.10).
 SECRETS_FEATURE = "secrets"
@@ -52,13 +57,16 @@ def offers(*, api_version: str, secrets: bool = False) -> st.SearchStrategy[Offe
         raise InvalidArgument(f"api_version must be one of {API_VERSIONS}; got {api_version!r}")
     if api_version == "0.1":
         return st.just(Offer("0.1", None))
-    hosted = HOSTED_OPTIONAL_FEATURES[api_version] + ((SECRETS_FEATURE,) if secrets else ())
+    every = HOSTED_OPTIONAL_FEATURES[api_version] + ((SECRETS_FEATURE,) if secrets else ())
+    drawn = tuple(f for f in every if f not in COUPLED_FEATURES)
 
     def make(features: tuple[str, ...]) -> Offer:
-        return Offer(api_version, PROTOCOL_VERSION, limits.REQUIRED_FEATURES, features, OFFERED_CONCURRENCY)
+        chosen = set(features) | {f for f, partner in COUPLED_FEATURES.items() if partner in features}
+        offered = tuple(f for f in every if f in chosen)
+        return Offer(api_version, PROTOCOL_VERSION, limits.REQUIRED_FEATURES, offered, OFFERED_CONCURRENCY)
 
-    subsets = st.lists(st.sampled_from(hosted), unique=True).map(lambda fs: tuple(f for f in hosted if f in fs))
-    return st.one_of(st.just(hosted), st.just(()), subsets).map(make)
+    subsets = st.lists(st.sampled_from(drawn), unique=True).map(lambda fs: tuple(f for f in drawn if f in fs))
+    return st.one_of(st.just(drawn), st.just(()), subsets).map(make)
 
 
 @functools.lru_cache(maxsize=256)

@@ -84,17 +84,19 @@ class ExtensionMachine(RuleBasedStateMachine):
 
     @property
     def tools(self) -> list[str]:
+        """The initialize catalog (§1.1): tools registered later (§2.11) are
+        called by the services scenario, so draws do not hang on them."""
         assert self.peer.session is not None
-        return sorted(self.peer.session.tools) or list(self.manifest.info.declared_names("tools"))
+        initial = self.peer.session.epochs.get(0, self.peer.session.tools)
+        return sorted(initial) or list(self.manifest.info.declared_names("tools"))
 
-    def _tool_call(self, name: str, arguments: Any, *, revision: int | None = None) -> dict[str, Any]:
+    def _tool_call(self, name: str, arguments: Any) -> dict[str, Any]:
         """tool/call params; with dynamic_tools negotiated they name the
-        catalog epoch the call was made under (§1.2): the current one unless
-        ``revision`` says otherwise."""
+        current catalog epoch (§1.2)."""
         params: dict[str, Any] = {"name": name, "arguments": arguments, "context": call_context()}
         s = self.peer.session
         if s is not None and s.negotiated is not None and s.negotiated.has("dynamic_tools"):
-            params["catalog_revision"] = s.catalog_revision if revision is None else revision
+            params["catalog_revision"] = s.catalog_revision
         return params
 
     def _run(self, fn: Any, *args: Any) -> None:
@@ -186,35 +188,9 @@ class ExtensionMachine(RuleBasedStateMachine):
             return
         self._run(self._call_and_settle, name, {}, "invalid-params")
 
-    def _call_and_settle(self, name: str, arguments: Any, intent: str | None, revision: int | None = None) -> None:
-        rid = self.peer.request("tool/call", self._tool_call(name, arguments, revision=revision), intent=intent)
+    def _call_and_settle(self, name: str, arguments: Any, intent: str | None) -> None:
+        rid = self.peer.request("tool/call", self._tool_call(name, arguments), intent=intent)
         self.peer.settle([rid])
-
-    @rule(data=st.data(), unknown=st.booleans())
-    def call_other_epoch(self, data: st.DataObject, unknown: bool) -> None:
-        """§1.2/§2.12 (dynamic_tools): a call under a catalog epoch never
-        published (it must be refused with -32602), or under an older one,
-        naming a tool of that epoch or of the current one (dispatched against
-        that epoch's catalog, or refused as retired)."""
-        if not self._guard():
-            return
-        s = self.peer.session
-        if s is None or s.negotiated is None or not s.negotiated.has("dynamic_tools"):
-            return
-        if unknown or not s.catalog_revision:
-            ahead = data.draw(st.integers(1, 3), label="epochs ahead")
-            name = data.draw(st.sampled_from(self.tools or ["echo"]), label="tool")
-            tool = s.tools.get(name)
-            # Valid arguments: a refusal must be for the epoch, not for them.
-            arguments = data.draw(tool_arguments(tool.parameters if tool else None), label="arguments")
-            self._run(self._call_and_settle, name, arguments, "invalid-params", s.catalog_revision + ahead)
-            return
-        revision = data.draw(st.integers(max(0, s.catalog_revision - 3), s.catalog_revision - 1), label="revision")
-        older = s.epochs.get(revision, {})
-        name = data.draw(st.sampled_from(sorted(set(older) | set(s.tools))), label="tool")
-        tool = older.get(name) or s.tools.get(name)
-        arguments = data.draw(tool_arguments(tool.parameters if tool else None), label="arguments")
-        self._run(self._call_and_settle, name, arguments, None, revision)
 
     @rule(method=st.sampled_from(UNKNOWN_METHODS))
     def unknown_method(self, method: str) -> None:
