@@ -440,11 +440,11 @@ def no_empty_mutation(method: str, params: object) -> Iterator[Violation]:
 
 
 def _catalog_bound(rid: str, count: int, prospective: int | None, member: str) -> Iterator[Violation]:
-    if count > limits.MAX_CATALOG_TOOLS:
-        yield Violation(rid, f"params.{member} has {count} entries; limit {limits.MAX_CATALOG_TOOLS}", (member,))
-    if prospective is not None and prospective > limits.MAX_CATALOG_TOOLS:
+    if count > limits.CATALOG_MAX_TOOLS:
+        yield Violation(rid, f"params.{member} has {count} entries; limit {limits.CATALOG_MAX_TOOLS}", (member,))
+    if prospective is not None and prospective > limits.CATALOG_MAX_TOOLS:
         yield Violation(
-            rid, f"the prospective catalog has {prospective} tools; limit {limits.MAX_CATALOG_TOOLS}", (member,)
+            rid, f"the prospective catalog has {prospective} tools; limit {limits.CATALOG_MAX_TOOLS}", (member,)
         )
 
 

@@ -218,4 +218,4 @@ ARTIFACT_MEDIA_TYPES: dict[str, str] = {
 POLICY_DECISIONS = ("allow", "ask", "deny")  # host side: what the harness answers
 
 # §2.11, §2.12 tools/register and tools/unregister.
-MAX_CATALOG_TOOLS = 256  # EXT-2.11-tools-register, EXT-2.12-tools-unregister (per request and catalog)
+CATALOG_MAX_TOOLS = 256  # EXT-2.11-tools-register, EXT-2.12-tools-unregister (per request and catalog)
