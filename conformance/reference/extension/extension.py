@@ -183,6 +183,8 @@ class ReferenceExtension:
             return self.tools
         revision = params.get("catalog_revision")
         with self._catalog_lock:
+            if revision is None:  # a host that omits it (§1.2 says it will not): the newest catalog
+                return self.epochs[max(self.epochs)]
             tools = self.epochs.get(revision) if isinstance(revision, int) and not isinstance(revision, bool) else None
         if tools is None:
             raise RpcError(INVALID_PARAMS, f"unknown or retired catalog_revision {revision!r}")
