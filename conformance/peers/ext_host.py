@@ -8,6 +8,7 @@ bounded.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import shutil
@@ -228,7 +229,10 @@ class ExtensionHostPeer:
     def close(self) -> None:
         if self.process is not None:
             self._end_process()
-        shutil.rmtree(scratch_dir(self.manifest), ignore_errors=True)
+        scratch = scratch_dir(self.manifest)
+        shutil.rmtree(scratch, ignore_errors=True)
+        with contextlib.suppress(OSError):  # the per-process parent, once no other manifest uses it
+            scratch.parent.rmdir()
         self._save_traces()
 
     def _end_process(self) -> None:
