@@ -11,6 +11,7 @@ from hypothesis.errors import InvalidArgument
 
 from conformance.protocol import limits
 from conformance.protocol.ext_hosting import (
+    COUPLED_FEATURES,
     HOSTED_OPTIONAL_FEATURES,
     OFFERED_CONCURRENCY,
     PROTOCOL_VERSION,
@@ -23,7 +24,7 @@ from conformance.protocol.schema_dialects import schema_problem, validators
 
 # What the harness hosts is its policy (conformance.protocol.ext_hosting);
 # offers are drawn from it, secrets only where §1.1 allows (see ``offers``).
-__all__ = ["HOSTED_OPTIONAL_FEATURES", "OFFERED_CONCURRENCY", "PROTOCOL_VERSION", "SECRETS_FEATURE"]
+__all__ = ["COUPLED_FEATURES", "HOSTED_OPTIONAL_FEATURES", "OFFERED_CONCURRENCY", "PROTOCOL_VERSION", "SECRETS_FEATURE"]
 
 # Ids a careless implementation mangles (§2 range, 2**53 + 1 loses precision
 # as a double, strings incl. non-ASCII and the empty string).
@@ -40,16 +41,19 @@ def offers(*, api_version: str, secrets: bool = False) -> st.SearchStrategy[Offe
         raise InvalidArgument(f"api_version must be one of {API_VERSIONS}; got {api_version!r}")
     if api_version == "0.1":
         return st.just(Offer("0.1", None))
-    hosted = HOSTED_OPTIONAL_FEATURES[api_version] + ((SECRETS_FEATURE,) if secrets else ())
+    every = HOSTED_OPTIONAL_FEATURES[api_version] + ((SECRETS_FEATURE,) if secrets else ())
+    drawn = tuple(f for f in every if f not in COUPLED_FEATURES)
 
     def make(features: tuple[str, ...]) -> Offer:
+        chosen = set(features) | {f for f, partner in COUPLED_FEATURES.items() if partner in features}
+        offered = tuple(f for f in every if f in chosen)
         # The Wave-1 services ride along with their partner: no extra draw,
         # so every earlier draw (and every step after it) stays as it was.
         wave1 = WAVE1_OFFERED if WAVE1_PARTNER in features else ()
-        return Offer(api_version, PROTOCOL_VERSION, limits.REQUIRED_FEATURES, features + wave1, OFFERED_CONCURRENCY)
+        return Offer(api_version, PROTOCOL_VERSION, limits.REQUIRED_FEATURES, offered + wave1, OFFERED_CONCURRENCY)
 
-    subsets = st.lists(st.sampled_from(hosted), unique=True).map(lambda fs: tuple(f for f in hosted if f in fs))
-    return st.one_of(st.just(hosted), st.just(()), subsets).map(make)
+    subsets = st.lists(st.sampled_from(drawn), unique=True).map(lambda fs: tuple(f for f in drawn if f in fs))
+    return st.one_of(st.just(drawn), st.just(()), subsets).map(make)
 
 
 @functools.lru_cache(maxsize=256)

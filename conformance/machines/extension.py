@@ -83,11 +83,20 @@ class ExtensionMachine(RuleBasedStateMachine):
 
     @property
     def tools(self) -> list[str]:
+        """The initialize catalog (§1.1): tools registered later (§2.11) are
+        called by the services scenario, so draws do not hang on them."""
         assert self.peer.session is not None
-        return sorted(self.peer.session.tools) or list(self.manifest.info.declared_names("tools"))
+        initial = self.peer.session.epochs.get(0, self.peer.session.tools)
+        return sorted(initial) or list(self.manifest.info.declared_names("tools"))
 
     def _tool_call(self, name: str, arguments: Any) -> dict[str, Any]:
-        return {"name": name, "arguments": arguments, "context": call_context()}
+        """tool/call params; with dynamic_tools negotiated they name the
+        current catalog epoch (§1.2)."""
+        params: dict[str, Any] = {"name": name, "arguments": arguments, "context": call_context()}
+        s = self.peer.session
+        if s is not None and s.negotiated is not None and s.negotiated.has("dynamic_tools"):
+            params["catalog_revision"] = s.catalog_revision
+        return params
 
     def _run(self, fn: Any, *args: Any) -> None:
         try:

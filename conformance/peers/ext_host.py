@@ -8,16 +8,31 @@ bounded.
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import os
+import shutil
+import stat
+import tempfile
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from conformance import __version__
 from conformance.evidence import MAX_KEPT_STRAYS, Recorder
 from conformance.manifest import OCTET_VERSION, Manifest
 from conformance.protocol import jsonrpc, limits
+from conformance.protocol.ext_requests import (
+    artifact_bytes,
+    artifact_limits,
+    artifact_publish,
+    inline_bytes,
+    single_writer,
+    tools_register,
+    tools_unregister,
+)
 from conformance.protocol.ext_session import (
     UNANSWERED_BREAKS,
     HostRequest,
@@ -66,6 +81,11 @@ class Patience:
 INPUT_ANSWER = "octet conformance"  # §2.7: well inside the 256 KiB answer bound
 SECRET_VALUE = "conformance-not-a-real-secret"  # §2.10: well inside the 64 KiB value bound
 SECRET_UNAVAILABLE = -32004  # §2.10: no value, or the broker failed
+# §2.9: the scripted classifier's decisions, in turn: every outcome the text
+# allows (approval tokens need the approvals feature, never offered).
+POLICY_DECISIONS = ("deny", "allow", "ask")
+# §2.8: the environment variable naming the scratch directory a path source is under.
+SCRATCH_VARIABLE = "OCTET_EXTENSION_SCRATCH"
 
 
 @dataclass
@@ -82,6 +102,12 @@ class ChildPolicy:
     secret_given: bool = True
     # §2.19-§2.24: the scripted Wave-1 host (conformance/peers/wave1_backend.py).
     wave1: wave1_backend.Wave1State = field(default_factory=wave1_backend.Wave1State)
+    policy_turn: int = 0  # §2.9: index into POLICY_DECISIONS
+    artifacts_issued: int = 0  # §2.8: numbers the opaque artifact ids
+    # §2.11/§2.12: the catalog as answered so far in this generation (answers
+    # are written later, in bursts, so the session's epoch may lag behind).
+    revision: int = 0
+    catalog: frozenset[str] | None = None
 
     def confirmation(self, msg: jsonrpc.Request, manifest: ManifestInfo) -> dict[str, Any]:
         """§2.2: alternate yes and no, so both paths get exercised."""
@@ -107,45 +133,32 @@ class ChildPolicy:
             return jsonrpc.result(msg.id, {"value": SECRET_VALUE})
         return jsonrpc.error(msg.id, SECRET_UNAVAILABLE, "secret is unavailable")
 
-    def policy(self, msg: jsonrpc.Request, manifest: ManifestInfo) -> dict[str, Any]:
-        """§2.9: a scripted policy that denies (an outcome the text allows)."""
-        return jsonrpc.result(msg.id, {"decision": "deny"})
+
+PeerAnswer = Callable[["ExtensionHostPeer", jsonrpc.Request], dict[str, Any]]
+PolicyAnswer = Callable[[ChildPolicy, jsonrpc.Request, ManifestInfo], dict[str, Any]]
+
+
+def scripted(answer: PolicyAnswer) -> PeerAnswer:
+    """A backend that needs only the scripted state and the manifest."""
+
+    def run(peer: ExtensionHostPeer, msg: jsonrpc.Request) -> dict[str, Any]:
+        assert peer.session is not None
+        return answer(peer.children, msg, peer.session.manifest)
+
+    return run
 
 
 @dataclass(frozen=True)
 class ChildAnswer:
     """How the harness answers one request the extension may send: the
-    ``ChildPolicy`` method that writes the reply, and the feature that must
-    have been negotiated first (None: none)."""
+    backend that writes the reply, and the feature that must have been
+    negotiated first (None: none)."""
 
-    answer: Callable[[ChildPolicy, jsonrpc.Request, ManifestInfo], dict[str, Any]]
+    answer: PeerAnswer
     feature: str | None = None
     # The feature need only have been offered (§2.20: shortcut/register is
     # written inside initialize, before negotiation ends).
     when_offered: bool = False
-
-
-# method -> how the harness answers it; adding a hosted request is one row.
-# Anything else is answered "method not found".
-CHILD_ANSWERS: Mapping[str, ChildAnswer] = {
-    "confirmation/request": ChildAnswer(ChildPolicy.confirmation),
-    "input/request": ChildAnswer(ChildPolicy.input),
-    "secret/get": ChildAnswer(ChildPolicy.secret, feature="secrets"),
-    "policy/evaluate": ChildAnswer(ChildPolicy.policy, feature="policy_intents"),
-    # §2.19-§2.24 Wave-1 (conformance/peers/wave1_backend.py)
-    "composer/get": ChildAnswer(wave1_backend.composer, feature="composer"),
-    "composer/set": ChildAnswer(wave1_backend.composer, feature="composer"),
-    "composer/insert": ChildAnswer(wave1_backend.composer, feature="composer"),
-    "shortcut/register": ChildAnswer(wave1_backend.shortcut_register, feature="shortcuts", when_offered=True),
-    "session/append_entry": ChildAnswer(wave1_backend.session_entries, feature="session_entries"),
-    "session/set_name": ChildAnswer(wave1_backend.session_entries, feature="session_entries"),
-    "session/set_label": ChildAnswer(wave1_backend.session_entries, feature="session_entries"),
-    "session/send_message": ChildAnswer(wave1_backend.message_injection, feature="message_injection"),
-    "session/send_user_message": ChildAnswer(wave1_backend.message_injection, feature="message_injection"),
-    "tools/set_active": ChildAnswer(wave1_backend.set_active, feature="active_tools"),
-    "terminal/acquire": ChildAnswer(wave1_backend.terminal, feature="terminal_handoff"),
-    "terminal/release": ChildAnswer(wave1_backend.terminal, feature="terminal_handoff"),
-}
 
 
 Launcher = Callable[[Manifest], Target]
@@ -153,12 +166,46 @@ Launcher = Callable[[Manifest], Target]
 
 def spawn_process(manifest: Manifest) -> Target:
     """Start the manifest's command as a hostile process (the normal way)."""
+    env = brokered_environment(manifest)
+    if manifest.api_version != "0.1":
+        scratch = scratch_dir(manifest)
+        scratch.mkdir(parents=True, exist_ok=True)
+        env[SCRATCH_VARIABLE] = str(scratch)
     return TargetProcess(
         manifest.command,
         cwd=manifest.folder,
-        env=sanitized_env(brokered_environment(manifest)),
+        env=sanitized_env(env),
         max_frame_bytes=limits.MAX_FRAME_BYTES,
     )
+
+
+def scratch_dir(manifest: Manifest) -> Path:
+    """The scratch directory of §2.8 for targets of ``manifest`` started by
+    this harness process (the peer reads path sources there and removes it)."""
+    digest = hashlib.sha256(str(manifest.path).encode("utf-8", "surrogatepass")).hexdigest()[:16]
+    return Path(tempfile.gettempdir()) / f"octet-conformance-scratch-{os.getpid()}" / digest
+
+
+def read_scratch(root: Path, relative: str) -> tuple[bytes | None, str]:
+    """The bytes of a regular file at ``relative`` under ``root``, read
+    without following a symlink anywhere on the way, or (None, why not)."""
+    base = os.path.realpath(root)
+    target = os.path.normpath(os.path.join(base, relative))
+    if os.path.commonpath([base, target]) != base or target == base:
+        return None, f"{relative!r} is not inside the scratch directory"
+    if os.path.realpath(target) != target:
+        return None, f"{relative!r} goes through a symbolic link"
+    try:
+        fd = os.open(target, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    except OSError as exc:
+        return None, f"{relative!r} cannot be opened ({exc.strerror})"
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None, f"{relative!r} is not a regular file"
+        with os.fdopen(fd, "rb", closefd=False) as handle:
+            return handle.read(limits.ARTIFACT_MAX_BYTES + 1), ""
+    finally:
+        os.close(fd)
 
 
 class TargetGone(RuntimeError):
@@ -206,6 +253,7 @@ class ExtensionHostPeer:
         self._exit = None
         self._held_answers.clear()  # the previous generation's requests die with it
         self.children.wave1 = wave1_backend.Wave1State()  # §2.20: registrations live for one generation
+        self.children.revision, self.children.catalog = 0, None  # §2.12: epochs restart at 0
         self.process = self.launcher(self.manifest)
 
     def reload(self, mode: str) -> bool:
@@ -245,6 +293,10 @@ class ExtensionHostPeer:
     def close(self) -> None:
         if self.process is not None:
             self._end_process()
+        scratch = scratch_dir(self.manifest)
+        shutil.rmtree(scratch, ignore_errors=True)
+        with contextlib.suppress(OSError):  # the per-process parent, once no other manifest uses it
+            scratch.parent.rmdir()
         self._save_traces()
 
     def _end_process(self) -> None:
@@ -425,6 +477,13 @@ class ExtensionHostPeer:
             payload = item.event.payload if isinstance(item.event, Frame) else None
             self.trace.saw(decoded.frame_index, payload, decoded.size, step=self.step)
         self.recorder.add(self.session.received(decoded), stderr=self._stderr_if(decoded.violations))
+        if isinstance(item.event, Frame):
+            readable = decoded.message is not None or decoded.raw is not None
+            torn = [
+                f.in_frame(decoded.frame_index) if isinstance(f, Violation) else f
+                for f in single_writer(item.event.payload, readable=readable)
+            ]
+            self.recorder.add(torn, stderr="")
         msg = decoded.message
         if isinstance(msg, jsonrpc.Response | jsonrpc.ErrorResponse):
             self._judge_grace(msg.id, item.at)
@@ -463,8 +522,62 @@ class ExtensionHostPeer:
         if row is None or (row.feature is not None and row.feature not in agreed):
             reply = jsonrpc.error(msg.id, jsonrpc.METHOD_NOT_FOUND, f"{msg.method} is not hosted by the harness")
         else:
-            reply = row.answer(self.children, msg, self.session.manifest)
+            reply = row.answer(self, msg)
         self._held_answers.append((msg.id, reply))
+
+    def _policy_answer(self, msg: jsonrpc.Request) -> dict[str, Any]:
+        """§2.9 from a scripted classifier: deny, allow and ask in turn. A
+        token without the approvals feature is refused (-32602)."""
+        if isinstance(msg.params, dict) and msg.params.get("approval_token") is not None:
+            return jsonrpc.error(msg.id, jsonrpc.INVALID_PARAMS, "approval tokens need the approvals feature")
+        decision = POLICY_DECISIONS[self.children.policy_turn % len(POLICY_DECISIONS)]
+        self.children.policy_turn += 1
+        return jsonrpc.result(msg.id, {"decision": decision})
+
+    def _artifact_answer(self, msg: jsonrpc.Request) -> dict[str, Any]:
+        """§2.8: verify the publication as a host would (the same rules that
+        judge it), reading a path source from the scratch directory; issue an
+        opaque id, or refuse with -32602."""
+        assert self.session is not None and self.session.negotiated is not None
+        params = msg.params if isinstance(msg.params, dict) else {}
+        findings = list(artifact_publish(params, negotiated=self.session.negotiated))
+        findings += artifact_limits(params, issued=self.session.artifacts)
+        content = inline_bytes(params.get("data")) if params.get("data") is not None else None
+        path = params.get("path")
+        if params.get("data") is None and isinstance(path, str):
+            content, problem = read_scratch(scratch_dir(self.manifest), path)
+            judged = self.session.artifact_read(msg.id, content, problem)
+            self.recorder.add(judged, stderr="")
+            findings += judged
+        elif content is not None:
+            findings += artifact_bytes(params, content)
+        if content is None or any(isinstance(f, Violation) for f in findings):
+            return jsonrpc.error(msg.id, jsonrpc.INVALID_PARAMS, "artifact publication rejected")
+        self.children.artifacts_issued += 1
+        return jsonrpc.result(msg.id, {"artifact_id": f"artifact-{self.children.artifacts_issued}"})
+
+    def _catalog_answer(self, msg: jsonrpc.Request) -> dict[str, Any]:
+        """§2.11/§2.12: publish a valid mutation as the next epoch and answer
+        its revision and the complete accepted names; refuse an invalid one
+        with -32602, leaving the catalog as it was."""
+        assert self.session is not None and self.session.negotiated is not None
+        params = msg.params if isinstance(msg.params, dict) else {}
+        current = self.children.catalog if self.children.catalog is not None else frozenset(self.session.tools)
+        if msg.method == "tools/register":
+            findings = list(tools_register(params, negotiated=self.session.negotiated, catalog=current))
+            changed = {
+                t["name"] for t in params.get("tools", []) if isinstance(t, dict) and isinstance(t.get("name"), str)
+            }
+            catalog = current | changed
+        else:
+            findings = list(tools_unregister(params, negotiated=self.session.negotiated))
+            names = params.get("names")
+            catalog = current - {n for n in names if isinstance(n, str)} if isinstance(names, list) else current
+        if any(isinstance(f, Violation) for f in findings):
+            return jsonrpc.error(msg.id, jsonrpc.INVALID_PARAMS, f"{msg.method} rejected")
+        self.children.revision = max(self.children.revision, self.session.catalog_revision) + 1
+        self.children.catalog = frozenset(catalog)
+        return jsonrpc.result(msg.id, {"revision": self.children.revision, "tools": sorted(catalog)})
 
     def _answer_held(self) -> None:
         """Write the answers held back while the extension's frames kept
@@ -474,8 +587,8 @@ class ExtensionHostPeer:
         outstanding children is then observable)."""
         assert self.session is not None
         held, self._held_answers = self._held_answers, []
-        for cid, _ in held:
-            self.session.child_answered(cid)
+        for cid, reply in held:
+            self.session.child_answered(cid, reply)
         self._meta["child_answer"] = True  # replay answers live instead
         try:
             self.write_raw(b"".join(encode_frame(dumps(reply)) for _, reply in held))
@@ -627,6 +740,32 @@ class ExtensionHostPeer:
             self.recorder.violate(
                 Violation("EXT-0-stdin-eof-exit", f"process still running {timeout:.1f}s after stdin EOF")
             )
+
+
+# method -> how the harness answers it; adding a hosted request is one row.
+# Anything else is answered "method not found".
+CHILD_ANSWERS: Mapping[str, ChildAnswer] = {
+    "confirmation/request": ChildAnswer(scripted(ChildPolicy.confirmation)),
+    "input/request": ChildAnswer(scripted(ChildPolicy.input)),
+    "secret/get": ChildAnswer(scripted(ChildPolicy.secret), feature="secrets"),
+    "policy/evaluate": ChildAnswer(ExtensionHostPeer._policy_answer, feature="policy_intents"),
+    "artifact/publish": ChildAnswer(ExtensionHostPeer._artifact_answer, feature="artifacts"),
+    "tools/register": ChildAnswer(ExtensionHostPeer._catalog_answer, feature="dynamic_tools"),
+    "tools/unregister": ChildAnswer(ExtensionHostPeer._catalog_answer, feature="dynamic_tools"),
+    # §2.19-§2.24 Wave-1 (conformance/peers/wave1_backend.py)
+    "composer/get": ChildAnswer(scripted(wave1_backend.composer), feature="composer"),
+    "composer/set": ChildAnswer(scripted(wave1_backend.composer), feature="composer"),
+    "composer/insert": ChildAnswer(scripted(wave1_backend.composer), feature="composer"),
+    "shortcut/register": ChildAnswer(scripted(wave1_backend.shortcut_register), feature="shortcuts", when_offered=True),
+    "session/append_entry": ChildAnswer(scripted(wave1_backend.session_entries), feature="session_entries"),
+    "session/set_name": ChildAnswer(scripted(wave1_backend.session_entries), feature="session_entries"),
+    "session/set_label": ChildAnswer(scripted(wave1_backend.session_entries), feature="session_entries"),
+    "session/send_message": ChildAnswer(scripted(wave1_backend.message_injection), feature="message_injection"),
+    "session/send_user_message": ChildAnswer(scripted(wave1_backend.message_injection), feature="message_injection"),
+    "tools/set_active": ChildAnswer(scripted(wave1_backend.set_active), feature="active_tools"),
+    "terminal/acquire": ChildAnswer(scripted(wave1_backend.terminal), feature="terminal_handoff"),
+    "terminal/release": ChildAnswer(scripted(wave1_backend.terminal), feature="terminal_handoff"),
+}
 
 
 def request_meta(rid: Any, method: str, params: Any, intent: Intent, frame_bytes: int) -> dict[str, Any]:

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 from conformance.protocol import jsonrpc
 from conformance.protocol.ext_types import ManifestInfo, Negotiated
 from conformance.protocol.ext_wave1 import WAVE1_FEATURES, check_wave1_params, shortcut_bounds
-from conformance.protocol.limits import MAX_SHORTCUTS
+from conformance.protocol.limits import SHORTCUTS_PER_GENERATION
 from conformance.protocol.violations import Violation
 
 if TYPE_CHECKING:
@@ -96,7 +96,7 @@ def shortcut_register(policy: ChildPolicy, msg: jsonrpc.Request, manifest: Manif
     sid = params.get("id")
     if any(isinstance(f, Violation) for f in shortcut_bounds(msg.params)) or not isinstance(sid, str):
         return _refusal(msg, "invalid_request", "shortcut registration out of bounds")
-    if sid in state.shortcuts or state.registrations > MAX_SHORTCUTS:
+    if sid in state.shortcuts or state.registrations > SHORTCUTS_PER_GENERATION:
         return _refusal(msg, "invalid_request", "duplicate shortcut id, or 64 shortcuts already registered")
     state.shortcuts.append(sid)
     return jsonrpc.result(msg.id, {})

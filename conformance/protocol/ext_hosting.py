@@ -1,8 +1,9 @@
 """What the harness offers when it plays host to an extension (§1.1).
 
 This is the suite's policy, not the document's: the optional features the
-harness can honestly host per API version (it answers policy/evaluate with a
-scripted deny, sends lifecycle notifications, accepts progress), the protocol
+harness can honestly host per API version (it answers policy/evaluate from a
+scripted classifier, sends lifecycle notifications, accepts progress, verifies
+and issues artifacts (§2.8) and publishes catalog epochs (§2.11, §2.12)), the protocol
 version and the concurrency limit it offers. Conditional services
 (agent_sessions, approvals ...) are never offered, so an extension that
 negotiates them is caught. It sits in the core so that the strategies that
@@ -14,9 +15,20 @@ from __future__ import annotations
 
 HOSTED_OPTIONAL_FEATURES: dict[str, tuple[str, ...]] = {
     "0.1": (),
-    "0.2": ("request_progress", "lifecycle_events", "policy_intents"),
-    "0.4": ("request_progress", "lifecycle_events", "policy_intents", "tool_prompt_metadata_v1"),
+    "0.2": ("request_progress", "lifecycle_events", "policy_intents", "artifacts", "dynamic_tools"),
+    "0.4": (
+        "request_progress",
+        "lifecycle_events",
+        "policy_intents",
+        "tool_prompt_metadata_v1",
+        "artifacts",
+        "dynamic_tools",
+    ),
 }
+# Features offered together with a drawn one rather than drawn themselves:
+# adding them left every earlier draw (offers, and so every step after) as
+# it was. The certification's services scenario offers all of them at once.
+COUPLED_FEATURES: dict[str, str] = {"artifacts": "request_progress", "dynamic_tools": "lifecycle_events"}
 # §2.19-§2.24: the Wave-1 services, answered by scripted backends
 # (conformance/peers/wave1_backend.py). Offered on API 0.2+ together with
 # WAVE1_PARTNER when generated offers draw it (so no earlier draw changes),

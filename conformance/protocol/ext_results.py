@@ -20,11 +20,14 @@ the text constrains, never stricter than the text when in doubt.
 * "At least one explicit text part" counts parts whose ``type`` is ``"text"``;
   a malformed text part still counts there and is reported by the shape rule.
 * Media (EXT-1.2-media-needs-artifact): a media part must name an artifact
-  the host verified for this owner and generation. The harness never issues
-  artifacts (it answers no artifact/publish with an id), so every image or
-  audio part is a violation -- "artifacts not negotiated" without the feature,
-  "never issued" with it. The MIME/kind match and the 64 MiB aggregate media
-  bound are host-side checks against artifact records and are not judged.
+  the host verified for this owner and generation: one the harness issued
+  (answered artifact/publish with that id) in this generation. Without the
+  artifacts feature every image or audio part is a violation. The harness
+  has one session owner, so "this owner" is "this generation" here.
+  EXT-1.2-media-kind-match: the part's mime_type is the artifact's, and the
+  part type is its media kind (image/* for image, audio/* for audio).
+  EXT-1.2-media-aggregate: the issued sizes of every referenced artifact,
+  a repeat counted each time, total at most 64 MiB per result.
 * structured_content rules need the tool's declaration, so they are skipped
   when the tool is unknown (``tool is None``).
 * An error result (``is_error: true``) need not carry structured_content even
@@ -65,7 +68,7 @@ prose are all there is)
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import jsonschema.protocols
@@ -73,7 +76,7 @@ import jsonschema.protocols
 from . import limits
 from .describe import Path, kind
 from .ext_notifications import array_items_problems, contribution_problems, notification_problems
-from .ext_types import Negotiated, ToolInfo
+from .ext_types import IssuedArtifact, Negotiated, ToolInfo
 from .json_measure import depth, encoded_size, node_count, oversized_keys
 from .members import (
     bool_member,
@@ -177,7 +180,9 @@ def content_part_shape(content: list[Any]) -> Iterator[Violation]:
 
 
 @rule("EXT-1.2-media-needs-artifact")
-def media_needs_artifact(content: list[Any], *, negotiated: Negotiated) -> Iterator[Violation]:
+def media_needs_artifact(
+    content: list[Any], *, negotiated: Negotiated, artifacts: Mapping[str, IssuedArtifact]
+) -> Iterator[Violation]:
     has_artifacts = negotiated.has("artifacts")
     for index, part in enumerate(content):
         part_type = _part_type(part)
@@ -190,11 +195,59 @@ def media_needs_artifact(content: list[Any], *, negotiated: Negotiated) -> Itera
             continue
         assert isinstance(part, dict)
         artifact_id = part.get("artifact_id")
+        if isinstance(artifact_id, str) and artifact_id in artifacts:
+            continue
         shown = excerpt(artifact_id) if isinstance(artifact_id, str) else kind(artifact_id)
         yield Violation(
             "EXT-1.2-media-needs-artifact",
             f"{label}: artifact id {shown} was never issued by the host",
             (*path, "artifact_id"),
+        )
+
+
+def _media_parts(
+    content: list[Any], artifacts: Mapping[str, IssuedArtifact]
+) -> Iterator[tuple[int, str, dict[str, Any], IssuedArtifact]]:
+    """(index, part type, part, artifact) for media parts naming an issued artifact."""
+    for index, part in enumerate(content):
+        part_type = _part_type(part)
+        if part_type in limits.MEDIA_PART_TYPES and isinstance(part, dict):
+            artifact = artifacts.get(part.get("artifact_id"))  # type: ignore[arg-type]
+            if artifact is not None:
+                yield index, part_type, part, artifact
+
+
+@rule("EXT-1.2-media-kind-match")
+def media_kind_match(content: list[Any], *, artifacts: Mapping[str, IssuedArtifact]) -> Iterator[Violation]:
+    """A media part repeats its artifact's MIME type, and its type is the
+    artifact's media kind."""
+    for index, part_type, part, artifact in _media_parts(content, artifacts):
+        path: Path = ("content", index)
+        if part.get("mime_type") != artifact.mime_type:
+            yield Violation(
+                "EXT-1.2-media-kind-match",
+                f"{name(ROOT, path)}.mime_type is {excerpt(part.get('mime_type'))}; artifact "
+                f"{excerpt(artifact.artifact_id)} was published as {excerpt(artifact.mime_type)}",
+                (*path, "mime_type"),
+            )
+        if not artifact.mime_type.startswith(f"{part_type}/"):
+            yield Violation(
+                "EXT-1.2-media-kind-match",
+                f"{name(ROOT, path)} is an {part_type} part naming the {excerpt(artifact.mime_type)} artifact "
+                f"{excerpt(artifact.artifact_id)}",
+                (*path, "type"),
+            )
+
+
+@rule("EXT-1.2-media-aggregate")
+def media_aggregate(content: list[Any], *, artifacts: Mapping[str, IssuedArtifact]) -> Iterator[Violation]:
+    """Referenced media per result, repeats counted, at most 64 MiB."""
+    total = sum(artifact.size for _, _, _, artifact in _media_parts(content, artifacts))
+    if total > limits.MAX_REFERENCED_MEDIA_BYTES:
+        yield Violation(
+            "EXT-1.2-media-aggregate",
+            f"the result references {total:,} bytes of media; limit {limits.MAX_REFERENCED_MEDIA_BYTES:,}",
+            ("content",),
         )
 
 
@@ -304,7 +357,13 @@ def metadata_bounds(metadata: object) -> Iterator[Violation]:
         )
 
 
-def check_tool_result(result: object, *, negotiated: Negotiated, tool: ToolInfo | None) -> Iterator[Finding]:
+def check_tool_result(
+    result: object,
+    *,
+    negotiated: Negotiated,
+    tool: ToolInfo | None,
+    artifacts: Mapping[str, IssuedArtifact] | None = None,
+) -> Iterator[Finding]:
     """Judge a ``tool/call`` result (§1.2) under the negotiated API.
 
     ``tool`` is the called tool's definition, or None when the call named a
@@ -320,7 +379,11 @@ def check_tool_result(result: object, *, negotiated: Negotiated, tool: ToolInfo 
     if isinstance(content, list):
         yield from content_part_count(content)
         yield from content_part_shape(content)
-        yield from media_needs_artifact(content, negotiated=negotiated)
+        issued = artifacts or {}
+        yield from media_needs_artifact(content, negotiated=negotiated, artifacts=issued)
+        if negotiated.has("artifacts"):
+            yield from media_kind_match(content, artifacts=issued)
+            yield from media_aggregate(content, artifacts=issued)
     yield from is_error_bool(result)
     if tool is not None:
         if tool.output_schema is None:

@@ -41,7 +41,17 @@ from .ext_contributions import (
 from .ext_initialize import check_initialize_result, negotiated_from, tools_from
 from .ext_menu import check_menu_result
 from .ext_notifications import check_notification, check_progress_event
-from .ext_requests import ChildContext, check_child_params
+from .ext_requests import (
+    ChildContext,
+    artifact_bytes,
+    artifact_file,
+    canonical,
+    check_child_params,
+    no_batch,
+    owner_field_scope,
+    request_id_not_null,
+    reserved_method_prefix,
+)
 from .ext_results import (
     check_command_result,
     check_context_result,
@@ -50,9 +60,10 @@ from .ext_results import (
     check_status_result,
     check_tool_result,
 )
-from .ext_types import ManifestInfo, Negotiated, Offer, ToolInfo
+from .ext_types import IssuedArtifact, ManifestInfo, Negotiated, Offer, ToolInfo
 from .ext_wave1 import PARENTED_WAVE1, ParentView, shortcut_bounds, wave1_parent
 from .jsonrpc import (
+    INVALID_PARAMS,
     Decoded,
     ErrorResponse,
     JsonRpcId,
@@ -222,6 +233,14 @@ class HostSession:
     commands: frozenset[str] = frozenset()
     last_revision: int | None = None
     shortcuts_registered: int = 0  # §2.20: shortcut/register frames of this generation
+    # §2.8: artifacts the host issued to this generation, by id.
+    artifacts: dict[str, IssuedArtifact] = field(default_factory=dict)
+    # §2.11/§2.12: every catalog epoch the host published (0 = initialize),
+    # and the current one; ``tools`` always holds the current epoch's.
+    epochs: dict[int, dict[str, ToolInfo]] = field(default_factory=dict)
+    catalog_revision: int = 0
+    # §2.9: intents the host answered ask with an approval token, by token.
+    approvals: dict[str, str] = field(default_factory=dict)
 
     # -- what the host did -------------------------------------------------
     def advance(self, event: LifecycleInput) -> None:
@@ -262,8 +281,48 @@ class HostSession:
         """A frame with no readable id was written: one id-null reply is fine."""
         self.unreadable_sent += 1
 
-    def child_answered(self, cid: JsonRpcId) -> None:
-        self.children.pop(_key(cid), None)
+    def child_answered(self, cid: JsonRpcId, reply: Any = None) -> None:
+        """The host answered child ``cid`` with ``reply`` (the frame as a
+        dict): what a successful answer issued is remembered for later
+        judgements (artifacts, catalog epochs, approval tokens)."""
+        child = self.children.pop(_key(cid), None)
+        result = reply.get("result") if isinstance(reply, dict) else None
+        if child is None or not isinstance(result, dict):
+            return
+        params = child.params if isinstance(child.params, dict) else {}
+        if child.method == "artifact/publish" and isinstance(result.get("artifact_id"), str):
+            mime, size = params.get("mime_type"), params.get("size")
+            self.artifacts[result["artifact_id"]] = IssuedArtifact(
+                result["artifact_id"], mime if isinstance(mime, str) else "", size if isinstance(size, int) else 0
+            )
+        elif child.method in ("tools/register", "tools/unregister") and is_integer(result.get("revision")):
+            self._publish_epoch(int(result["revision"]), child.method, params, result.get("tools"))
+        elif child.method == "policy/evaluate" and isinstance(result.get("approval_token"), str):
+            self.approvals[result["approval_token"]] = canonical(params.get("intent"))
+
+    def _publish_epoch(self, revision: int, method: str, params: dict[str, Any], accepted: Any) -> None:
+        current = dict(self.tools)
+        if method == "tools/register":
+            current.update(tools_from(params))
+        else:
+            names = params.get("names")
+            for name in names if isinstance(names, list) else []:
+                if isinstance(name, str):
+                    current.pop(name, None)
+        if isinstance(accepted, list):  # authoritative: policy may omit requested tools
+            current = {n: t for n, t in current.items() if n in accepted}
+        self.epochs[revision] = current
+        self.catalog_revision = revision
+        self.tools = current
+
+    def artifact_read(self, cid: JsonRpcId, content: bytes | None, problem: str = "") -> list[Finding]:
+        """The harness read the scratch file a path publication names
+        (``content``), or could not (``problem``): judge it against the
+        declared size, digest and media type."""
+        child = self.children.get(_key(cid))
+        params = child.params if child is not None and isinstance(child.params, dict) else {}
+        found = artifact_file(problem) if content is None else artifact_bytes(params, content)
+        return [f.at("params") if isinstance(f, Violation) else f for f in found]
 
     # -- queries for the clock owner ----------------------------------------
     def unanswered(self) -> list[HostRequest]:
@@ -278,14 +337,27 @@ class HostSession:
         findings: list[Finding] = [Exercise(r) for r in decoded.rules]
         findings.extend(decoded.violations)
         msg = decoded.message
+        if decoded.raw is not None or msg is not None:
+            findings.extend(no_batch(decoded.raw))
+        if isinstance(msg, Request | Notification):
+            findings.extend(reserved_method_prefix(msg.method))
+            if self.offer.api_version != "0.1":
+                findings.extend(owner_field_scope(msg.method, msg.params))
         if isinstance(msg, Response | ErrorResponse):
             findings.extend(self._on_response(msg))
         elif isinstance(msg, Request):
             findings.extend(self._before_ready(msg.method))
             findings.extend(self._on_child_request(msg))
             findings.extend(self._on_contribution(msg.method, msg.params, as_request=True))
+            findings.extend(request_id_not_null(msg.id))
             negotiated = self.negotiated or Negotiated(self.offer.api_version)
-            context = ChildContext(negotiated, self.manifest.secret_names())
+            context = ChildContext(
+                negotiated,
+                self.manifest.secret_names(),
+                issued=self.artifacts,
+                catalog=frozenset(self.tools),
+                approvals=self.approvals,
+            )
             findings.extend(
                 f.at("params") if isinstance(f, Violation) else f
                 for f in check_child_params(msg.method, msg.params, context=context)
@@ -311,14 +383,14 @@ class HostSession:
         ]
 
     def _before_ready(self, method: str) -> list[Finding]:
+        """§0 and §2 each say it: messages to the host follow the initialize
+        answer (shortcut/register excepted, §2.20)."""
+        out: list[Finding] = [Exercise("EXT-2-after-initialize-completes")]
         if self.lifecycle in (Lifecycle.STARTING, Lifecycle.INITIALIZING) and method not in ALLOWED_BEFORE_READY:
-            return [
-                Violation(
-                    "EXT-0-messages-after-initialize",
-                    f"{method} was sent before the extension answered initialize",
-                )
-            ]
-        return []
+            message = f"{method} was sent before the extension answered initialize"
+            out.append(Violation("EXT-0-messages-after-initialize", message))
+            out.append(Violation("EXT-2-after-initialize-completes", message))
+        return out
 
     # responses ---------------------------------------------------------------
     def _on_response(self, msg: Response | ErrorResponse) -> list[Finding]:
@@ -340,6 +412,8 @@ class HostSession:
         intent_rule = INTENT_ANSWERS.get(req.intent) if req.intent is not None else None
         if intent_rule is not None:
             findings.extend(intent_rule(req.method, msg))
+        if req.method == "tool/call":
+            findings.extend(self._catalog_rules(req, msg))
         if isinstance(msg, ErrorResponse):
             findings.extend(self._error_rules(req, msg, was_cancelled))
         else:
@@ -395,14 +469,76 @@ class HostSession:
     def _tool_result(self, req: HostRequest, result: Any) -> Iterable[Finding]:
         if self.negotiated is None:
             return ()
-        name = req.params.get("name") if isinstance(req.params, dict) else None
-        tool = self.tools.get(name) if isinstance(name, str) else None
-        return check_tool_result(result, negotiated=self.negotiated, tool=tool)
+        params = req.params if isinstance(req.params, dict) else {}
+        name = params.get("name")
+        tool = self._catalog_of(params).get(name) if isinstance(name, str) else None
+        return check_tool_result(result, negotiated=self.negotiated, tool=tool, artifacts=self.artifacts)
+
+    # §1.2, §2.12: catalog epochs -------------------------------------------------
+    def _catalog_of(self, params: dict[str, Any]) -> dict[str, ToolInfo]:
+        """The tools of the epoch a call names (the current one without a
+        catalog_revision, or when it names no published epoch)."""
+        revision = params.get("catalog_revision")
+        if not isinstance(revision, int | float) or not is_integer(revision):
+            return self.tools
+        return self.epochs.get(int(revision), self.tools)
+
+    def _catalog_rules(self, req: HostRequest, msg: Response | ErrorResponse) -> list[Finding]:
+        """A call under an epoch never published is refused with -32602; a
+        call under a published epoch is dispatched against that epoch's
+        catalog, so a tool it does not hold is never run. Refusing an older
+        epoch (-32602, retired) is always allowed."""
+        params = req.params if isinstance(req.params, dict) else {}
+        revision, name = params.get("catalog_revision"), params.get("name")
+        if self.negotiated is None or not self.negotiated.has("dynamic_tools"):
+            return []
+        if not isinstance(revision, int | float) or not is_integer(revision):
+            return []
+        epoch = self.epochs.get(int(revision))
+        if epoch is None:
+            return self._unknown_epoch(req, msg, revision)
+        if revision == self.catalog_revision and name in epoch:
+            return []  # an ordinary call under the current catalog
+        out: list[Finding] = [Exercise("EXT-1.2-catalog-revision-snapshot")]
+        if name not in epoch and isinstance(msg, Response):
+            out.append(
+                Violation(
+                    "EXT-1.2-catalog-revision-snapshot",
+                    f"tool/call {req.id!r} for {name!r} under catalog_revision {revision}, whose catalog does not "
+                    "hold that tool, was answered with a result: it was dispatched against another catalog",
+                    ("result",),
+                )
+            )
+        return out
+
+    def _unknown_epoch(self, req: HostRequest, msg: Response | ErrorResponse, revision: Any) -> list[Finding]:
+        out: list[Finding] = [Exercise("EXT-1.2-catalog-revision-dispatch")]
+        published = ", ".join(str(r) for r in sorted(self.epochs))
+        if isinstance(msg, Response):
+            out.append(
+                Violation(
+                    "EXT-1.2-catalog-revision-dispatch",
+                    f"tool/call {req.id!r} under catalog_revision {revision}, which was never published "
+                    f"(published: {published}), was answered with a result; expected error {INVALID_PARAMS}",
+                    ("result",),
+                )
+            )
+        elif msg.code != INVALID_PARAMS:
+            out.append(
+                Violation(
+                    "EXT-1.2-catalog-revision-dispatch",
+                    f"tool/call {req.id!r} under the unpublished catalog_revision {revision} was refused with "
+                    f"code {msg.code!r}; expected {INVALID_PARAMS}",
+                    ("error", "code"),
+                )
+            )
+        return out
 
     def _on_initialized(self, result: Any) -> list[Finding]:
         out: list[Finding] = list(check_initialize_result(result, offer=self.offer, manifest=self.manifest))
         self.negotiated = negotiated_from(result, offer=self.offer)
         self.tools = tools_from(result)
+        self.epochs = {0: dict(self.tools)}  # §2.12: the initialize catalog is epoch 0
         self.commands = _command_names(result)
         out.append(Exercise("EXT-0-messages-after-initialize"))
         # Every shortcut/register of the initialize scope has been judged by
@@ -528,12 +664,12 @@ class HostSession:
         out: list[Finding] = [Exercise("EXT-2.20-shortcut-register")]
         out.extend(f.at("params") if isinstance(f, Violation) else f for f in shortcut_bounds(params))
         self.shortcuts_registered += 1
-        if self.shortcuts_registered > limits.MAX_SHORTCUTS:
+        if self.shortcuts_registered > limits.SHORTCUTS_PER_GENERATION:
             out.append(
                 Violation(
                     "EXT-2.20-shortcut-bounds",
                     f"{self.shortcuts_registered} shortcut registrations in one generation; "
-                    f"limit {limits.MAX_SHORTCUTS}",
+                    f"limit {limits.SHORTCUTS_PER_GENERATION}",
                 )
             )
         problems: list[tuple[str, tuple[str | int, ...]]] = []

@@ -78,3 +78,12 @@ class ToolInfo:
     name: str
     parameters: Any
     output_schema: Any = None  # None when the tool declares no output_schema
+
+
+@dataclass(frozen=True)
+class IssuedArtifact:
+    """An artifact the host verified and issued to this generation (§2.8)."""
+
+    artifact_id: str
+    mime_type: str
+    size: int

@@ -251,8 +251,8 @@ def secret_answer(answer: Response | ErrorResponse) -> Iterator[Violation]:
     value = result["value"]
     if not isinstance(value, str):
         yield Violation(requirement, f"result.value is {kind(value)}; expected a string", ("result", "value"))
-    elif utf8_len(value) > limits.MAX_SECRET_VALUE_BYTES:
-        size = f"{utf8_len(value):,} UTF-8 bytes; limit {limits.MAX_SECRET_VALUE_BYTES:,}"
+    elif utf8_len(value) > limits.SECRET_VALUE_MAX_BYTES:
+        size = f"{utf8_len(value):,} UTF-8 bytes; limit {limits.SECRET_VALUE_MAX_BYTES:,}"
         yield Violation(requirement, f"result.value is {size}", ("result", "value"))
 
 

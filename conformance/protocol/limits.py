@@ -22,7 +22,7 @@ MAX_SCHEMA_PROPERTY_NAME_BYTES = 256  # EXT-1.1-output-schema-subset
 MAX_PROMPT_GUIDELINES = 16  # EXT-1.1-prompt-metadata
 MAX_PROMPT_STRING_BYTES = 1024  # EXT-1.1-prompt-metadata
 MAX_SECRET_NAME_BYTES = 64  # EXT-1.1-secret-names
-MAX_SECRET_VALUE_BYTES = 64 * KIB  # EXT-2.10-host-secret-answers (UTF-8 bytes of a secret/get value)
+SECRET_VALUE_MAX_BYTES = 64 * KIB  # EXT-2.10-host-secret-answers (UTF-8 bytes of a secret/get value)
 
 # §1.2
 MAX_CONTENT_PARTS = 256  # EXT-1.2-content-part-count
@@ -189,7 +189,7 @@ COMPOSER_TEXT_MAX_BYTES = 256 * KIB  # EXT-2.19-composer-request (UTF-8 bytes of
 SHORTCUT_ID_MAX_BYTES = 128  # EXT-2.20-shortcut-bounds
 SHORTCUT_KEY_MAX_BYTES = 128  # EXT-2.20-shortcut-bounds
 SHORTCUT_DESCRIPTION_MAX_BYTES = 4 * KIB  # EXT-2.20-shortcut-bounds
-MAX_SHORTCUTS = 64  # EXT-2.20-shortcut-bounds (registrations per process generation)
+SHORTCUTS_PER_GENERATION = 64  # EXT-2.20-shortcut-bounds (registrations per process generation)
 ENTRY_TYPE_MAX_BYTES = 128  # EXT-2.21-session-entries-request
 ENTRY_DATA_MAX_BYTES = 64 * KIB  # EXT-2.21-session-entries-request (compact JSON of params.data)
 ENTRY_ID_MAX_BYTES = 256  # EXT-2.21-session-entries-request
@@ -199,3 +199,43 @@ INJECTED_ROLES = ("assistant", "system")  # EXT-2.22-message-injection-request
 INJECTED_TEXT_MAX_BYTES = 256 * KIB  # EXT-2.22-message-injection-request
 ACTIVE_TOOLS_MAX_NAMES = 256  # EXT-2.23-set-active-request
 ACTIVE_TOOL_NAME_MAX_BYTES = 128  # EXT-2.23-set-active-request
+
+# §2.8 artifact/publish: the host's documented defaults (judged as should:
+# a host may be configured with other values).
+ARTIFACT_INLINE_MAX_BYTES = 256 * 1024  # EXT-2.8-artifact-limits (decoded bytes of inline data)
+ARTIFACT_MAX_BYTES = 20 * MIB  # EXT-2.8-artifact-limits (per artifact)
+ARTIFACT_GENERATION_MAX_BYTES = 64 * MIB  # EXT-2.8-artifact-limits (issued per process generation)
+ARTIFACT_GENERATION_MAX_COUNT = 64  # EXT-2.8-artifact-limits (issued per process generation)
+ARTIFACT_PATH_MAX_BYTES = 4096  # EXT-2.8-artifact-limits (relative scratch path, UTF-8)
+ARTIFACT_PATH_MAX_COMPONENTS = 64  # EXT-2.8-artifact-limits
+SHA256_HEX_CHARS = 64  # EXT-2.8-artifact-publish, EXT-2.9-approval-token (lowercase hex)
+# §2.8: the supported media, by canonical MIME type. The text names the
+# formats, not their MIME spellings; the registered names and the common
+# aliases are all accepted (never stricter than the text).
+ARTIFACT_MEDIA_TYPES: dict[str, str] = {
+    "image/png": "png",
+    "image/jpeg": "jpeg",
+    "image/gif": "gif",
+    "image/webp": "webp",
+    "audio/wav": "wav",
+    "audio/wave": "wav",
+    "audio/x-wav": "wav",
+    "audio/vnd.wave": "wav",
+    "audio/mpeg": "mpeg",
+    "audio/mp3": "mpeg",
+    "audio/flac": "flac",
+    "audio/x-flac": "flac",
+    "audio/opus": "opus",
+    "audio/ogg": "opus",
+    "audio/aac": "aac",
+    "audio/x-aac": "aac",
+    "audio/mp4": "mp4",
+    "audio/m4a": "mp4",
+    "audio/x-m4a": "mp4",
+}  # EXT-2.8-artifact-bytes
+
+# §2.9 policy/evaluate.
+POLICY_DECISIONS = ("allow", "ask", "deny")  # host side: what the harness answers
+
+# §2.11, §2.12 tools/register and tools/unregister.
+CATALOG_MAX_TOOLS = 256  # EXT-2.11-tools-register, EXT-2.12-tools-unregister (per request and catalog)

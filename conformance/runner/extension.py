@@ -19,12 +19,17 @@ from hypothesis.errors import Flaky
 from hypothesis.stateful import run_state_machine_as_test
 
 from conformance.evidence import Recorder, StepContext
-from conformance.machines.extension import UNKNOWN_METHODS, machine_for
+from conformance.machines.extension import UNKNOWN_METHODS, call_context, contribution_requests, machine_for
 from conformance.machines.oversized import judge_exact_bound
 from conformance.manifest import Manifest
 from conformance.peers.ext_host import ExtensionHostPeer, Launcher, Patience, TargetGone, spawn_process, trace_header
 from conformance.protocol import limits
-from conformance.protocol.ext_hosting import HOSTED_OPTIONAL_FEATURES, OFFERED_CONCURRENCY, PROTOCOL_VERSION
+from conformance.protocol.ext_hosting import (
+    HOSTED_OPTIONAL_FEATURES,
+    OFFERED_CONCURRENCY,
+    PROTOCOL_VERSION,
+    SECRETS_FEATURE,
+)
 from conformance.protocol.ext_manifest import check_manifest
 from conformance.protocol.ext_types import Offer
 from conformance.protocol.framing import pad_frame
@@ -75,14 +80,14 @@ def with_trace(verdict: Verdict, trace: Path | None) -> Verdict:
     return replace(verdict, trace=str(trace), replay=f"octet-conformance replay {shlex.quote(str(trace))}")
 
 
-def full_offer(api_version: str) -> Offer:
+def full_offer(api_version: str, *, secrets: bool = False) -> Offer:
     if api_version == "0.1":
         return Offer("0.1", None)
     return Offer(
         api_version,
         PROTOCOL_VERSION,
         limits.REQUIRED_FEATURES,
-        HOSTED_OPTIONAL_FEATURES[api_version],
+        HOSTED_OPTIONAL_FEATURES[api_version] + ((SECRETS_FEATURE,) if secrets else ()),
         OFFERED_CONCURRENCY,
     )
 
@@ -121,6 +126,7 @@ def certify_extension(
     _guarded(recorder, "frame-size scenario", lambda: frame_size_scenario(manifest, recorder, patience, launcher))
     offer = full_offer(manifest.api_version)
     _guarded(recorder, "wave1 scenario", lambda: wave1_scenario(manifest, recorder, patience, offer, launcher))
+    _guarded(recorder, "services scenario", lambda: services_scenario(manifest, recorder, patience, launcher))
     shrink_traces(recorder, profile, patience)
     verdicts = [
         with_trace(v, recorder.traces.get(v.requirement.id))
@@ -179,10 +185,15 @@ def _run_machine(
 
 
 def _started(
-    manifest: Manifest, recorder: Recorder, patience: Patience, launcher: Launcher = spawn_process
+    manifest: Manifest,
+    recorder: Recorder,
+    patience: Patience,
+    launcher: Launcher = spawn_process,
+    *,
+    secrets: bool = False,
 ) -> ExtensionHostPeer | None:
     peer = ExtensionHostPeer(manifest, recorder, patience, launcher=launcher)
-    offer = full_offer(manifest.api_version)
+    offer = full_offer(manifest.api_version, secrets=secrets and bool(manifest.info.secret_names()))
     try:
         peer.start(offer)
         if peer.initialize(offer):
@@ -191,6 +202,65 @@ def _started(
         pass
     peer.close()
     return None
+
+
+def services_scenario(
+    manifest: Manifest, recorder: Recorder, patience: Patience, launcher: Launcher = spawn_process
+) -> None:
+    """The host services of §2.7-§2.12, whatever the machine's draws: under
+    the full offer, run the first declared command twice (on API 0.2+ it
+    runs without arguments, where an extension may ask the person, consult
+    policy, publish artifacts and change its tool catalog), and after each,
+    call the tools registered since initialize, a tool under an older epoch
+    that lacks it, and a tool under an epoch never published."""
+    if manifest.api_version == "0.1":
+        return
+    recorder.context = StepContext(scenario="services")
+    peer = _started(manifest, recorder, patience, launcher, secrets=True)
+    if peer is None:
+        return
+    commands = [r for r in contribution_requests(manifest) if r[0] == "command/execute"][:1]
+    try:
+        for _ in range(2 if commands else 0):
+            if not peer.alive:
+                break  # gone, or already judged unresponsive: no deadline twice
+            peer.settle([peer.request(*commands[0])])
+            _epoch_calls(peer)
+        peer.drain()
+        peer.shutdown()
+    except TargetGone:
+        pass
+    finally:
+        peer.close()
+
+
+def _epoch_calls(peer: ExtensionHostPeer) -> None:
+    """§1.2/§2.12 calls against the catalog epochs published so far."""
+    session = peer.session
+    if session is None or session.negotiated is None or not session.negotiated.has("dynamic_tools"):
+        return
+    current = session.catalog_revision
+
+    def call(name: str, revision: int, intent: str | None = None) -> None:
+        if not peer.alive:
+            return
+        params = {"name": name, "arguments": {}, "context": call_context(), "catalog_revision": revision}
+        peer.settle([peer.request("tool/call", params, intent=intent)])
+
+    initial = session.epochs.get(0, {})
+    for name in sorted(set(session.tools) - set(initial)):
+        call(name, current)  # registered since initialize, under the current epoch
+    for revision in sorted(session.epochs, reverse=True):
+        newer = sorted(set(session.tools) - set(session.epochs[revision]))
+        if revision < current and newer:
+            call(newer[0], revision)  # an older epoch that does not hold the tool
+            break
+    # Arguments {} must be valid, so a refusal can only be for the epoch.
+    free = sorted(
+        n for n, t in session.tools.items() if isinstance(t.parameters, dict) and not t.parameters.get("required")
+    )
+    if free:
+        call(free[0], current + 2, "invalid-params")
 
 
 def frame_size_scenario(

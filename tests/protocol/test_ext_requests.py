@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import base64
+import hashlib
 from collections.abc import Iterable
 from typing import Any
 
@@ -10,7 +12,7 @@ import pytest
 from conformance.protocol import ext_requests as er
 from conformance.protocol import limits
 from conformance.protocol.ext_session import HostSession
-from conformance.protocol.ext_types import ManifestInfo, Negotiated, Offer
+from conformance.protocol.ext_types import IssuedArtifact, ManifestInfo, Negotiated, Offer
 from conformance.protocol.framing import Frame
 from conformance.protocol.jsonrpc import decode_frame
 from conformance.protocol.strict_json import dumps
@@ -65,7 +67,7 @@ def test_prompt_one_below_the_bound_passes() -> None:
 
 def test_not_judged_on_api_0_1_nor_for_other_methods() -> None:
     assert judge({"prompt": ""}, Negotiated("0.1")) == []
-    assert list(er.check_child_params("tools/register", {}, context=er.ChildContext(NEGOTIATED))) == []
+    assert list(er.check_child_params("octet/not-a-request", {}, context=er.ChildContext(NEGOTIATED))) == []
 
 
 def test_session_judges_input_request_params_with_their_path() -> None:
@@ -143,3 +145,224 @@ def test_confirmation_request_shape(params: Any, ok: bool) -> None:
     context = er.ChildContext(Negotiated("0.1"))
     found = broken(er.check_child_params("confirmation/request", params, context=context))
     assert found == ([] if ok else ["EXT-2.2-request-shape"])
+
+
+# -- §2.8-§2.12 host services -----------------------------------------------------
+
+SERVICES = Negotiated("0.2", NEGOTIATED.features | {"artifacts", "policy_intents", "dynamic_tools"})
+PNG = b"\x89PNG\r\n\x1a\n" + b"\x00" * 24
+
+
+def publication(content: bytes = PNG, **changes: Any) -> dict[str, Any]:
+    params: dict[str, Any] = {
+        "parent_request_id": 2,
+        "mime_type": "image/png",
+        "size": len(content),
+        "sha256": hashlib.sha256(content).hexdigest(),
+        "data": {"encoding": "base64", "data": base64.b64encode(content).decode("ascii")},
+    }
+    params.update(changes)
+    return {k: v for k, v in params.items() if v is not None}
+
+
+def service(method: str, params: Any, negotiated: Negotiated = SERVICES, **context: Any) -> list[str]:
+    return broken(er.check_child_params(method, params, context=er.ChildContext(negotiated, **context)))
+
+
+def test_a_correct_inline_publication_passes() -> None:
+    assert service("artifact/publish", publication()) == []
+
+
+@pytest.mark.parametrize(
+    ("params", "expected"),
+    [
+        (publication(path="shots/a.png"), ["EXT-2.8-artifact-publish"]),  # two sources
+        (publication(data=None), ["EXT-2.8-artifact-publish"]),  # none
+        (publication(sha256="ABC"), ["EXT-2.8-artifact-publish"]),
+        (publication(size=-1), ["EXT-2.8-artifact-publish", "EXT-2.8-artifact-bytes"]),
+        (publication(data=None, path="/etc/passwd"), ["EXT-2.8-artifact-publish"]),
+        (publication(data=None, path="../outside.png"), ["EXT-2.8-artifact-publish"]),
+        (publication(data={"encoding": "hex", "data": "0g"}), ["EXT-2.8-artifact-publish"] * 2),  # encoding, data
+        (publication(size=len(PNG) + 1), ["EXT-2.8-artifact-bytes"]),
+        (publication(sha256="0" * 64), ["EXT-2.8-artifact-bytes"]),
+        (publication(mime_type="image/jpeg"), ["EXT-2.8-artifact-bytes"]),  # PNG bytes, JPEG claim
+        (publication(mime_type="Image/PNG"), ["EXT-2.8-artifact-bytes"]),  # not canonical
+        (publication(mime_type="text/plain"), ["EXT-2.8-artifact-bytes"]),  # not supported media
+    ],
+)
+def test_artifact_publish_violations(params: dict[str, Any], expected: list[str]) -> None:
+    assert service("artifact/publish", params) == expected
+
+
+def test_artifact_publish_needs_the_feature() -> None:
+    assert service("artifact/publish", publication(), NEGOTIATED) == ["EXT-2.8-artifact-publish"]
+
+
+@pytest.mark.parametrize(
+    ("size", "warned"),
+    [
+        (limits.ARTIFACT_INLINE_MAX_BYTES - 1, False),
+        (limits.ARTIFACT_INLINE_MAX_BYTES, False),
+        (limits.ARTIFACT_INLINE_MAX_BYTES + 1, True),
+    ],
+)
+def test_inline_default_bound(size: int, warned: bool) -> None:
+    data = PNG + bytes(size - len(PNG))
+    assert service("artifact/publish", publication(data)) == (["EXT-2.8-artifact-limits"] if warned else [])
+
+
+@pytest.mark.parametrize(("count", "warned"), [(63, False), (64, True)])
+def test_artifact_count_default_bound(count: int, warned: bool) -> None:
+    issued = {f"a{i}": IssuedArtifact(f"a{i}", "image/png", 1) for i in range(count)}
+    assert service("artifact/publish", publication(), issued=issued) == (["EXT-2.8-artifact-limits"] if warned else [])
+
+
+@pytest.mark.parametrize(
+    ("path", "warned"),
+    [("a/" * 63 + "b", False), ("a/" * 64 + "b", True), ("x" * limits.ARTIFACT_PATH_MAX_BYTES, False)],
+)
+def test_path_default_bounds(path: str, warned: bool) -> None:
+    found = service("artifact/publish", publication(data=None, path=path))
+    assert found == (["EXT-2.8-artifact-limits"] if warned else [])
+
+
+@pytest.mark.parametrize(
+    ("mime", "head"),
+    [
+        ("image/jpeg", b"\xff\xd8\xff\xe0"),
+        ("image/gif", b"GIF89a"),
+        ("image/webp", b"RIFF\x00\x00\x00\x00WEBPVP8 "),
+        ("audio/wav", b"RIFF\x00\x00\x00\x00WAVEfmt "),
+        ("audio/x-wav", b"RIFF\x00\x00\x00\x00WAVEfmt "),
+        ("audio/mpeg", b"ID3\x04"),
+        ("audio/mpeg", b"\xff\xfb\x90"),
+        ("audio/flac", b"fLaC"),
+        ("audio/ogg", b"OggS"),
+        ("audio/aac", b"\xff\xf1"),
+        ("audio/mp4", b"\x00\x00\x00\x20ftypM4A "),
+    ],
+)
+def test_every_supported_media_signature(mime: str, head: bytes) -> None:
+    assert service("artifact/publish", publication(head + bytes(16), mime_type=mime)) == []
+
+
+def test_artifact_file_problem_is_a_publish_violation() -> None:
+    assert broken(er.artifact_file("'a.png' is not a regular file")) == ["EXT-2.8-artifact-publish"]
+
+
+INTENT = {
+    "kind": "external_side_effect",
+    "operation": "browser.submit_form",
+    "target": {"origin": "https://example.com", "label": "Publish comment"},
+    "data_classes": ["user_text"],
+    "adapter_hints": {"read_only": False, "destructive": False},
+}
+
+
+@pytest.mark.parametrize(
+    ("params", "expected"),
+    [
+        ({"parent_request_id": 2, "intent": INTENT}, []),  # the document's example
+        ({"parent_request_id": 2, "intent": {"kind": "k", "operation": "o"}}, []),
+        ({"parent_request_id": 2}, ["EXT-2.9-policy-evaluate"]),
+        ({"parent_request_id": 2, "intent": {"kind": "k"}}, ["EXT-2.9-policy-evaluate"]),
+        ({"parent_request_id": 2, "intent": {**INTENT, "data_classes": "user_text"}}, ["EXT-2.9-policy-evaluate"]),
+        (
+            {"parent_request_id": 2, "intent": {**INTENT, "adapter_hints": {"read_only": "no"}}},
+            ["EXT-2.9-policy-evaluate"],
+        ),
+        ({"parent_request_id": 2, "intent": INTENT, "approval_token": "ab" * 32}, ["EXT-2.9-approval-token"]),
+    ],
+)
+def test_policy_evaluate(params: dict[str, Any], expected: list[str]) -> None:
+    assert service("policy/evaluate", params) == expected
+
+
+def test_policy_needs_the_feature() -> None:
+    assert service("policy/evaluate", {"intent": INTENT}, NEGOTIATED) == ["EXT-2.9-policy-evaluate"]
+
+
+def test_approval_token_with_approvals() -> None:
+    approvals = Negotiated("0.2", SERVICES.features | {"approvals"})
+    token = "ab" * 32
+    issued = {token: er.canonical(INTENT)}
+    retry = {"parent_request_id": 2, "intent": INTENT, "approval_token": token}
+    assert service("policy/evaluate", retry, approvals, approvals=issued) == []
+    changed = {**retry, "intent": {**INTENT, "operation": "other"}}
+    assert service("policy/evaluate", changed, approvals, approvals=issued) == ["EXT-2.9-approval-token"]
+    upper = {**retry, "approval_token": token.upper()}
+    assert service("policy/evaluate", upper, approvals, approvals=issued) == ["EXT-2.9-approval-token"]
+    assert service("policy/evaluate", retry, approvals) == ["EXT-2.9-approval-token"]  # never issued
+
+
+TOOL = {"name": "ableton_tracks", "description": "List tracks", "parameters": {"type": "object", "properties": {}}}
+
+
+@pytest.mark.parametrize(
+    ("params", "expected"),
+    [
+        ({"tools": [{**TOOL, "output_schema": None}]}, []),  # the document's example
+        ({"tools": [TOOL, TOOL]}, ["EXT-2.11-tools-register"]),
+        ({"tools": [{**TOOL, "description": ""}]}, ["EXT-2.11-tools-register"]),
+        ({"tools": [{**TOOL, "parameters": "object"}]}, ["EXT-2.11-tools-register"]),
+        ({"tools": [{**TOOL, "output_schema": {"pattern": "x"}}]}, ["EXT-2.11-tools-register"]),
+        ({"tools": [{"description": "d", "parameters": {}}]}, ["EXT-2.11-tools-register"]),
+        ({"tools": {"name": "x"}}, ["EXT-2.11-tools-register"]),
+        ({"tools": []}, ["EXT-2.12-no-empty-mutation"]),
+    ],
+)
+def test_tools_register(params: dict[str, Any], expected: list[str]) -> None:
+    assert service("tools/register", params) == expected
+
+
+@pytest.mark.parametrize(("count", "ok"), [(255, True), (256, True), (257, False)])
+def test_register_and_catalog_bound(count: int, ok: bool) -> None:
+    tools = [{**TOOL, "name": f"t{i}"} for i in range(count)]
+    assert set(service("tools/register", {"tools": tools})) == (set() if ok else {"EXT-2.11-tools-register"})
+    catalog = frozenset(f"old{i}" for i in range(count - 1))
+    one = {"tools": [TOOL]}
+    assert service("tools/register", one, catalog=catalog) == ([] if ok else ["EXT-2.11-tools-register"])
+
+
+def test_register_needs_the_feature() -> None:
+    assert service("tools/register", {"tools": [TOOL]}, NEGOTIATED) == ["EXT-2.11-tools-register"]
+
+
+@pytest.mark.parametrize(
+    ("params", "expected"),
+    [
+        ({"names": ["ableton_tracks"]}, []),
+        ({"names": ["missing_is_fine"]}, []),
+        ({"names": "ableton_tracks"}, ["EXT-2.12-tools-unregister"]),
+        ({"names": ["a", "a"]}, ["EXT-2.12-tools-unregister"]),
+        ({"names": [""]}, ["EXT-2.12-tools-unregister"]),
+        ({"names": [f"t{i}" for i in range(257)]}, ["EXT-2.12-tools-unregister"]),
+        ({"names": []}, ["EXT-2.12-no-empty-mutation"]),
+    ],
+)
+def test_tools_unregister(params: dict[str, Any], expected: list[str]) -> None:
+    assert service("tools/unregister", params) == expected
+
+
+def test_registration_prompt_metadata_rules_on_0_4() -> None:
+    in_force = Negotiated("0.4", SERVICES.features | {"tool_prompt_metadata_v1"})
+    good = {"tools": [{**TOOL, "prompt_snippet": "tracks", "prompt_guidelines": ["line\tone"]}]}
+    assert service("tools/register", good, in_force) == []
+    bad = {"tools": [{**TOOL, "prompt_snippet": "bell \x07"}]}
+    assert service("tools/register", bad, in_force) == ["EXT-1.1-prompt-metadata-registration"]
+    assert service("tools/register", good, SERVICES) == ["EXT-1.1-prompt-metadata-registration"]
+
+
+def test_message_rules() -> None:
+    assert broken(er.owner_field_scope("tools/register", {"resource_owner": {}})) == ["EXT-2-owner-field-scope"]
+    assert broken(er.owner_field_scope("composer/set", {"resource_owner": {}})) == []
+    assert broken(er.owner_field_scope("presentation/update", {"resource_owner": {}})) == []  # §2.5 allows it
+    assert broken(er.reserved_method_prefix("rpc.discover")) == ["JSONRPC-4-reserved-method-prefix"]
+    assert broken(er.reserved_method_prefix("$/progress")) == []
+    assert broken(er.request_id_not_null(None)) == ["JSONRPC-4-id-not-null"]
+    assert broken(er.request_id_not_null(0)) == []
+    assert broken(er.no_batch([{"jsonrpc": "2.0"}])) == ["JSONRPC-6-no-batch"]
+    assert broken(er.no_batch({"jsonrpc": "2.0"})) == []
+    torn = b'{"jsonrpc":"2.0","method":"no{"jsonrpc":"2.0","method":"x"}'
+    assert broken(er.single_writer(torn, readable=False)) == ["EXT-0-extension-single-writer"]
+    assert broken(er.single_writer(b"{not json", readable=False)) == []

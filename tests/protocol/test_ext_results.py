@@ -699,6 +699,8 @@ KNOWN_IDS = {
     "EXT-1.2-content-part-count",
     "EXT-1.2-content-part-shape",
     "EXT-1.2-media-needs-artifact",
+    "EXT-1.2-media-kind-match",
+    "EXT-1.2-media-aggregate",
     "EXT-1.2-is-error-bool",
     "EXT-1.2-structured-required",
     "EXT-1.2-structured-forbidden",

@@ -339,7 +339,7 @@ def test_messages_before_initialize_answer() -> None:
     s = HostSession(MANIFEST, OFFER)
     s.sent_request(1, "initialize", {})
     note = {"method": "notification", "params": {"message": "hi"}}
-    assert violations(s, note) == ["EXT-0-messages-after-initialize"]
+    assert violations(s, note) == ["EXT-0-messages-after-initialize", "EXT-2-after-initialize-completes"]
     # §2.20: the one exception, a request parented on initialize (when offered).
     s2 = HostSession(MANIFEST, SHORTCUTS_OFFER)
     s2.sent_request(1, "initialize", {})
@@ -397,3 +397,96 @@ def test_a_request_in_an_oversized_frame_is_not_owed_an_answer() -> None:
     assert [r.id for r in s.unanswered()] == [3]
     assert violations(s, {"id": 2, "error": {"code": -32600, "message": "frame too large"}}) == []
     assert violations(s, {"id": 2, "error": {"code": -32600, "message": "again"}}) == ["JSONRPC-5-one-response"]
+
+
+# -- §2.8 artifacts and §2.11/§2.12 catalog epochs ------------------------------------
+
+SERVICES_OFFER = Offer("0.2", "0.2", limits.REQUIRED_FEATURES, ("artifacts", "dynamic_tools"), 8)
+SERVICES_RESULT = {
+    **INIT_RESULT,
+    "protocol": {**INIT_RESULT["protocol"], "features": [*limits.REQUIRED_FEATURES, "artifacts", "dynamic_tools"]},
+}
+PICTURE = {"name": "picture", "description": "d", "parameters": {"type": "object"}}
+
+
+def services_session() -> HostSession:
+    s = HostSession(MANIFEST, SERVICES_OFFER)
+    s.sent_request(1, "initialize", {})
+    assert violations(s, {"id": 1, "result": SERVICES_RESULT}) == []
+    s.sent_request(2, "command/execute", {"name": "greet"})
+    assert violations(s, {"id": "c-1", "method": "tools/register", "params": {"tools": [PICTURE]}}) == []
+    s.child_answered("c-1", {"jsonrpc": "2.0", "id": "c-1", "result": {"revision": 1, "tools": ["echo", "picture"]}})
+    return s
+
+
+def call(s: HostSession, rid: int, name: str, revision: int, reply: dict[str, Any]) -> list[str]:
+    s.sent_request(rid, "tool/call", {"name": name, "arguments": {}, "catalog_revision": revision})
+    return violations(s, {"id": rid, **reply})
+
+
+TEXT = {"result": {"content": [{"type": "text", "text": "ok"}]}}
+REFUSED = {"error": {"code": -32602, "message": "unknown or retired catalog revision"}}
+
+
+def test_an_accepted_registration_is_the_next_epoch() -> None:
+    s = services_session()
+    assert (s.catalog_revision, sorted(s.tools), sorted(s.epochs[0])) == (1, ["echo", "picture"], ["echo"])
+    assert call(s, 3, "picture", 1, TEXT) == []
+
+
+@pytest.mark.parametrize(
+    ("reply", "expected"),
+    [
+        (TEXT, ["EXT-1.2-catalog-revision-dispatch"]),
+        (REFUSED, []),
+        ({"error": {"code": -32603, "message": "boom"}}, ["EXT-1.2-catalog-revision-dispatch"]),
+    ],
+)
+def test_a_call_under_an_epoch_never_published(reply: dict[str, Any], expected: list[str]) -> None:
+    assert call(services_session(), 3, "echo", 3, reply) == expected
+
+
+@pytest.mark.parametrize(("reply", "expected"), [(TEXT, ["EXT-1.2-catalog-revision-snapshot"]), (REFUSED, [])])
+def test_an_older_epoch_lacking_the_tool_must_not_run_it(reply: dict[str, Any], expected: list[str]) -> None:
+    assert call(services_session(), 3, "picture", 0, reply) == expected
+
+
+def test_an_older_epoch_holding_the_tool_may_dispatch_or_refuse() -> None:
+    s = services_session()
+    assert call(s, 3, "echo", 0, TEXT) == []
+    assert call(s, 4, "echo", 0, REFUSED) == []
+
+
+def test_a_refused_registration_publishes_nothing() -> None:
+    s = services_session()
+    assert violations(s, {"id": "c-2", "method": "tools/unregister", "params": {"names": ["picture"]}}) == []
+    s.child_answered("c-2", {"jsonrpc": "2.0", "id": "c-2", "error": {"code": -32602, "message": "no"}})
+    assert (s.catalog_revision, sorted(s.tools)) == (1, ["echo", "picture"])
+
+
+def test_media_parts_are_judged_against_issued_artifacts() -> None:
+    s = services_session()
+    publish = {"parent_request_id": 2, "mime_type": "image/png", "size": 10, "sha256": "0" * 64, "path": "a.png"}
+    s.received(frame({"id": "a-1", "method": "artifact/publish", "params": publish}))
+    s.child_answered("a-1", {"jsonrpc": "2.0", "id": "a-1", "result": {"artifact_id": "art-1"}})
+
+    def image(mime: str, artifact: str = "art-1", kind: str = "image") -> dict[str, Any]:
+        part = {"type": kind, "artifact_id": artifact, "mime_type": mime}
+        return {"result": {"content": [{"type": "text", "text": "t"}, part]}}
+
+    assert call(s, 3, "echo", 1, image("image/png")) == []
+    assert call(s, 4, "echo", 1, image("image/jpeg")) == ["EXT-1.2-media-kind-match"]
+    assert call(s, 5, "echo", 1, image("image/png", kind="audio")) == ["EXT-1.2-media-kind-match"]
+    assert call(s, 6, "echo", 1, image("image/png", artifact="art-9")) == ["EXT-1.2-media-needs-artifact"]
+
+
+@pytest.mark.parametrize(("repeats", "over"), [(63, False), (64, False), (65, True)])
+def test_referenced_media_aggregate(repeats: int, over: bool) -> None:
+    s = services_session()
+    size = limits.MAX_REFERENCED_MEDIA_BYTES // 64
+    publish = {"parent_request_id": 2, "mime_type": "image/png", "size": size, "sha256": "0" * 64, "path": "a.png"}
+    s.received(frame({"id": "a-1", "method": "artifact/publish", "params": publish}))
+    s.child_answered("a-1", {"jsonrpc": "2.0", "id": "a-1", "result": {"artifact_id": "art-1"}})
+    parts = [{"type": "image", "artifact_id": "art-1", "mime_type": "image/png"}] * repeats
+    reply = {"result": {"content": [{"type": "text", "text": "t"}, *parts]}}
+    assert call(s, 3, "echo", 1, reply) == (["EXT-1.2-media-aggregate"] if over else [])

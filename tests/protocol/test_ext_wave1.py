@@ -294,7 +294,7 @@ def test_at_most_64_shortcuts_per_generation() -> None:
     s = HostSession(MANIFEST, OFFER)
     s.sent_request(1, "initialize", {})
     register = {"parent_request_id": 1, "key": "k"}
-    for i in range(limits.MAX_SHORTCUTS):
+    for i in range(limits.SHORTCUTS_PER_GENERATION):
         assert (
             broken(
                 s.received(frame({"id": f"s{i}", "method": "shortcut/register", "params": {**register, "id": f"{i}"}}))

@@ -11,8 +11,8 @@ from conformance.protocol.jsonrpc import ErrorResponse, Response
 from conformance.protocol.limits import (
     INPUT_ANSWER_MAX_BYTES,
     MAX_CHILD_IDS_PER_GENERATION,
-    MAX_SECRET_VALUE_BYTES,
     MAX_U64,
+    SECRET_VALUE_MAX_BYTES,
 )
 from conformance.protocol.violations import Violation
 
@@ -145,9 +145,9 @@ def secret_broken(answer: Response | ErrorResponse, features: frozenset[str] = S
     return [f.requirement for f in check_child_answer("secret/get", (), answer, features) if isinstance(f, Violation)]
 
 
-@pytest.mark.parametrize("size", [MAX_SECRET_VALUE_BYTES - 1, MAX_SECRET_VALUE_BYTES, MAX_SECRET_VALUE_BYTES + 1])
+@pytest.mark.parametrize("size", [SECRET_VALUE_MAX_BYTES - 1, SECRET_VALUE_MAX_BYTES, SECRET_VALUE_MAX_BYTES + 1])
 def test_secret_value_bound_n_minus_1_n_n_plus_1(size: int) -> None:
-    expected = ["EXT-2.10-host-secret-answers"] if size > MAX_SECRET_VALUE_BYTES else []
+    expected = ["EXT-2.10-host-secret-answers"] if size > SECRET_VALUE_MAX_BYTES else []
     assert secret_broken(Response(1, {"value": "s" * size})) == expected
 
 

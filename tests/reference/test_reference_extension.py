@@ -6,6 +6,8 @@ a fixture finaliser, so no test can hang on a misbehaving extension.
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import json
 import os
 import select
@@ -31,7 +33,9 @@ API_VERSIONS = ("0.1", "0.2", "0.4")
 NEGOTIATED_APIS = ("0.2", "0.4")
 READ_TIMEOUT_S = 5.0
 REQUIRED = ["request_cancellation", "content_parts"]
-OPTIONAL = ["request_progress", "artifacts", "lifecycle_events", "policy_intents", "dynamic_tools"]
+OPTIONAL = ["request_progress", "lifecycle_events"]
+# §2.8-§2.12: offered only where a test answers the requests they lead to.
+SERVICES = ["policy_intents", "artifacts", "dynamic_tools"]
 
 Message = dict[str, Any]
 
@@ -479,6 +483,50 @@ def test_greet_asks_publishes_and_menu(spawn: Callable[[str], Peer]) -> None:
     assert revisions == sorted(revisions) and len(set(revisions)) == 2
     menu = peer.call("menu/collect", {"context": {}})["result"]
     assert {item["command"] for item in menu["items"] if "command" in item} == {"greet"}
+
+
+def test_greet_uses_the_services(spawn: Callable[[str], Peer]) -> None:
+    """§2.9 policy/evaluate, §2.8 artifact/publish (inline: no scratch
+    directory here), §2.11 tools/register of the picture tool, then a call
+    to it under the new epoch (§1.2) and one under an epoch never published."""
+    peer = spawn("0.2")
+    offer = {"version": "0.2", "required_features": REQUIRED, "optional_features": SERVICES}
+    assert set(peer.initialize(offer)["protocol"]["features"]) == set(REQUIRED) | set(SERVICES)
+
+    def next_request() -> Message:  # notifications in between are §2.1-§2.4 pushes
+        while "id" not in (message := peer.read()):
+            pass
+        return message
+
+    request_id = peer.request("command/execute", {"name": "greet", "arguments": ["Ada"]})
+    policy = next_request()
+    assert policy["method"] == "policy/evaluate" and policy["params"]["parent_request_id"] == request_id
+    assert {"kind", "operation"} <= set(policy["params"]["intent"])
+    peer.send({"jsonrpc": "2.0", "id": policy["id"], "result": {"decision": "allow"}})
+    publish = next_request()
+    assert publish["method"] == "artifact/publish"
+    data = base64.b64decode(publish["params"]["data"]["data"])
+    assert publish["params"]["size"] == len(data) and data.startswith(b"\x89PNG")
+    assert publish["params"]["sha256"] == hashlib.sha256(data).hexdigest()
+    peer.send({"jsonrpc": "2.0", "id": publish["id"], "result": {"artifact_id": "card-1"}})
+    register = next_request()
+    assert register["method"] == "tools/register" and "parent_request_id" not in register["params"]
+    assert [tool["name"] for tool in register["params"]["tools"]] == ["picture"]
+    catalog = ["confirm", "echo", "failing", "picture", "slow", "structured"]
+    peer.send({"jsonrpc": "2.0", "id": register["id"], "result": {"revision": 1, "tools": catalog}})
+    response, _ = peer.response_to(request_id)
+    assert response["result"]["text"] == "Hello, Ada!"
+    call = peer.request("tool/call", {"name": "picture", "arguments": {}, "catalog_revision": 1})
+    child = next_request()
+    assert child["method"] == "artifact/publish"
+    peer.send({"jsonrpc": "2.0", "id": child["id"], "result": {"artifact_id": "picture-1"}})
+    response, _ = peer.response_to(call)
+    image = response["result"]["content"][1]
+    assert image == {"type": "image", "artifact_id": "picture-1", "mime_type": "image/png", "alt": "a tiny picture"}
+    older = peer.call("tool/call", {"name": "picture", "arguments": {}, "catalog_revision": 0})
+    assert error_code(older) == -32602  # epoch 0 has no picture tool
+    unknown = peer.call("tool/call", {"name": "echo", "arguments": {"text": "x"}, "catalog_revision": 7})
+    assert error_code(unknown) == -32602
 
 
 # -- process lifecycle -------------------------------------------------------------------------------

@@ -14,14 +14,17 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from conformance.evidence import Recorder
 from conformance.manifest import Manifest, load_manifest
 from conformance.peers.ext_host import ExtensionHostPeer, Patience
 from conformance.peers.simulated import REFERENCE_MODULE, simulated_reference
 from conformance.protocol import jsonrpc
 from conformance.protocol.limits import MAX_FRAME_BYTES
-from conformance.reference.extension import ReferenceExtension
-from conformance.reference.extension.jsonrpc import INTERNAL_ERROR, JsonObject, Request, RpcError
+from conformance.reference.extension import CallContext, ReferenceExtension
+from conformance.reference.extension.catalog import ToolSpec
+from conformance.reference.extension.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, JsonObject, Request, RpcError
 from conformance.reference.extension.schema import first_violation
 from conformance.reference.extension.server import Server
 from conformance.reference.extension.writer import FrameWriter
@@ -64,7 +67,9 @@ class FailsAtOnce(Server):
     def _route(self, request: Request) -> None:
         params = request.params if isinstance(request.params, dict) else {}
         tool = self._ext.tools.get(params.get("name", "")) if request.method == "tool/call" else None
-        if self._session is not None and tool is not None:
+        # A call under a catalog epoch never published is invalid, not a valid call that fails (§2.12).
+        epoch_known = params.get("catalog_revision", 0) in self._ext.epochs
+        if self._session is not None and tool is not None and epoch_known:
             if first_violation(params.get("arguments", {}), tool.parameters) is None:
                 raise RpcError(INTERNAL_ERROR, "the tool's backend is unavailable")
         super()._route(request)
@@ -144,4 +149,38 @@ class DraftSevenSchemas(ReferenceExtension):
 def test_a_draft_seven_tuple_schema_without_dollar_schema_passes() -> None:
     manifest = load_manifest(MANIFESTS / "api-0.2" / "extension.toml")
     launcher = simulated(lambda writer, scheduler: Server(DraftSevenSchemas("0.2"), writer, scheduler))
+    assert flagged(manifest, launcher) == {}
+
+
+# -- §2.8-§2.12: services used in other legal ways -------------------------------------
+
+
+class NewestEpochOnly(ReferenceExtension):
+    """Keeps no history: any epoch but the newest is refused as retired
+    (§2.12 leaves how many an extension retains open)."""
+
+    def catalog_for(self, params: JsonObject, ctx: CallContext) -> dict[str, ToolSpec]:
+        tools = super().catalog_for(params, ctx)
+        if "dynamic_tools" in ctx.session.features and params.get("catalog_revision") != max(self.epochs):
+            raise RpcError(INVALID_PARAMS, "retired catalog revision")
+        return tools
+
+
+class NoServices(ReferenceExtension):
+    """Negotiates every service but never calls one (all optional)."""
+
+    def policy_allows(self, operation: str, ctx: CallContext) -> bool:
+        return True
+
+    def publish_png(self, data: bytes, ctx: CallContext) -> str | None:
+        return None
+
+    def toggle_picture_tool(self, ctx: CallContext) -> None:
+        return None
+
+
+@pytest.mark.parametrize("extension", [NewestEpochOnly, NoServices])
+def test_legal_service_use_is_not_flagged(extension: type[ReferenceExtension]) -> None:
+    manifest = load_manifest(MANIFESTS / "api-0.2" / "extension.toml")
+    launcher = simulated(lambda writer, scheduler: Server(extension("0.2"), writer, scheduler))
     assert flagged(manifest, launcher) == {}

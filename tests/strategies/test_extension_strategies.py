@@ -65,6 +65,21 @@ def test_secrets_is_offered_only_to_an_allowlisting_manifest(data: st.DataObject
     assert "secrets" not in data.draw(offers(api_version=api)).offered
 
 
+@settings(max_examples=30)
+@given(st.data())
+def test_services_are_offered_with_their_partner_feature(data: st.DataObject) -> None:
+    """§2.8/§2.11: artifacts rides with request_progress and dynamic_tools with
+    lifecycle_events, so adding them left every earlier draw as it was."""
+    offer: Offer = data.draw(offers(api_version=data.draw(st.sampled_from(["0.2", "0.4"]))))
+    assert ("artifacts" in offer.offered) == ("request_progress" in offer.offered)
+    assert ("dynamic_tools" in offer.offered) == ("lifecycle_events" in offer.offered)
+
+
+@pytest.mark.parametrize("feature", ["artifacts", "dynamic_tools", "policy_intents"])
+def test_each_service_is_offered_in_some_offers(feature: str) -> None:
+    assert feature in find(offers(api_version="0.2"), lambda o: feature in o.offered).offered
+
+
 def test_secrets_can_be_offered_when_allowed() -> None:
     assert "secrets" in find(offers(api_version="0.2", secrets=True), lambda o: "secrets" in o.offered).offered
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Callable
 from typing import Any
 
 from .children import ChildOutcome, ChildRequests, PendingChild
@@ -177,13 +178,22 @@ class CallContext:
     def notify(self, method: str, params: JsonObject) -> None:
         self._writer.send(notification_message(method, params))
 
-    def request(self, method: str, params: JsonObject, *, id_prefix: str) -> ChildOutcome:
+    def request(
+        self,
+        method: str,
+        params: JsonObject,
+        *,
+        id_prefix: str,
+        on_answer: Callable[[ChildOutcome], None] | None = None,
+    ) -> ChildOutcome:
         """Send a child request and block until the host answers it.
+        ``on_answer`` runs on the reader thread as the answer arrives.
 
         Raises ChildBudgetExhausted, or RequestCancelled if the parent is
         cancelled first -- after telling the host to cancel the child (§1.9).
         """
         child = self._children.open(id_prefix)
+        child.on_answer = on_answer
         if not self._call.adopt(child):
             self._children.forget(child.id)
             raise RequestCancelled()

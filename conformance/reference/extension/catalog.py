@@ -100,6 +100,17 @@ CONFIRM = ToolSpec(
 
 ALL_TOOLS = (ECHO, SLOW, STRUCTURED, FAILING, CONFIRM)
 
+# §2.11: registered at run time (dynamic_tools), never declared in the
+# manifest; it publishes a picture as an artifact when artifacts is negotiated.
+PICTURE = ToolSpec(
+    name="picture",
+    description="Publish a tiny picture as an artifact and return it as an image part.",
+    parameters=_object_schema({"caption": {"type": "string", "description": "Alt text."}}, []),
+    since_api="0.2",
+)
+# §2.12: committed catalog snapshots kept for overlapping turns (like the Python SDK).
+RETAINED_EPOCHS = 8
+
 GREET_COMMAND: JsonObject = {
     "name": "greet",
     "description": "Greet someone with a notification.",

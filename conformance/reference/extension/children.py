@@ -44,9 +44,15 @@ class PendingChild:
         self.id = child_id
         self.outcome: ChildOutcome | None = None
         self._done: EventLike = done if done is not None else threading.Event()
+        # Run by the reader thread as the answer arrives, before any later
+        # frame is read (§2.12: a new catalog epoch is in force for every call
+        # the host writes after its acknowledgement).
+        self.on_answer: Callable[[ChildOutcome], None] | None = None
 
     def resolve(self, outcome: ChildOutcome) -> None:
         self.outcome = outcome
+        if self.on_answer is not None:
+            self.on_answer(outcome)
         self._done.set()
 
     def wake(self) -> None:

@@ -7,14 +7,20 @@ lives in :mod:`.server`, so an override cannot break it by accident.
 
 from __future__ import annotations
 
+import base64
+import hashlib
+import os
 import re
+import struct
 import threading
+import zlib
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, TypeAlias
 
 from . import catalog
 from .calls import CallContext
-from .children import ChildBudgetExhausted, confirmed
+from .children import ChildBudgetExhausted, ChildOutcome, confirmed
 from .jsonrpc import INVALID_PARAMS, JsonObject, RpcError
 from .negotiation import negotiate
 from .schema import first_violation
@@ -37,6 +43,22 @@ ABOUT_URL = "https://example.com/octet/reference-extension"
 SECRET_NAME = "reference.token"
 # §2.20: the one shortcut, registered inside initialize when shortcuts is offered.
 SHORTCUT = {"id": "reference:greet", "key": "ctrl+shift+g", "description": "Greet from the keyboard"}
+
+# §2.8: the scratch directory a path publication is relative to, and the
+# host's default inline bound (larger artifacts go through a scratch file).
+SCRATCH_VARIABLE = "OCTET_EXTENSION_SCRATCH"
+MAX_INLINE_ARTIFACT_BYTES = 256 * 1024
+
+
+def tiny_png(red: int, green: int, blue: int) -> bytes:
+    """A valid 1x1 RGB PNG (§2.8 checks the media signature)."""
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
+    header = struct.pack(">IIBBBBB", 1, 1, 8, 2, 0, 0, 0)
+    pixels = zlib.compress(bytes([0, red, green, blue]))
+    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", pixels) + chunk(b"IEND", b"")
 
 
 def truncate_utf8(text: str, limit: int) -> str:
@@ -70,6 +92,11 @@ class ReferenceExtension:
         self.secret_names: frozenset[str] = frozenset()  # §1.1 allowlist, as the host passed it
         self._revision = -1
         self._revision_lock = threading.Lock()
+        # §2.12: committed catalog epochs (0 = the initialize catalog), the
+        # newest RETAINED_EPOCHS kept; calls name the epoch they dispatch in.
+        self.epochs: dict[int, dict[str, catalog.ToolSpec]] = {0: dict(self.tools)}
+        self._catalog_lock = threading.Lock()
+        self._published = 0  # §2.8: numbers scratch files
 
     # -- routing --------------------------------------------------------------
 
@@ -94,8 +121,9 @@ class ReferenceExtension:
             "structured": self.tool_structured,
             "failing": self.tool_failing,
             "confirm": self.tool_confirm,
+            "picture": self.tool_picture,
         }
-        return {name: handler for name, handler in handlers.items() if name in self.tools}
+        return handlers
 
     def hook_handlers(self) -> dict[str, HookHandler]:
         return {
@@ -139,15 +167,31 @@ class ReferenceExtension:
 
     def tool_call(self, params: JsonObject, ctx: CallContext) -> JsonObject:
         name = params.get("name")
-        handler = self.tool_handlers().get(name) if isinstance(name, str) else None
+        tools = self.catalog_for(params, ctx)
+        handler = self.tool_handlers().get(name) if isinstance(name, str) and name in tools else None
         if handler is None or not isinstance(name, str):
-            known = ", ".join(self.tools)
+            known = ", ".join(tools)
             raise RpcError(INVALID_PARAMS, f"unknown tool {name!r}; this extension provides: {known}")
         arguments = params.get("arguments", {})
-        problem = first_violation(arguments, self.tools[name].parameters)
+        problem = first_violation(arguments, tools[name].parameters)
         if problem is not None:
             raise RpcError(INVALID_PARAMS, f"invalid arguments for tool {name!r}: {problem}")
         return handler(arguments, ctx)
+
+    def catalog_for(self, params: JsonObject, ctx: CallContext) -> dict[str, catalog.ToolSpec]:
+        """§1.2/§2.12: with dynamic_tools the call names the epoch the model
+        saw; dispatch against that snapshot, refusing one never published or
+        no longer retained."""
+        if "dynamic_tools" not in ctx.session.features:
+            return self.tools
+        revision = params.get("catalog_revision")
+        with self._catalog_lock:
+            if revision is None:  # a host that omits it (§1.2 says it will not): the newest catalog
+                return self.epochs[max(self.epochs)]
+            tools = self.epochs.get(revision) if isinstance(revision, int) and not isinstance(revision, bool) else None
+        if tools is None:
+            raise RpcError(INVALID_PARAMS, f"unknown or retired catalog_revision {revision!r}")
+        return tools
 
     def tool_result(self, text: str, *, is_error: bool = False, structured: JsonObject | None = None) -> JsonObject:
         """§1.2 result shape: a string on API 0.1, content parts on 0.2+."""
@@ -188,6 +232,123 @@ class ReferenceExtension:
             return self.tool_result(f"cannot ask for confirmation: {exc}", is_error=True)
         return self.tool_result("confirmed" if confirmed(outcome) else "declined")
 
+    def tool_picture(self, arguments: JsonObject, ctx: CallContext) -> JsonObject:
+        """A dynamic tool (§2.11): publish a tiny PNG (§2.8) and show it."""
+        caption = truncate_utf8(str(arguments.get("caption", "a tiny picture")), MAX_NAME_BYTES)
+        artifact_id = self.publish_png(tiny_png(40, 120, 200), ctx)
+        result = self.tool_result(f"picture: {caption}")
+        result["metadata"] = {"width": 1, "height": 1}  # §1.2: bounded, never shown to the model
+        if artifact_id is not None:
+            result["content"].append(self.picture_part(artifact_id, caption))
+        return result
+
+    def picture_part(self, artifact_id: str, caption: str) -> JsonObject:
+        """§1.2: an image part naming the verified PNG artifact."""
+        return {"type": "image", "artifact_id": artifact_id, "mime_type": "image/png", "alt": caption}
+
+    # -- §2.8 artifact/publish ---------------------------------------------------
+
+    def publish_png(self, data: bytes, ctx: CallContext) -> str | None:
+        """Publish ``data`` as image/png (artifacts negotiated, numeric parent):
+        inline, or every other time from the scratch directory when the host
+        names one. None when not published (refused, or no feature)."""
+        if "artifacts" not in ctx.session.features or not isinstance(ctx.request_id, int):
+            return None
+        params = self.publication(data, ctx.request_id)
+        with self._catalog_lock:
+            self._published += 1
+            number = self._published
+        scratch = os.environ.get(SCRATCH_VARIABLE)
+        if scratch and (number % 2 == 0 or len(data) > MAX_INLINE_ARTIFACT_BYTES):
+            relative = f"pictures/picture-{os.getpid()}-{number}.png"
+            target = Path(scratch) / relative
+            try:
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_bytes(data)
+                params["path"] = relative
+            except OSError:
+                params["data"] = {"encoding": "base64", "data": base64.b64encode(data).decode("ascii")}
+        else:
+            params["data"] = {"encoding": "base64", "data": base64.b64encode(data).decode("ascii")}
+        try:
+            outcome = ctx.request("artifact/publish", self.finish_publication(params), id_prefix="artifact")
+        except ChildBudgetExhausted:
+            return None
+        answer = outcome.result if outcome.error is None else None
+        artifact_id = answer.get("artifact_id") if isinstance(answer, dict) else None
+        return artifact_id if isinstance(artifact_id, str) else None
+
+    def publication(self, data: bytes, parent: int) -> JsonObject:
+        """§2.8 params describing ``data`` (the source is added by the caller)."""
+        digest = hashlib.sha256(data).hexdigest()
+        return {"parent_request_id": parent, "mime_type": "image/png", "size": len(data), "sha256": digest}
+
+    def finish_publication(self, params: JsonObject) -> JsonObject:
+        """The complete publication, as sent."""
+        return params
+
+    # -- §2.9 policy/evaluate ------------------------------------------------------
+
+    def policy_allows(self, operation: str, ctx: CallContext) -> bool:
+        """Ask the host to classify an external side effect; only allow
+        proceeds (ask would need the person, deny stops). Without
+        policy_intents there is no classifier to ask: proceed."""
+        if "policy_intents" not in ctx.session.features or not isinstance(ctx.request_id, int):
+            return True
+        try:
+            outcome = ctx.request("policy/evaluate", self.policy_params(operation, ctx.request_id), id_prefix="policy")
+        except ChildBudgetExhausted:
+            return False
+        answer = outcome.result if outcome.error is None else None
+        return isinstance(answer, dict) and answer.get("decision") == "allow"
+
+    def policy_params(self, operation: str, parent: int) -> JsonObject:
+        """§2.9: an external side effect with this extension's hints."""
+        intent = {
+            "kind": "external_side_effect",
+            "operation": operation,
+            "target": {"label": "Greeting card"},
+            "data_classes": ["user_text"],
+            "adapter_hints": {"read_only": False, "destructive": False},
+        }
+        return {"parent_request_id": parent, "intent": intent}
+
+    # -- §2.11, §2.12 tools/register and tools/unregister ------------------------------
+
+    def toggle_picture_tool(self, ctx: CallContext) -> None:
+        """With dynamic_tools, each greeting registers the picture tool or,
+        when the current catalog has it, unregisters it. The new epoch is
+        committed on the reader thread as the acknowledgement arrives."""
+        if "dynamic_tools" not in ctx.session.features:
+            return
+        with self._catalog_lock:
+            newest = max(self.epochs)
+            current = self.epochs[newest]
+        method, params = self.catalog_mutation(register=catalog.PICTURE.name not in current)
+
+        def commit(outcome: ChildOutcome) -> None:
+            answer = outcome.result if outcome.error is None else None
+            revision = answer.get("revision") if isinstance(answer, dict) else None
+            accepted = answer.get("tools") if isinstance(answer, dict) else None
+            if not isinstance(revision, int) or not isinstance(accepted, list):
+                return  # refused: the published catalog is unchanged
+            known = {**current, catalog.PICTURE.name: catalog.PICTURE}
+            with self._catalog_lock:
+                self.epochs[revision] = {n: known[n] for n in accepted if isinstance(n, str) and n in known}
+                for old in sorted(self.epochs)[: -catalog.RETAINED_EPOCHS]:
+                    del self.epochs[old]
+
+        try:
+            ctx.request(method, params, id_prefix="catalog", on_answer=commit)
+        except ChildBudgetExhausted:
+            return
+
+    def catalog_mutation(self, *, register: bool) -> tuple[str, JsonObject]:
+        """§2.11/§2.12: register the picture tool, or unregister it."""
+        if register:
+            return "tools/register", {"tools": [catalog.PICTURE.definition(with_prompt_metadata=False)]}
+        return "tools/unregister", {"names": [catalog.PICTURE.name]}
+
     # -- §1.3 command/execute --------------------------------------------------
 
     def command_execute(self, params: JsonObject, ctx: CallContext) -> JsonObject:
@@ -207,6 +368,9 @@ class ReferenceExtension:
         # been answered before any command can run.
         ctx.notify("notification", notification)
         self.check_token(ctx)
+        if self.policy_allows("reference.greeting_card.share", ctx):
+            self.publish_png(tiny_png(250, 200, 40), ctx)
+        self.toggle_picture_tool(ctx)
         self.push_contributions(who, ctx)
         self.use_wave1(who, ctx)
         return {"text": f"Hello, {who}!", "notifications": [notification], "context": []}

@@ -14,10 +14,15 @@ REQUIRED_FEATURES = ("request_cancellation", "content_parts")
 # secrets: a host offers it only to a manifest with a secrets allowlist (§1.1).
 # The Wave-1 services (§2.19-§2.24): the greet command uses each one offered,
 # and a shortcut is registered inside initialize when shortcuts is offered.
+# policy_intents, artifacts, dynamic_tools: the greet command asks policy,
+# publishes a greeting card and toggles the dynamic picture tool (§2.8-§2.12).
 OPTIONAL_FEATURES = (
     "request_progress",
     "lifecycle_events",
     "secrets",
+    "policy_intents",
+    "artifacts",
+    "dynamic_tools",
     "composer",
     "shortcuts",
     "session_entries",
