@@ -38,6 +38,7 @@ from conformance.machines.host_scenarios import (
     HostRejected,
     Scenario,
     initialize_result,
+    judge_refused,
     load_refused,
     offered_features,
     ready,
@@ -544,12 +545,7 @@ def _refuses_results(rig: HostRig, requirement: str, cases: list[tuple[str, dict
         if req is None:
             raise HostRejected("the host never wrote the tool call to the extension")
         rig.respond(req.wire_id, result)
-        settled = rig.settled(call)
-        if settled is None:
-            continue  # never settled: not this rule's concern
-        rig.recorder.exercise(requirement)
-        if settled.params.get("outcome") == "result":
-            rig.recorder.violate(Violation(requirement, f"the host accepted a tool result with {what}"))
+        judge_refused(rig, requirement, call, f"a tool result with {what}")
 
 
 def structured_results(api_version: str) -> Scenario:

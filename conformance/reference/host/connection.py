@@ -19,7 +19,8 @@ import collections
 from collections.abc import Callable
 from typing import Any, TypeGuard
 
-from conformance.protocol.framing import Frame, FrameDecoder, FrameEvent
+from conformance.protocol.framing import Frame, FrameDecoder, FrameEvent, OversizedFrame
+from conformance.protocol.id_peek import peek_id
 
 from . import calls as cs
 from . import jsonrpc as rpc
@@ -60,6 +61,8 @@ ENDED = (STOPPED, DEGRADED, CRASHED)
 # writer's queue, a lifecycle/Wave-1 notification is dropped with a
 # diagnostic instead of growing the queue (requests are bounded by admission).
 MAX_QUEUED_NOTIFICATIONS = 1024
+# How much of an oversized frame is kept to read its id (a reply to one of our calls fails).
+PEEK_BYTES = 1024
 
 
 class Connection:
@@ -341,7 +344,7 @@ class Connection:
     # -- the reader: everything the child says -------------------------------------
 
     def _read_stdout(self) -> None:
-        decoder = FrameDecoder(max_frame_bytes=self.config.max_frame_bytes)
+        decoder = FrameDecoder(max_frame_bytes=self.config.max_frame_bytes, prefix_bytes=PEEK_BYTES)
         while True:
             chunk = self.channel.read_stdout()
             for event in decoder.feed(chunk) if chunk else decoder.close():
@@ -356,6 +359,7 @@ class Connection:
             self.diagnose(
                 "oversized-frame", f"frame {event.index} of {event.size} bytes exceeds {event.limit}; dropped"
             )
+            self._oversized_reply(event)
             return
         message = rpc.parse(event.payload)
         if isinstance(message, rpc.Junk):
@@ -366,6 +370,20 @@ class Connection:
             self.children.on_request(message)
         else:
             self._on_notification(message)
+
+    def _oversized_reply(self, event: OversizedFrame) -> None:
+        """An answer over the frame bound is never cut to fit: when its start
+        shows the id of a live call (and no method: it is not a request of
+        the child), that call fails instead of waiting for ever (§0, §1.4b)."""
+        peeked = peek_id(event.prefix)
+        if peeked is None or not _is_int(peeked.value) or b'"method"' in event.prefix:
+            return
+        failed = CallOutcome("invalid", None, message=f"its answer of {event.size} bytes exceeds the frame bound")
+        with self._cond:
+            call = self._calls.get(peeked.value)
+            if call is None or call.state not in (cs.WRITING, cs.WRITTEN):
+                return
+            self._settle(call, None, failed)
 
     def _on_reply(self, reply: rpc.Reply) -> None:
         key = reply.id if isinstance(reply.id, int) and not isinstance(reply.id, bool) else None
@@ -385,14 +403,17 @@ class Connection:
         if kind:
             self.diagnose(kind, why)
 
-    def _settle(self, call: Call, reply: rpc.Reply) -> tuple[str, str]:
-        """Under the lock: the answer to a live call; ("", "") unless it is refused."""
+    def _settle(self, call: Call, reply: rpc.Reply | None, outcome: CallOutcome | None = None) -> tuple[str, str]:
+        """Under the lock: the answer to a live call (or ``outcome`` when its
+        answer could not be read); ("", "") unless it is refused."""
         call.move("response")
         del self._calls[call.id]
         self._release(call)
         self._progress.pop(call.id, None)
         self.children.cancel_owned_by(call)
-        outcome = self._outcome(call, reply)
+        if outcome is None:
+            assert reply is not None
+            outcome = self._outcome(call, reply)
         call.finish(outcome)
         call.settled.set()
         if outcome.status == "invalid" and call.outcome is outcome:

@@ -1922,9 +1922,8 @@ def _fault_2_no_outstanding_limit() -> None:
     Reporter.confirm = confirm  # type: ignore[method-assign]
 
 
-def _fault_1_4b_turn_run_id() -> None:
-    """§1.4b: model_turn_start payloads carry the bare entry id as run_id, without "run:" (seen
-    with session_entries offered at API 0.4, its embedder's choice)."""
+def _offer_session_entries() -> None:
+    """The embedder offers session_entries at API 0.4 (allowed: it routes model-turn hooks)."""
     original = Driver.host_for
 
     def host_for(self: Driver, timing: dict[str, Any]) -> ReferenceHost:
@@ -1934,6 +1933,12 @@ def _fault_1_4b_turn_run_id() -> None:
         return host
 
     Driver.host_for = host_for  # type: ignore[method-assign]
+
+
+def _fault_1_4b_turn_run_id() -> None:
+    """§1.4b: model_turn_start payloads carry the bare entry id as run_id, without "run:" (seen
+    with session_entries offered at API 0.4, its embedder's choice)."""
+    _offer_session_entries()
 
     def change(message: dict[str, Any]) -> dict[str, Any]:
         payload = message["params"].get("payload")
@@ -1977,6 +1982,34 @@ _SECTION_FAULTS: dict[str, Any] = {
     "2.2-0.1-needs-parent": _fault_2_2_0_1_needs_parent,
     "2.7-input-extra-member": _fault_2_7_input_extra_member,
     "3-refusal-decorated": _fault_3_refusal_decorated,
+}
+
+
+# -- faults of fixtures/hosts/1.4b-* and 2-id-budget-*: the last host entries of issue 9 ------------
+
+
+def _fault_1_4b_decisions_accepted() -> None:
+    """§1.4b: a model-turn hook answer is taken like any hook's (deny, session_operation cancel or
+    replace_compaction, prompt context all accepted), with session_entries offered at API 0.4."""
+    _offer_session_entries()
+    results_module.turn_hook_problem = lambda result: None if isinstance(result, dict) else "not an object"  # the fault
+
+
+def _fault_1_4b_oversize_accepted() -> None:
+    """§1.4b: frames from the extension are read whatever their size, so a model-turn answer over
+    the 1 MiB bound is taken (with session_entries offered at API 0.4)."""
+    _offer_session_entries()
+    decoder = connection_module.FrameDecoder
+
+    def unbounded(*, max_frame_bytes: int, prefix_bytes: int = 0) -> Any:
+        return decoder(max_frame_bytes=64 * max_frame_bytes, prefix_bytes=prefix_bytes)  # the fault
+
+    connection_module.FrameDecoder = unbounded  # type: ignore[assignment,misc]
+
+
+_LAST_FAULTS: dict[str, Any] = {
+    "1.4b-decisions-accepted": _fault_1_4b_decisions_accepted,
+    "1.4b-oversize-accepted": _fault_1_4b_oversize_accepted,
 }
 
 
@@ -2058,6 +2091,7 @@ FAULTS: dict[str, Any] = {
     "headless-confirms": lambda: None,  # in Reporter.confirm
     **HANDLING_FAULTS,
     **_SECTION_FAULTS,
+    **_LAST_FAULTS,
 }
 FAULTS.update(LIFECYCLE_FAULTS)  # §5, in their own module
 
