@@ -26,6 +26,7 @@ from conformance.protocol.host_answers import child_id_legal
 from conformance.protocol.host_initialize import offer_from
 from conformance.protocol.limits import (
     MAX_CHILD_ID_BYTES,
+    MAX_CHILD_IDS_PER_GENERATION,
     MAX_FRAME_BYTES,
     MAX_INITIALIZE_COMMANDS,
     MAX_OUTSTANDING_CHILDREN,
@@ -1365,6 +1366,51 @@ def outstanding_children(api_version: str) -> Scenario:
     return run
 
 
+# -- §2 distinct child ids ---------------------------------------------------------------------
+
+# At most this many of the budget's children are unanswered at once: well
+# under §2's 128 outstanding, so only the id budget is ever at stake.
+BUDGET_WINDOW = 64
+
+
+def child_id_budget(api_version: str) -> Scenario:
+    """§2: one generation uses all 65,536 distinct child ids (a method no host
+    serves, answered at once with an error; written in pipelined batches, at
+    most :data:`BUDGET_WINDOW` unanswered), then a confirmation the host would
+    otherwise admit, under an active call: it is the 65,537th id, so the host
+    refuses it (the session judges the answer). Costs tens of thousands of
+    frames: played only when selected (:data:`ON_REQUEST`)."""
+
+    def run(rig: HostRig) -> None:
+        ready(rig, api_version)
+        call, req = start_call(rig)
+        session = rig.session
+        assert session is not None
+        for start in range(0, MAX_CHILD_IDS_PER_GENERATION, BUDGET_WINDOW // 2):
+            rig.until(lambda: session.unresolved <= BUDGET_WINDOW // 2)
+            if session.unresolved > BUDGET_WINDOW // 2:
+                raise HostRejected(f"the host stopped answering child requests after {start:,} of them")
+            end = min(start + BUDGET_WINDOW // 2, MAX_CHILD_IDS_PER_GENERATION)
+            rig.child_requests((f"id-{n}", SYNC_METHOD, {}) for n in range(start, end))
+        rig.until(lambda: session.unresolved == 0)
+        params: dict[str, Any] = {"prompt": "One id too many?", "default": False}
+        if api_version != "0.1":
+            params["parent_request_id"] = req.wire_id
+        _child(rig, "id-over-budget", "confirmation/request", params)
+        rig.respond(req.wire_id, tool_result(api_version))
+        rig.settled(call)
+        shutdown_with(rig, ack=True, exit_after_ack=True)
+
+    run.__name__ = "child-id-budget"
+    return run
+
+
+# Scenarios that cost far more than the rest: played by a certification with
+# the thorough profile, or when a run names them (``only``, a fixture's
+# ``scenarios``); otherwise their requirements stay untested, never pass.
+ON_REQUEST = ("child-id-budget",)
+
+
 # -- §1.9, §2: children of a settled or cancelled parent ------------------------------------
 
 
@@ -1491,6 +1537,7 @@ def scenarios_for(api_version: str) -> list[Scenario]:
         shutdown_exit_after_ack,
         cancel_then_late_response,  # on API 0.1 too: no $/cancelRequest may reach it
         oversized_call,
+        child_id_budget,  # ON_REQUEST
     ]
     if api_version != "0.1":
         makers += [

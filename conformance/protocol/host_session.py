@@ -31,6 +31,7 @@ what the probe sends; machines do.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -563,6 +564,7 @@ def _accepted_limit(result: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
 
 
+@functools.cache  # called for every rule of every host frame
 def host_rule(requirement: str) -> str:
     """The host-side entry of a frame or envelope rule of jsonrpc.decode_*.
 

@@ -2007,7 +2007,20 @@ def _fault_1_4b_oversize_accepted() -> None:
     connection_module.FrameDecoder = unbounded  # type: ignore[assignment,misc]
 
 
+def _fault_2_no_id_budget() -> None:
+    """§2: child requests are admitted however many distinct ids the generation has used."""
+    original = Driver.host_for
+
+    def host_for(self: Driver, timing: dict[str, Any]) -> ReferenceHost:
+        host = original(self, timing)
+        object.__setattr__(host.config, "max_child_ids", 1 << 30)  # the fault
+        return host
+
+    Driver.host_for = host_for  # type: ignore[method-assign]
+
+
 _LAST_FAULTS: dict[str, Any] = {
+    "2-no-id-budget": _fault_2_no_id_budget,
     "1.4b-decisions-accepted": _fault_1_4b_decisions_accepted,
     "1.4b-oversize-accepted": _fault_1_4b_oversize_accepted,
 }
