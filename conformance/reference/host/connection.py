@@ -61,6 +61,9 @@ ENDED = (STOPPED, DEGRADED, CRASHED)
 # writer's queue, a lifecycle/Wave-1 notification is dropped with a
 # diagnostic instead of growing the queue (requests are bounded by admission).
 MAX_QUEUED_NOTIFICATIONS = 1024
+# §2.5: snapshots one generation shows per window (the excess is coalesced).
+PRESENTATION_PER_WINDOW = 32
+PRESENTATION_WINDOW_S = 1.0
 # How much of an oversized frame is kept to read its id (a reply to one of our calls fails).
 PEEK_BYTES = 1024
 
@@ -106,6 +109,10 @@ class Connection:
             channel, self._cond, on_written=self._written, on_failed=self._write_failed, now=runtime.now
         )
         self._progress: dict[int, int] = {}
+        # §2.5 snapshot throttle: the window shown in, snapshots shown in it,
+        # the newest held back (last wins), the window last diagnosed.
+        self._shown_window, self._shown, self._held_diagnosed = -1, 0, -1
+        self._held: dict[str, Any] | None = None
         self.children = ChildRequests(self)
         self.stderr_lines = StderrLines(config.stderr_line_bytes)
         self._ended = runtime.event()
@@ -440,12 +447,50 @@ class Connection:
         if message.method in ("notification", "context/contribution", "status/contribution") or (
             message.method == "presentation/update" and self._presentation_allowed()
         ):
+            if isinstance(message.params, dict) and message.method == "presentation/update":
+                self._present(message.params)
+                return
             if isinstance(message.params, dict):
                 self.events.contribution(self.name, self.generation, message.method, message.params)
                 return
             self.diagnose("bad-frame", f"{message.method} params must be an object; ignored")
             return
         self.diagnose("bad-frame", f"notification {message.method[:80]!r} is not routed; ignored")
+
+    def _present(self, params: dict[str, Any]) -> None:
+        """§2.5: at most 32 snapshots of a generation are shown per one-second
+        window; the excess is held, last wins, and the newest is shown when the
+        next window opens; one diagnostic per throttled window."""
+        with self._cond:
+            window = int(self.runtime.now() // PRESENTATION_WINDOW_S)
+            if window != self._shown_window:
+                self._shown_window, self._shown = window, 0
+            show = self._held is None and self._shown < PRESENTATION_PER_WINDOW
+            flush = not show and self._held is None
+            diagnose = not show and self._held_diagnosed != window
+            if show:
+                self._shown += 1
+            else:
+                self._held = params
+                self._held_diagnosed = window
+        if show:
+            self.events.contribution(self.name, self.generation, "presentation/update", params)
+        if diagnose:
+            self.diagnose("presentation-throttled", f"over {PRESENTATION_PER_WINDOW} snapshots in a second: coalesced")
+        if flush:
+            self.runtime.submit(lambda: self._show_held(window + 1), f"{self.name}-presentation")
+
+    def _show_held(self, window: int) -> None:
+        """Show the newest held snapshot once ``window`` opens."""
+        self.runtime.sleep(window * PRESENTATION_WINDOW_S - self.runtime.now())
+        with self._cond:
+            held, self._held = self._held, None
+            if self._shown_window != window:
+                self._shown_window, self._shown = window, 0
+            self._shown += 1
+            live = self.state in (READY, DRAINING)
+        if held is not None and live:
+            self.events.contribution(self.name, self.generation, "presentation/update", held)
 
     def _presentation_allowed(self) -> bool:
         return self.manifest.api_version != "0.1" and bool(self.manifest.contributes.get("presentation"))

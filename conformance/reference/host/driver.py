@@ -2019,7 +2019,13 @@ def _fault_2_no_id_budget() -> None:
     Driver.host_for = host_for  # type: ignore[method-assign]
 
 
+def _fault_2_5_snapshots_unthrottled() -> None:
+    """§2.5: every presentation snapshot is shown as it comes, however many arrive in a second."""
+    connection_module.PRESENTATION_PER_WINDOW = 1 << 30  # the fault
+
+
 _LAST_FAULTS: dict[str, Any] = {
+    "2.5-snapshots-unthrottled": _fault_2_5_snapshots_unthrottled,
     "2-no-id-budget": _fault_2_no_id_budget,
     "1.4b-decisions-accepted": _fault_1_4b_decisions_accepted,
     "1.4b-oversize-accepted": _fault_1_4b_oversize_accepted,
