@@ -1191,6 +1191,8 @@ def lifecycle_events(api_version: str) -> Scenario:
 # -- §1.11 ----------------------------------------------------------------------------------
 
 SHORTCUT = "probe.shortcut"
+# An owner no host issued to the probe (§2): a made-up instance id.
+FORGED_OWNER = {"extension_instance_id": "probe-forged-instance", "process_generation": 1, "session_id": "forged"}
 SHORTCUT_REGISTER = {"id": SHORTCUT, "key": "ctrl+shift+p", "description": "the probe's shortcut"}
 # One past the 64 deltas a coalesced batch may represent (limits.MESSAGE_BATCH_DELTAS).
 OVERFULL_BATCH = {"message_id": "message-1", "delta": "x", "deltas": MESSAGE_BATCH_DELTAS + 1}
@@ -1236,6 +1238,10 @@ def wave1_notifications(api_version: str) -> Scenario:
             init = next(c.id for c in rig.session.calls.values() if c.method == "initialize")
             late = {"parent_request_id": init, **SHORTCUT_REGISTER, "id": "probe.late"}
             _child(rig, "shortcut-2", "shortcut/register", late)
+            # §2: an owner this generation never issued is refused, never coerced
+            # into a valid one (the session judges it).
+            forged = {**late, "id": "probe.forged", "resource_owner": FORGED_OWNER}
+            _child(rig, "shortcut-3", "shortcut/register", forged)
         call, req = start_call(rig)
         # Every frame the observations caused arrived before this call and was
         # judged: a refused over-full or late batch held the batch rules too.

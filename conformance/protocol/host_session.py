@@ -252,6 +252,7 @@ class ProbeSession:
             outstanding=outstanding,
             distinct=len(self.children) + (earlier is None),
             features=self.view.negotiated.features,
+            owners=frozenset(self.owners),
         )
         if earlier is not None and earlier.state in T.UNRESOLVED_CHILDREN:
             return []  # a duplicate of an outstanding id: answers cannot be told apart, not judged

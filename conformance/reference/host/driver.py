@@ -2024,7 +2024,23 @@ def _fault_2_5_snapshots_unthrottled() -> None:
     connection_module.PRESENTATION_PER_WINDOW = 1 << 30  # the fault
 
 
+def _fault_2_owner_coerced() -> None:
+    """§2: a late shortcut/register that names any resource_owner is admitted as if the owner were valid."""
+    original = ChildRequests._admit
+
+    def admit(self: ChildRequests, key: Any, message: Any) -> Any:
+        refusal = original(self, key, message)
+        params = message.params if isinstance(message.params, dict) else {}
+        if message.method == "shortcut/register" and refusal is not None and "resource_owner" in params:
+            self._conn._enqueue(rpc.frame(rpc.result(message.id, {})), None)  # the fault
+            return None
+        return refusal
+
+    ChildRequests._admit = admit  # type: ignore[method-assign]
+
+
 _LAST_FAULTS: dict[str, Any] = {
+    "2-owner-coerced": _fault_2_owner_coerced,
     "2.5-snapshots-unthrottled": _fault_2_5_snapshots_unthrottled,
     "2-no-id-budget": _fault_2_no_id_budget,
     "1.4b-decisions-accepted": _fault_1_4b_decisions_accepted,
