@@ -38,6 +38,7 @@ from conformance.machines.host_scenarios import (
     HostRejected,
     Scenario,
     initialize_result,
+    judge_refused,
     load_refused,
     offered_features,
     ready,
@@ -544,12 +545,7 @@ def _refuses_results(rig: HostRig, requirement: str, cases: list[tuple[str, dict
         if req is None:
             raise HostRejected("the host never wrote the tool call to the extension")
         rig.respond(req.wire_id, result)
-        settled = rig.settled(call)
-        if settled is None:
-            continue  # never settled: not this rule's concern
-        rig.recorder.exercise(requirement)
-        if settled.params.get("outcome") == "result":
-            rig.recorder.violate(Violation(requirement, f"the host accepted a tool result with {what}"))
+        judge_refused(rig, requirement, call, f"a tool result with {what}")
 
 
 def structured_results(api_version: str) -> Scenario:
@@ -1238,6 +1234,58 @@ def interactive_cap(api_version: str) -> Scenario:
     return run
 
 
+# -- §2.5: the snapshot rate bound ---------------------------------------------------------------
+
+SNAPSHOTS_PER_WINDOW = 32  # §2.5: one generation, one one-second window
+SNAPSHOT_BURST = 100
+
+
+def presentation_rate(api_version: str) -> Scenario:
+    """§2.5 (API 0.2+): under an active call the probe writes 100 valid
+    snapshots (revisions 1-100) in one write. A host shows at most 32 per
+    one-second window and coalesces the rest, last wins, showing the newest
+    when the next window opens. Judged on the driver's presentation
+    contributions: the burst may straddle a window boundary, so up to
+    2 x 32 + 1 may be shown; more fails, and so does never showing revision
+    100 within two windows and a slack (the excess was dropped, not coalesced)."""
+
+    def run(rig: HostRig) -> None:
+        requirement = "EXT-2.5-host-rate-bound"
+        ready(rig, api_version, contributes={**CONTRIBUTES, "presentation": True})
+        call, req = start_call(rig)
+        status = {"state": "active", "label": "probe"}
+        for revision in range(1, SNAPSHOT_BURST + 1):
+            snapshot = {"revision": revision, "status": status, "activities": [], "actions": []}
+            rig.send({"jsonrpc": "2.0", "method": "presentation/update",
+                      "params": {"parent_request_id": req.wire_id, "snapshot": snapshot}})  # fmt: skip
+
+        def revisions() -> list[Any]:
+            events = rig.events("contribution")
+            shown = [e.params.get("value") for e in events if e.params.get("kind") == "presentation"]
+            return [v.get("snapshot", {}).get("revision") if isinstance(v, dict) else None for v in shown]
+
+        newest = rig.until(lambda: SNAPSHOT_BURST in revisions(), 2 * 1.0 + SLACK_S)
+        shown = revisions()
+        if shown:  # a host that shows no snapshot at all (a refusal) is not judged here
+            rig.recorder.exercise(requirement)
+            if len(shown) > 2 * SNAPSHOTS_PER_WINDOW + 1:
+                rig.recorder.violate(
+                    Violation(requirement, f"{len(shown)} of {SNAPSHOT_BURST} snapshots written at once were shown"),
+                    measured={"shown": len(shown)},
+                )
+            elif not newest:
+                rig.recorder.violate(
+                    Violation(requirement, f"the newest snapshot (revision {SNAPSHOT_BURST}) was never shown"),
+                    measured={"waited_s": 2 + SLACK_S},
+                )
+        rig.respond(req.wire_id, tool_result(api_version))
+        rig.settled(call)
+        shutdown_with(rig, ack=True, exit_after_ack=True)
+
+    run.__name__ = "presentation-rate"
+    return run
+
+
 def handling_scenarios(api_version: str) -> list[Scenario]:
     makers: list[Callable[[str], Scenario]] = [
         manifest_read_bound,
@@ -1269,6 +1317,7 @@ def handling_scenarios(api_version: str) -> list[Scenario]:
             lifecycle_default_all,
             wave1_refusal,
             draining,
+            presentation_rate,
         ]
     if api_version == "0.2":
         makers += [agent_sessions_unbound]  # API 0.4 adds a retained-owner contract this does not model

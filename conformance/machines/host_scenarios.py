@@ -26,11 +26,14 @@ from conformance.protocol.host_answers import child_id_legal
 from conformance.protocol.host_initialize import offer_from
 from conformance.protocol.limits import (
     MAX_CHILD_ID_BYTES,
+    MAX_CHILD_IDS_PER_GENERATION,
+    MAX_FRAME_BYTES,
     MAX_INITIALIZE_COMMANDS,
     MAX_OUTSTANDING_CHILDREN,
     MAX_SETTLED_REASON_BYTES,
     MESSAGE_BATCH_DELTAS,
 )
+from conformance.protocol.strict_json import dumps
 from conformance.protocol.violations import Violation
 
 TOOL = "probe"
@@ -1188,6 +1191,8 @@ def lifecycle_events(api_version: str) -> Scenario:
 # -- §1.11 ----------------------------------------------------------------------------------
 
 SHORTCUT = "probe.shortcut"
+# An owner no host issued to the probe (§2): a made-up instance id.
+FORGED_OWNER = {"extension_instance_id": "probe-forged-instance", "process_generation": 1, "session_id": "forged"}
 SHORTCUT_REGISTER = {"id": SHORTCUT, "key": "ctrl+shift+p", "description": "the probe's shortcut"}
 # One past the 64 deltas a coalesced batch may represent (limits.MESSAGE_BATCH_DELTAS).
 OVERFULL_BATCH = {"message_id": "message-1", "delta": "x", "deltas": MESSAGE_BATCH_DELTAS + 1}
@@ -1233,6 +1238,10 @@ def wave1_notifications(api_version: str) -> Scenario:
             init = next(c.id for c in rig.session.calls.values() if c.method == "initialize")
             late = {"parent_request_id": init, **SHORTCUT_REGISTER, "id": "probe.late"}
             _child(rig, "shortcut-2", "shortcut/register", late)
+            # §2: an owner this generation never issued is refused, never coerced
+            # into a valid one (the session judges it).
+            forged = {**late, "id": "probe.forged", "resource_owner": FORGED_OWNER}
+            _child(rig, "shortcut-3", "shortcut/register", forged)
         call, req = start_call(rig)
         # Every frame the observations caused arrived before this call and was
         # judged: a refused over-full or late batch held the batch rules too.
@@ -1249,14 +1258,36 @@ def wave1_notifications(api_version: str) -> Scenario:
 
 TURN_HOOK = "model_turn_start"
 TURN_PAYLOAD = {"kind": TURN_HOOK, "run_id": "run:001", "turn_index": 0, "timestamp_ms": 1791129600000}
+CONTINUE = {"action": "continue"}
+# §1.4b: answers both model-turn observations refuse (the ordinary envelope
+# with session_operation continue is all they take). "Unrelated hook effects"
+# are not sent: the text names none of them.
+BAD_TURN_DECISIONS: tuple[tuple[dict[str, Any], str], ...] = (
+    ({"disposition": {"action": "deny", "reason": "the probe objects"}}, "a deny disposition"),
+    ({"disposition": CONTINUE, "session_operation": {"action": "cancel"}}, "session_operation cancel"),
+    (
+        {"disposition": CONTINUE, "session_operation": {"action": "replace_compaction"}},
+        "session_operation replace_compaction",
+    ),
+    (
+        {"disposition": CONTINUE, "context": [{"label": "probe", "content": "x", "placement": "system_suffix"}]},
+        "a prompt-context contribution",
+    ),
+)
+# §1.4b: an answer over the §0 frame bound (by more than the line feed whose
+# counting the text leaves open) makes the invocation fail.
+OVERSIZED_TURN_BYTES = MAX_FRAME_BYTES + 64 * 1024
 
 
 def model_turn_hooks(api_version: str) -> Scenario:
     """§1.4b (API 0.4): the manifest declares model_turn_start; when the host
     offers session_entries the probe accepts it and the driver runs the hook
-    with a valid payload. The session judges the payload the host writes
-    (kind, run_id, turn_index, timestamp_ms). A host that never offers
-    session_entries leaves the rule untested."""
+    with a valid payload (the session judges the payload the host writes:
+    kind, run_id, turn_index, timestamp_ms). Then the hook is run once per
+    decision the host must refuse (deny, session_operation cancel or
+    replace_compaction, prompt context) and once more, answered with a frame
+    over the bound: none of these may settle as a result. A host that never
+    offers session_entries leaves the rules untested."""
 
     def run(rig: HostRig) -> None:
         def answer(params: Any) -> dict[str, Any]:
@@ -1270,16 +1301,49 @@ def model_turn_hooks(api_version: str) -> Scenario:
             raise HostRejected(f"the host did not accept a valid initialize answer: {loaded}")
         if rig.session is not None and rig.session.negotiated is not None:
             rig.recorder.negotiated_features.update(rig.session.negotiated.features)
-        if "session_entries" in offered_features(rig):
-            call, refused = rig.call("hook/run", {"hook": TURN_HOOK, "payload": dict(TURN_PAYLOAD)})
-            req = None if isinstance(refused, OperationError) else rig.next_request("hook/run")
-            if req is not None:
-                rig.respond_error(req.wire_id, -32603, "the probe declines")
-                rig.settled(call)
+        if "session_entries" in offered_features(rig) and (turn := _turn_hook(rig)) is not None:
+            rig.respond_error(turn[1].wire_id, -32603, "the probe declines")
+            rig.settled(turn[0])
+            for result, what in BAD_TURN_DECISIONS:
+                if (turn := _turn_hook(rig)) is None:
+                    break
+                rig.respond(turn[1].wire_id, result)
+                judge_refused(rig, "EXT-1.4b-host-rejects-bad-decisions", turn[0], f"a model-turn answer with {what}")
+            if (turn := _turn_hook(rig)) is not None:
+                frame = dumps(rig.answering(turn[1].wire_id, {"disposition": CONTINUE}))
+                rig.write(padded(frame, OVERSIZED_TURN_BYTES) + b"\n", {"shape": f"padded to {OVERSIZED_TURN_BYTES}"})
+                what = f"a model-turn answer of {OVERSIZED_TURN_BYTES:,} bytes (bound {MAX_FRAME_BYTES:,})"
+                judge_refused(rig, "EXT-1.4b-host-oversize-fails", turn[0], what)
         shutdown_with(rig, ack=True, exit_after_ack=True)
 
     run.__name__ = "model-turn-hooks"
     return run
+
+
+def _turn_hook(rig: HostRig) -> tuple[str, HostRequest] | None:
+    """Run model_turn_start through the driver: (call id, the frame the probe got), or None."""
+    call, refused = rig.call("hook/run", {"hook": TURN_HOOK, "payload": dict(TURN_PAYLOAD)})
+    req = None if isinstance(refused, OperationError) else rig.next_request("hook/run")
+    return None if req is None else (call, req)
+
+
+def judge_refused(rig: HostRig, requirement: str, call: str, what: str) -> None:
+    """An answer the host must refuse: ``call`` may settle as anything but a
+    ``result`` (``failed`` is the contract's word; ``error`` passes too). A
+    call that never settles is not these rules' concern."""
+    settled = rig.settled(call)
+    if settled is None:
+        return
+    rig.recorder.exercise(requirement)
+    if settled.params.get("outcome") == "result":
+        rig.recorder.violate(Violation(requirement, f"the host accepted {what}"))
+
+
+def padded(payload: bytes, size: int | None) -> bytes:
+    """``payload`` (a JSON object) grown to ``size`` bytes with spaces before its last brace."""
+    if size is None or size <= len(payload):
+        return payload
+    return payload[:-1] + b" " * (size - len(payload)) + payload[-1:]
 
 
 # -- §2 outstanding children -----------------------------------------------------------------
@@ -1306,6 +1370,51 @@ def outstanding_children(api_version: str) -> Scenario:
 
     run.__name__ = "outstanding-children"
     return run
+
+
+# -- §2 distinct child ids ---------------------------------------------------------------------
+
+# At most this many of the budget's children are unanswered at once: well
+# under §2's 128 outstanding, so only the id budget is ever at stake.
+BUDGET_WINDOW = 64
+
+
+def child_id_budget(api_version: str) -> Scenario:
+    """§2: one generation uses all 65,536 distinct child ids (a method no host
+    serves, answered at once with an error; written in pipelined batches, at
+    most :data:`BUDGET_WINDOW` unanswered), then a confirmation the host would
+    otherwise admit, under an active call: it is the 65,537th id, so the host
+    refuses it (the session judges the answer). Costs tens of thousands of
+    frames: played only when selected (:data:`ON_REQUEST`)."""
+
+    def run(rig: HostRig) -> None:
+        ready(rig, api_version)
+        call, req = start_call(rig)
+        session = rig.session
+        assert session is not None
+        for start in range(0, MAX_CHILD_IDS_PER_GENERATION, BUDGET_WINDOW // 2):
+            rig.until(lambda: session.unresolved <= BUDGET_WINDOW // 2)
+            if session.unresolved > BUDGET_WINDOW // 2:
+                raise HostRejected(f"the host stopped answering child requests after {start:,} of them")
+            end = min(start + BUDGET_WINDOW // 2, MAX_CHILD_IDS_PER_GENERATION)
+            rig.child_requests((f"id-{n}", SYNC_METHOD, {}) for n in range(start, end))
+        rig.until(lambda: session.unresolved == 0)
+        params: dict[str, Any] = {"prompt": "One id too many?", "default": False}
+        if api_version != "0.1":
+            params["parent_request_id"] = req.wire_id
+        _child(rig, "id-over-budget", "confirmation/request", params)
+        rig.respond(req.wire_id, tool_result(api_version))
+        rig.settled(call)
+        shutdown_with(rig, ack=True, exit_after_ack=True)
+
+    run.__name__ = "child-id-budget"
+    return run
+
+
+# Scenarios that cost far more than the rest: played by a certification with
+# the thorough profile, or when a run names them (``only``, a fixture's
+# ``scenarios``); otherwise their requirements stay untested, never pass.
+ON_REQUEST = ("child-id-budget",)
 
 
 # -- §1.9, §2: children of a settled or cancelled parent ------------------------------------
@@ -1434,6 +1543,7 @@ def scenarios_for(api_version: str) -> list[Scenario]:
         shutdown_exit_after_ack,
         cancel_then_late_response,  # on API 0.1 too: no $/cancelRequest may reach it
         oversized_call,
+        child_id_budget,  # ON_REQUEST
     ]
     if api_version != "0.1":
         makers += [

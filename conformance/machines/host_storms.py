@@ -44,6 +44,7 @@ from dataclasses import dataclass
 from conformance.machines.host_scenarios import (
     SLACK_S,
     initialize_result,
+    padded,
     ready,
     shutdown_with,
     start_call,
@@ -208,13 +209,6 @@ def answer_shaped(rig: HostRig, calls: list[tuple[str, HostRequest]], shape: str
         rig.write(data, {"shape": shape})
     for call, _ in calls:
         _delivered(rig, call, shape)
-
-
-def padded(payload: bytes, size: int | None) -> bytes:
-    """``payload`` (a JSON object) grown to ``size`` bytes with spaces before its last brace."""
-    if size is None or size <= len(payload):
-        return payload
-    return payload[:-1] + b" " * (size - len(payload)) + payload[-1:]
 
 
 def unjudged_then_answered(rig: HostRig, call: str, req: HostRequest, size: int, api_version: str) -> None:

@@ -267,8 +267,16 @@ class HostRig:
 
     def child_request(self, cid: Any, method: str, params: Any) -> None:
         """A request of the probe to the host (§2)."""
-        self._judge(lambda s: s.sent_child(cid, method, params))
-        self.send(jsonrpc.request(cid, method, params))
+        self.child_requests([(cid, method, params)])
+
+    def child_requests(self, requests: Iterable[tuple[Any, str, Any]]) -> None:
+        """Requests of the probe to the host, (id, method, params) each, all in
+        one write (pipelined): each is judged as sent before the bytes go."""
+        data = []
+        for cid, method, params in requests:
+            self._judge(lambda s: s.sent_child(cid, method, params))  # noqa: B023 -- called at once
+            data.append(dumps(jsonrpc.request(cid, method, params)) + b"\n")
+        self.write(b"".join(data))
 
     def command(self, message: dict[str, Any]) -> None:
         """A probe control command (not a frame); recorded as a trace action."""

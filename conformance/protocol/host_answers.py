@@ -95,6 +95,7 @@ def child_refusals(
     outstanding: int,
     distinct: int,
     features: frozenset[str] = frozenset(),
+    owners: frozenset[tuple[str, int]] = frozenset(),
 ) -> tuple[Refusal, ...]:
     """The rules that oblige the host to refuse this child request.
 
@@ -103,7 +104,9 @@ def child_refusals(
     None when parent_request_id names no host request of this generation.
     ``features``: what was negotiated; the Wave-1 owner rule (and its -32002)
     binds only a host that serves the request, i.e. negotiated its feature --
-    any other host may refuse it as an unknown method.
+    any other host may refuse it as an unknown method. ``owners``: the
+    (extension_instance_id, process_generation) pairs the host issued in
+    this generation; an explicit owner naming none of them is invalid.
     """
     out: list[Refusal] = []
     if not child_id_legal(cid):
@@ -138,7 +141,20 @@ def child_refusals(
             out.append(
                 Refusal("EXT-2-host-wave1-owner-precedence", "its parent settled and it names no resource_owner")
             )
+        elif not _issued(args["resource_owner"], owners):
+            why = "its parent settled and its resource_owner is not one this generation issued"
+            out.append(Refusal("EXT-2-host-owner-never-coerced", why))
     return tuple(out)
+
+
+def _issued(owner: object, owners: frozenset[tuple[str, int]]) -> bool:
+    """The owner names an instance id and process generation the host issued
+    (its session id is not judged: the probe cannot tell which the host issued)."""
+    instance = owner.get("extension_instance_id") if isinstance(owner, dict) else None
+    generation = owner.get("process_generation") if isinstance(owner, dict) else None
+    if not isinstance(instance, str) or isinstance(generation, bool) or not isinstance(generation, int):
+        return False
+    return (instance, generation) in owners
 
 
 def _parent_refusals(params: Mapping[str, Any], parent: ParentInfo | None) -> list[Refusal]:

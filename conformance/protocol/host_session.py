@@ -31,6 +31,7 @@ what the probe sends; machines do.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -114,6 +115,10 @@ class ProbeSession:
     oversized_seen: int = 0  # host frames over the bound (not decoded)
     children_sent: int = 0
     unechoable: list[Any] = field(default_factory=list)  # keys of children sent with an illegal id, unanswered
+    # Children in T.UNRESOLVED_CHILDREN, kept as a count (updated by every
+    # state change, in _move_child) so §2's outstanding bound costs O(1) per
+    # child even at the 65,536 ids one generation may use.
+    unresolved: int = 0
 
     # -- queries ------------------------------------------------------------
     def call(self, rid: JsonRpcId) -> HostCall | None:
@@ -236,7 +241,7 @@ class ProbeSession:
         parent_id = args.get("parent_request_id")
         parent_key = host_key(parent_id) if isinstance(parent_id, int) and not isinstance(parent_id, bool) else None
         earlier = self.children.get(key)
-        outstanding = sum(c.state in T.UNRESOLVED_CHILDREN for c in self.children.values()) + 1
+        outstanding = self.unresolved + 1
         refusals = child_refusals(
             method,
             params,
@@ -247,6 +252,7 @@ class ProbeSession:
             outstanding=outstanding,
             distinct=len(self.children) + (earlier is None),
             features=self.view.negotiated.features,
+            owners=frozenset(self.owners),
         )
         if earlier is not None and earlier.state in T.UNRESOLVED_CHILDREN:
             return []  # a duplicate of an outstanding id: answers cannot be told apart, not judged
@@ -254,6 +260,7 @@ class ProbeSession:
         owner = parent_key if is_operation_scoped(method) else None
         self.children[key] = ProbeChild(cid, method, params, refusals, owner, seq=self.children_sent)
         self.children_sent += 1
+        self.unresolved += 1  # a new child is outstanding (an earlier one of this id was resolved)
         if not child_id_legal(cid):
             self.unechoable.append(key)  # §2: the host may answer an id it cannot echo with id null
         return []
@@ -440,7 +447,7 @@ class ProbeSession:
             self._parent_ended(key)  # §1.9: its unresolved children are owed a cancel too
         elif child is not None:
             out.append(Exercise("EXT-1.9-host-one-cancel-notification"))
-            child.state, broken = T.CHILD[(child.state, ChildInput.CANCEL)]
+            broken = self._move_child(child, ChildInput.CANCEL)
         elif key in self.earlier.host_ids or key in self.earlier.child_ids:
             return [*out, Violation("EXT-5-host-generation-boundary", _crossed("cancel", rid), _CANCEL_ID)]
         elif self.oversized_seen:
@@ -474,7 +481,7 @@ class ProbeSession:
         if child is None:
             return out + self._unmatched_answer(msg)
         first = child.state in T.UNRESOLVED_CHILDREN or child.state is Child.CANCELLED
-        child.state, broken = T.CHILD[(child.state, ChildInput.ANSWER)]
+        broken = self._move_child(child, ChildInput.ANSWER)
         if broken is not None:
             out.append(Violation(broken, f"{child.method} {excerpt(msg.id)} was answered a second time"))
         if first:
@@ -527,7 +534,15 @@ class ProbeSession:
     def _parent_ended(self, key: Any) -> None:
         for child in self.children.values():
             if child.parent == key:
-                child.state = T.CHILD[(child.state, ChildInput.PARENT_SETTLED)][0]
+                self._move_child(child, ChildInput.PARENT_SETTLED)
+
+    def _move_child(self, child: ProbeChild, event: ChildInput) -> str | None:
+        """Every change of a child's state goes through here (the count of
+        unresolved children follows it); returns the requirement broken."""
+        before = child.state in T.UNRESOLVED_CHILDREN
+        child.state, broken = T.CHILD[(child.state, event)]
+        self.unresolved += (child.state in T.UNRESOLVED_CHILDREN) - before
+        return broken
 
     def _admitted(self, child: ProbeChild, msg: Response | ErrorResponse) -> None:
         params = child.params if isinstance(child.params, dict) else {}
@@ -550,6 +565,7 @@ def _accepted_limit(result: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
 
 
+@functools.cache  # called for every rule of every host frame
 def host_rule(requirement: str) -> str:
     """The host-side entry of a frame or envelope rule of jsonrpc.decode_*.
 

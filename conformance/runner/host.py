@@ -28,7 +28,7 @@ from conformance.evidence import Recorder, StepContext
 from conformance.machines.host import machine_for
 from conformance.machines.host_handling import handling_scenarios
 from conformance.machines.host_lifecycle import SCALED_DRAIN_MS, lifecycle_scenarios, state_judge
-from conformance.machines.host_scenarios import HostRejected, Scenario, scenarios_for
+from conformance.machines.host_scenarios import ON_REQUEST, HostRejected, Scenario, scenarios_for
 from conformance.machines.host_storms import SCALED_BACKOFF, machine_scenarios
 from conformance.manifest import OCTET_VERSION, Manifest
 from conformance.peers.host_driver import DriverError, HostDriver
@@ -119,12 +119,21 @@ def _drive(
         recorder.harness_errors.append(f"driver: the host does not load API {api_version} ({info.api_versions})")
     else:
         options = options if options is not None else _rig_options(driver, patience_s)
-        skip = NEEDS_PROCESSES if options.get("idle_wait") is not None else ()
+        skip = skipped_scenarios(profile, only, simulated=options.get("idle_wait") is not None)
         _scenarios(driver, listener, recorder, api_version, options, only, skip)
         if machine:
             _run_machine(driver, listener, recorder, api_version, options, profile, run_seed)
     driver.request("shutdown", {}, 15.0)
     return info.host_name or "host", info.host_version or "?"
+
+
+def skipped_scenarios(profile: Profile, only: tuple[str, ...], *, simulated: bool) -> tuple[str, ...]:
+    """Name prefixes of the scenarios a run leaves out: those needing real
+    processes when simulated, and the costly :data:`ON_REQUEST` ones unless
+    the profile is thorough or the run names its scenarios (``only``). A
+    scenario left out leaves its requirements untested, never passed."""
+    skip = NEEDS_PROCESSES if simulated else ()
+    return skip if profile.name == "thorough" or only else (*skip, *ON_REQUEST)
 
 
 def _certify_simulated(
@@ -226,7 +235,7 @@ def _scenarios(
         if only and not scenario.__name__.startswith(only):
             continue
         if skip and scenario.__name__.startswith(skip):
-            continue  # needs real processes: judged by subprocess runs
+            continue  # needs real processes (simulated runs), or played only on request
         recorder.context = StepContext(scenario=scenario.__name__, api=api_version)
         rig = HostRig(driver, listener, recorder, **options)
         before = frozenset(recorder.violations)

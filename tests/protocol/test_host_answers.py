@@ -78,8 +78,21 @@ def test_wave1_settled_parent_without_owner() -> None:
         "EXT-2-host-wave1-owner-precedence",
     )
     owner = {"parent_request_id": 2, "resource_owner": {}}
-    # validity of the owner is host state: undecided
-    assert refusals("composer/get", owner, parent=settled, features=composer) == ()
+    # an owner naming no instance and generation this generation issued is never coerced
+    assert refusals("composer/get", owner, parent=settled, features=composer) == ("EXT-2-host-owner-never-coerced",)
+    issued = {"extension_instance_id": "i-1", "process_generation": 3, "session_id": "s"}
+    valid = {"parent_request_id": 2, "resource_owner": issued}
+    owners = frozenset({("i-1", 3)})
+    # whether the session id is one the host issued is host state: not judged
+    assert refusals("composer/get", valid, parent=settled, features=composer, owners=owners) == ()
+    stale = {"parent_request_id": 2, "resource_owner": {**issued, "process_generation": 2}}
+    assert refusals("composer/get", stale, parent=settled, features=composer, owners=owners) == (
+        "EXT-2-host-owner-never-coerced",
+    )
+    odd = {"parent_request_id": 2, "resource_owner": {"extension_instance_id": [], "process_generation": {}}}
+    assert refusals("composer/get", odd, parent=settled, features=composer, owners=owners) == (
+        "EXT-2-host-owner-never-coerced",
+    )
     # a host that does not serve composer/get may refuse it as an unknown method
     assert refusals("composer/get", {"parent_request_id": 2}, parent=settled) == ()
 

@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 
 from conformance.protocol.framing import FrameDecoder
 from conformance.protocol.host_session import ProbeSession
-from conformance.protocol.host_tables import Child, Life, LifeInput
+from conformance.protocol.host_tables import UNRESOLVED_CHILDREN, Child, Life, LifeInput
 from conformance.protocol.jsonrpc import decode_event
 from conformance.protocol.limits import MAX_CHILD_ID_BYTES, MAX_FRAME_BYTES, MAX_OUTSTANDING_CHILDREN
 from conformance.protocol.violations import Exercise, Finding, Violation
@@ -351,6 +351,24 @@ def test_outstanding_children_n_minus_1_n_n_plus_1(count: int) -> None:
     assert violated(s.received(result(count - 1, {"confirmed": True}))) == expected
 
 
+def test_unresolved_children_are_counted_through_every_change() -> None:
+    s = ready()
+    s.received(request(2, "tool/call", tool_call()))
+    for cid in ("a", "b", "c"):
+        s.sent_child(cid, "confirmation/request", confirm())
+    s.sent_child("x", "x/unknown", {})  # not operation-scoped: outlives its parent
+    assert s.unresolved == 4
+    s.received(result("a", {"confirmed": False}))  # answered
+    s.received(notification("$/cancelRequest", {"id": "b"}))  # cancelled
+    assert s.unresolved == 2
+    s.answered(2, result={"content": [{"type": "text", "text": "x"}], "is_error": False})  # "c" is orphaned
+    assert s.unresolved == 2
+    s.received(notification("$/cancelRequest", {"id": "c"}))
+    s.sent_child("a", "x/unknown", {})  # a resolved id, reused
+    s.sent_child("x", "x/unknown", {})  # a duplicate of an outstanding id: not a new child
+    assert s.unresolved == 2
+
+
 def test_wave1_with_settled_parent_and_no_owner_needs_minus_32002() -> None:
     s = ready(features=["composer"])
     s.received(request(2, "tool/call", tool_call()))
@@ -477,6 +495,8 @@ def test_any_host_frame_sequence_only_yields_findings(api: str, steps: list[Any]
             out = s.sent_child(rid, method, params)
         assert all(isinstance(f, Exercise | Violation) for f in out)
         assert all(f.requirement in KNOWN for f in out)
+        # The O(1) count of unresolved children follows every state change.
+        assert s.unresolved == sum(c.state in UNRESOLVED_CHILDREN for c in s.children.values())
 
 
 def test_probe_wrote_classifies_the_probes_frames() -> None:

@@ -1798,3 +1798,20 @@ def test_model_turn_hooks_need_session_entries_and_a_well_formed_payload(payload
     assert (params_problem("hook/run", params, "0.4", frozenset({"session_entries"})) is None) is ok
     assert params_problem("hook/run", params, "0.4") is not None
     assert params_problem("hook/run", params, "0.2", frozenset({"session_entries"})) is not None
+
+
+def test_model_turn_answers_take_only_the_plain_envelope() -> None:
+    from conformance.reference.host.results import turn_hook_problem
+
+    assert turn_hook_problem({}) is None
+    ok = {"disposition": {"action": "continue"}, "notifications": [], "session_operation": {"action": "continue"}}
+    assert turn_hook_problem(ok) is None
+    for bad in (
+        {"disposition": {"action": "deny", "reason": "no"}},
+        {"session_operation": {"action": "cancel"}},
+        {"session_operation": {"action": "replace_compaction"}},
+        {"context": [{"label": "l", "content": "c"}]},
+        {"retry": {"after_ms": 5}},
+        [],
+    ):
+        assert turn_hook_problem(bad) is not None, bad

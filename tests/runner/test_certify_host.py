@@ -11,7 +11,7 @@ import pytest
 from conformance.cli import main
 from conformance.machines.host_scenarios import _alive
 from conformance.peers.probe import ProbeListener
-from conformance.runner.host import REFERENCE_DRIVER, certify_host
+from conformance.runner.host import REFERENCE_DRIVER, certify_host, skipped_scenarios
 from conformance.runner.profiles import PROFILES
 from conformance.transport.process import SPAWNED_GROUPS, group_exists
 
@@ -25,6 +25,9 @@ def test_reference_host_certifies_clean(api_version: str) -> None:
     bad = [(v.requirement.id, v.verdict, v.evidence) for v in run.verdicts if v.verdict in ("fail", "warn", "error")]
     assert not bad
     assert run.role == "host" and run.manifest.name == "octet-reference-host"
+    # The 65,537-id scenario is played on request only: its entry is untested here, not passed.
+    budget = next(v for v in run.verdicts if v.requirement.id == "EXT-2-host-refuses-over-id-budget")
+    assert budget.verdict == "untested"
     assert len(listener.links) >= 10  # every scenario started its own probe generation
     assert not [g for g in SPAWNED_GROUPS[groups_before:] if group_exists(g)]
     assert not [pid for link in listener.links for pid in link.pids() if _alive(pid)]
@@ -73,3 +76,11 @@ def test_host_failure_trace_replays_with_one_command(tmp_path: Path, capsys: pyt
     assert trace is not None and flagged[0].replay == f"octet-conformance replay {trace}"
     assert main(["replay", trace, "--runs", "2"]) == 1
     assert "reproduced 2/2" in capsys.readouterr().out
+
+
+def test_costly_scenarios_are_played_by_the_thorough_profile_or_on_request() -> None:
+    quick, thorough = PROFILES["quick"], PROFILES["thorough"]
+    assert "child-id-budget" in skipped_scenarios(quick, (), simulated=False)
+    assert "child-id-budget" in skipped_scenarios(PROFILES["default"], (), simulated=True)
+    assert "child-id-budget" not in skipped_scenarios(thorough, (), simulated=False)
+    assert "child-id-budget" not in skipped_scenarios(quick, ("child-id-budget",), simulated=False)

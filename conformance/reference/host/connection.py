@@ -19,7 +19,8 @@ import collections
 from collections.abc import Callable
 from typing import Any, TypeGuard
 
-from conformance.protocol.framing import Frame, FrameDecoder, FrameEvent
+from conformance.protocol.framing import Frame, FrameDecoder, FrameEvent, OversizedFrame
+from conformance.protocol.id_peek import peek_id
 
 from . import calls as cs
 from . import jsonrpc as rpc
@@ -60,6 +61,11 @@ ENDED = (STOPPED, DEGRADED, CRASHED)
 # writer's queue, a lifecycle/Wave-1 notification is dropped with a
 # diagnostic instead of growing the queue (requests are bounded by admission).
 MAX_QUEUED_NOTIFICATIONS = 1024
+# §2.5: snapshots one generation shows per window (the excess is coalesced).
+PRESENTATION_PER_WINDOW = 32
+PRESENTATION_WINDOW_S = 1.0
+# How much of an oversized frame is kept to read its id (a reply to one of our calls fails).
+PEEK_BYTES = 1024
 
 
 class Connection:
@@ -103,6 +109,10 @@ class Connection:
             channel, self._cond, on_written=self._written, on_failed=self._write_failed, now=runtime.now
         )
         self._progress: dict[int, int] = {}
+        # §2.5 snapshot throttle: the window shown in, snapshots shown in it,
+        # the newest held back (last wins), the window last diagnosed.
+        self._shown_window, self._shown, self._held_diagnosed = -1, 0, -1
+        self._held: dict[str, Any] | None = None
         self.children = ChildRequests(self)
         self.stderr_lines = StderrLines(config.stderr_line_bytes)
         self._ended = runtime.event()
@@ -341,7 +351,7 @@ class Connection:
     # -- the reader: everything the child says -------------------------------------
 
     def _read_stdout(self) -> None:
-        decoder = FrameDecoder(max_frame_bytes=self.config.max_frame_bytes)
+        decoder = FrameDecoder(max_frame_bytes=self.config.max_frame_bytes, prefix_bytes=PEEK_BYTES)
         while True:
             chunk = self.channel.read_stdout()
             for event in decoder.feed(chunk) if chunk else decoder.close():
@@ -356,6 +366,7 @@ class Connection:
             self.diagnose(
                 "oversized-frame", f"frame {event.index} of {event.size} bytes exceeds {event.limit}; dropped"
             )
+            self._oversized_reply(event)
             return
         message = rpc.parse(event.payload)
         if isinstance(message, rpc.Junk):
@@ -366,6 +377,20 @@ class Connection:
             self.children.on_request(message)
         else:
             self._on_notification(message)
+
+    def _oversized_reply(self, event: OversizedFrame) -> None:
+        """An answer over the frame bound is never cut to fit: when its start
+        shows the id of a live call (and no method: it is not a request of
+        the child), that call fails instead of waiting for ever (§0, §1.4b)."""
+        peeked = peek_id(event.prefix)
+        if peeked is None or not _is_int(peeked.value) or b'"method"' in event.prefix:
+            return
+        failed = CallOutcome("invalid", None, message=f"its answer of {event.size} bytes exceeds the frame bound")
+        with self._cond:
+            call = self._calls.get(peeked.value)
+            if call is None or call.state not in (cs.WRITING, cs.WRITTEN):
+                return
+            self._settle(call, None, failed)
 
     def _on_reply(self, reply: rpc.Reply) -> None:
         key = reply.id if isinstance(reply.id, int) and not isinstance(reply.id, bool) else None
@@ -385,14 +410,17 @@ class Connection:
         if kind:
             self.diagnose(kind, why)
 
-    def _settle(self, call: Call, reply: rpc.Reply) -> tuple[str, str]:
-        """Under the lock: the answer to a live call; ("", "") unless it is refused."""
+    def _settle(self, call: Call, reply: rpc.Reply | None, outcome: CallOutcome | None = None) -> tuple[str, str]:
+        """Under the lock: the answer to a live call (or ``outcome`` when its
+        answer could not be read); ("", "") unless it is refused."""
         call.move("response")
         del self._calls[call.id]
         self._release(call)
         self._progress.pop(call.id, None)
         self.children.cancel_owned_by(call)
-        outcome = self._outcome(call, reply)
+        if outcome is None:
+            assert reply is not None
+            outcome = self._outcome(call, reply)
         call.finish(outcome)
         call.settled.set()
         if outcome.status == "invalid" and call.outcome is outcome:
@@ -419,12 +447,50 @@ class Connection:
         if message.method in ("notification", "context/contribution", "status/contribution") or (
             message.method == "presentation/update" and self._presentation_allowed()
         ):
+            if isinstance(message.params, dict) and message.method == "presentation/update":
+                self._present(message.params)
+                return
             if isinstance(message.params, dict):
                 self.events.contribution(self.name, self.generation, message.method, message.params)
                 return
             self.diagnose("bad-frame", f"{message.method} params must be an object; ignored")
             return
         self.diagnose("bad-frame", f"notification {message.method[:80]!r} is not routed; ignored")
+
+    def _present(self, params: dict[str, Any]) -> None:
+        """§2.5: at most 32 snapshots of a generation are shown per one-second
+        window; the excess is held, last wins, and the newest is shown when the
+        next window opens; one diagnostic per throttled window."""
+        with self._cond:
+            window = int(self.runtime.now() // PRESENTATION_WINDOW_S)
+            if window != self._shown_window:
+                self._shown_window, self._shown = window, 0
+            show = self._held is None and self._shown < PRESENTATION_PER_WINDOW
+            flush = not show and self._held is None
+            diagnose = not show and self._held_diagnosed != window
+            if show:
+                self._shown += 1
+            else:
+                self._held = params
+                self._held_diagnosed = window
+        if show:
+            self.events.contribution(self.name, self.generation, "presentation/update", params)
+        if diagnose:
+            self.diagnose("presentation-throttled", f"over {PRESENTATION_PER_WINDOW} snapshots in a second: coalesced")
+        if flush:
+            self.runtime.submit(lambda: self._show_held(window + 1), f"{self.name}-presentation")
+
+    def _show_held(self, window: int) -> None:
+        """Show the newest held snapshot once ``window`` opens."""
+        self.runtime.sleep(window * PRESENTATION_WINDOW_S - self.runtime.now())
+        with self._cond:
+            held, self._held = self._held, None
+            if self._shown_window != window:
+                self._shown_window, self._shown = window, 0
+            self._shown += 1
+            live = self.state in (READY, DRAINING)
+        if held is not None and live:
+            self.events.contribution(self.name, self.generation, "presentation/update", held)
 
     def _presentation_allowed(self) -> bool:
         return self.manifest.api_version != "0.1" and bool(self.manifest.contributes.get("presentation"))

@@ -37,6 +37,7 @@ KINDS = (
     "exit",  # the child exited or was killed
     "shutdown",  # a shutdown stage timed out (§1.8)
     "supervisor",  # backoff, restart, park (§5)
+    "presentation-throttled",  # snapshots over the §2.5 rate were coalesced (one per window)
 )
 
 DiagnosticSink = Callable[[Diagnostic], None]

@@ -1922,9 +1922,8 @@ def _fault_2_no_outstanding_limit() -> None:
     Reporter.confirm = confirm  # type: ignore[method-assign]
 
 
-def _fault_1_4b_turn_run_id() -> None:
-    """§1.4b: model_turn_start payloads carry the bare entry id as run_id, without "run:" (seen
-    with session_entries offered at API 0.4, its embedder's choice)."""
+def _offer_session_entries() -> None:
+    """The embedder offers session_entries at API 0.4 (allowed: it routes model-turn hooks)."""
     original = Driver.host_for
 
     def host_for(self: Driver, timing: dict[str, Any]) -> ReferenceHost:
@@ -1934,6 +1933,12 @@ def _fault_1_4b_turn_run_id() -> None:
         return host
 
     Driver.host_for = host_for  # type: ignore[method-assign]
+
+
+def _fault_1_4b_turn_run_id() -> None:
+    """§1.4b: model_turn_start payloads carry the bare entry id as run_id, without "run:" (seen
+    with session_entries offered at API 0.4, its embedder's choice)."""
+    _offer_session_entries()
 
     def change(message: dict[str, Any]) -> dict[str, Any]:
         payload = message["params"].get("payload")
@@ -1977,6 +1982,69 @@ _SECTION_FAULTS: dict[str, Any] = {
     "2.2-0.1-needs-parent": _fault_2_2_0_1_needs_parent,
     "2.7-input-extra-member": _fault_2_7_input_extra_member,
     "3-refusal-decorated": _fault_3_refusal_decorated,
+}
+
+
+# -- faults of fixtures/hosts/1.4b-* and 2-id-budget-*: the last host entries of issue 9 ------------
+
+
+def _fault_1_4b_decisions_accepted() -> None:
+    """§1.4b: a model-turn hook answer is taken like any hook's (deny, session_operation cancel or
+    replace_compaction, prompt context all accepted), with session_entries offered at API 0.4."""
+    _offer_session_entries()
+    results_module.turn_hook_problem = lambda result: None if isinstance(result, dict) else "not an object"  # the fault
+
+
+def _fault_1_4b_oversize_accepted() -> None:
+    """§1.4b: frames from the extension are read whatever their size, so a model-turn answer over
+    the 1 MiB bound is taken (with session_entries offered at API 0.4)."""
+    _offer_session_entries()
+    decoder = connection_module.FrameDecoder
+
+    def unbounded(*, max_frame_bytes: int, prefix_bytes: int = 0) -> Any:
+        return decoder(max_frame_bytes=64 * max_frame_bytes, prefix_bytes=prefix_bytes)  # the fault
+
+    connection_module.FrameDecoder = unbounded  # type: ignore[assignment,misc]
+
+
+def _fault_2_no_id_budget() -> None:
+    """§2: child requests are admitted however many distinct ids the generation has used."""
+    original = Driver.host_for
+
+    def host_for(self: Driver, timing: dict[str, Any]) -> ReferenceHost:
+        host = original(self, timing)
+        object.__setattr__(host.config, "max_child_ids", 1 << 30)  # the fault
+        return host
+
+    Driver.host_for = host_for  # type: ignore[method-assign]
+
+
+def _fault_2_5_snapshots_unthrottled() -> None:
+    """§2.5: every presentation snapshot is shown as it comes, however many arrive in a second."""
+    connection_module.PRESENTATION_PER_WINDOW = 1 << 30  # the fault
+
+
+def _fault_2_owner_coerced() -> None:
+    """§2: a late shortcut/register that names any resource_owner is admitted as if the owner were valid."""
+    original = ChildRequests._admit
+
+    def admit(self: ChildRequests, key: Any, message: Any) -> Any:
+        refusal = original(self, key, message)
+        params = message.params if isinstance(message.params, dict) else {}
+        if message.method == "shortcut/register" and refusal is not None and "resource_owner" in params:
+            self._conn._enqueue(rpc.frame(rpc.result(message.id, {})), None)  # the fault
+            return None
+        return refusal
+
+    ChildRequests._admit = admit  # type: ignore[method-assign]
+
+
+_LAST_FAULTS: dict[str, Any] = {
+    "2-owner-coerced": _fault_2_owner_coerced,
+    "2.5-snapshots-unthrottled": _fault_2_5_snapshots_unthrottled,
+    "2-no-id-budget": _fault_2_no_id_budget,
+    "1.4b-decisions-accepted": _fault_1_4b_decisions_accepted,
+    "1.4b-oversize-accepted": _fault_1_4b_oversize_accepted,
 }
 
 
@@ -2058,6 +2126,7 @@ FAULTS: dict[str, Any] = {
     "headless-confirms": lambda: None,  # in Reporter.confirm
     **HANDLING_FAULTS,
     **_SECTION_FAULTS,
+    **_LAST_FAULTS,
 }
 FAULTS.update(LIFECYCLE_FAULTS)  # §5, in their own module
 

@@ -29,6 +29,7 @@ from conformance.protocol.limits import (
 )
 
 from .initialize import Negotiated
+from .requests import TURN_HOOKS
 
 PART_TYPES = ("text", "image", "audio")
 
@@ -47,8 +48,32 @@ def result_problem(method: str, params: dict[str, Any], result: Any, negotiated:
     if method == "tool/render":
         segments = result.get("segments") if isinstance(result, dict) else None
         return None if isinstance(segments, list) else "no segments array"
+    if method == "hook/run" and params.get("hook") in TURN_HOOKS:
+        return turn_hook_problem(result)
     if method in ("command/execute", "hook/run", "menu/collect"):
         return None if isinstance(result, dict) else "not an object"
+    return None
+
+
+# §1.4b: what a model-turn observation may answer: the ordinary hook envelope,
+# with session_operation continue at most.
+TURN_ENVELOPE = ("disposition", "notifications", "context", "session_operation")
+
+
+def turn_hook_problem(result: Any) -> str | None:
+    """§1.4b: deny, a session_operation other than continue, a non-empty
+    context and members outside the hook envelope are refused."""
+    if not isinstance(result, dict):
+        return "not an object"
+    extra = sorted(k for k in result if k not in TURN_ENVELOPE)
+    if extra:
+        return f"a model-turn hook result cannot carry {extra[:4]}"
+    for member in ("disposition", "session_operation"):
+        value = result.get(member, {"action": "continue"})
+        if not isinstance(value, dict) or value.get("action") != "continue":
+            return f"a model-turn hook's {member} can only be continue"
+    if result.get("context", []) != []:
+        return "a model-turn hook contributes no prompt context"
     return None
 
 
