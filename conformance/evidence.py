@@ -41,6 +41,11 @@ class Observed:
     measured: tuple[tuple[str, float], ...] = ()
 
 
+# How long a wait lasts once its requirement has already failed on a deadline
+# (Recorder.deadline_s).
+SHORT_DEADLINE_S = 0.5
+
+
 def utc_now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
 
@@ -71,6 +76,9 @@ class Recorder:
     traces: dict[str, Path] = field(default_factory=dict)
     run_info: dict[str, Any] = field(default_factory=dict)  # profile, seed: stamped on traces
     context: str = ""
+    # requirement -> where it first failed on a deadline: later waits judged
+    # against it are short (the verdict cannot change; only time would be lost)
+    short_deadlines: dict[str, str] = field(default_factory=dict)
 
     def add(self, findings: Iterable[Finding], *, stderr: str = "") -> None:
         for f in findings:
@@ -100,6 +108,19 @@ class Recorder:
     def first_contexts(self) -> dict[str, str]:
         """Requirement id -> the context of its first kept violation."""
         return {rid: kept[0].context for rid, kept in self.violations.items() if kept}
+
+    def missed_deadline(self, requirement: str) -> None:
+        """``requirement`` just failed because a wait ran out: from now on, waits
+        judged only against it use :data:`SHORT_DEADLINE_S`."""
+        self.short_deadlines.setdefault(requirement, self.context)
+
+    def deadline_s(self, requirement: str, full_s: float) -> float:
+        """How long to wait for something judged against ``requirement``: the
+        full time until the requirement has failed on a deadline, then short.
+        A short wait can only add violations of a requirement that has already
+        failed, so no verdict changes; a target that hangs stops costing a full
+        deadline per step."""
+        return min(full_s, SHORT_DEADLINE_S) if requirement in self.short_deadlines else full_s
 
     def exercise(self, *requirements: str) -> None:
         for r in requirements:

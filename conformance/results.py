@@ -24,4 +24,7 @@ class RunResult:
     started: str = ""  # run metadata (UTC, ISO 8601): not part of the results
     duration_s: float = 0.0  # run metadata
     strays: tuple[str, ...] = ()  # run metadata: target descendants killed outside their process group
+    # run metadata: requirement -> where it first failed on a deadline; later
+    # waits judged against it were short (evidence.Recorder.deadline_s)
+    short_deadlines: tuple[tuple[str, str], ...] = ()
     role: str = "extension"  # the side certified ("host": ``manifest`` describes the driver)

@@ -434,7 +434,8 @@ class ExtensionHostPeer:
         recording them as violations."""
         assert self.session is not None
         wanted = [r for r in (self.session.request(i) for i in ids) if r is not None]
-        deadline = self.now() + (self.patience.response_s if timeout is None else timeout)
+        full_s = self.patience.response_s if timeout is None else timeout
+        deadline = self.now() + self.recorder.deadline_s("JSONRPC-5-every-request-answered", full_s)
         while any(r.response is None for r in wanted) and not self.stdout_closed:
             remaining = deadline - self.now()
             if remaining <= 0:
@@ -443,6 +444,8 @@ class ExtensionHostPeer:
         missing = [r for r in wanted if r.response is None]
         self.unresponsive = self.unresponsive or bool(missing)
         self.recorder.exercise("JSONRPC-5-every-request-answered")
+        if missing and not self.stdout_closed:
+            self.recorder.missed_deadline("JSONRPC-5-every-request-answered")
         why, measured = self._why_unanswered() if missing else ("", {})
         for r in missing:
             self.recorder.violate(
@@ -520,7 +523,7 @@ class ExtensionHostPeer:
         assert self.session is not None
         req = self.session.request(rid)
         assert req is not None
-        deadline = self.now() + self.patience.shutdown_s
+        deadline = self.now() + self.recorder.deadline_s("EXT-1.8-shutdown-ack", self.patience.shutdown_s)
         while req.response is None and not self.stdout_closed:
             remaining = deadline - self.now()
             if remaining <= 0:
@@ -529,6 +532,8 @@ class ExtensionHostPeer:
         if req.response is not None:
             return  # judged by the session (result shape, or an error refusal)
         self.recorder.exercise("EXT-1.8-shutdown-ack")
+        if not self.stdout_closed:
+            self.recorder.missed_deadline("EXT-1.8-shutdown-ack")
         why = (
             "the extension's stdout closed first"
             if self.stdout_closed

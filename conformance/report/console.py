@@ -33,6 +33,8 @@ def run_lines(run: RunResult, matrix_path: Path, title: str | None = None) -> It
         # the same evidence: say it once, not once per requirement.
         for evidence, count in Counter(_first_line(v.evidence) for v in errors).items():
             yield f"  ERROR {count} requirements: {terminal(evidence)}"
+    for requirement, where in run.short_deadlines:
+        yield terminal(f"  note: after {requirement} failed on a deadline ({where}), later waits for it were short")
     yield f"matrix: {terminal(str(matrix_path))}"
 
 

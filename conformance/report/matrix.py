@@ -88,6 +88,7 @@ def matrix(run: RunResult, directory: Path | None = None) -> dict[str, Any]:
             "duration_s": round(run.duration_s, 3),
             "harness_errors": list(run.harness_errors),
             "strays": list(run.strays),
+            "short_deadlines": dict(run.short_deadlines),
             "observed": {v.requirement.id: _observation(v.observed) for v in run.verdicts if v.observed is not None},
         },
     }

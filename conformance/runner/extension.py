@@ -125,6 +125,7 @@ def certify_extension(
         started=recorder.started_utc,
         duration_s=recorder.elapsed(),
         strays=tuple(recorder.strays),
+        short_deadlines=tuple(recorder.short_deadlines.items()),
     )
 
 
