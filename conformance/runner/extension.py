@@ -13,9 +13,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from hypothesis import HealthCheck, Phase, seed, settings
+from hypothesis import HealthCheck, Phase, settings
 from hypothesis.errors import Flaky
-from hypothesis.stateful import run_state_machine_as_test
 
 from conformance.evidence import Recorder
 from conformance.machines.extension import UNKNOWN_METHODS, machine_for, step_of
@@ -34,6 +33,7 @@ from conformance.verdicts import Verdict, decide
 
 from .profiles import Profile
 from .replay import replay_regressions, shrink
+from .search import run_machine
 
 
 def save_manifest_traces(manifest: Manifest, recorder: Recorder) -> None:
@@ -162,9 +162,7 @@ def _guarded(recorder: Recorder, what: str, fn: Any) -> None:
 def _run_machine(
     manifest: Manifest, recorder: Recorder, patience: Patience, profile: Profile, run_seed: int, launcher: Launcher
 ) -> None:
-    machine = machine_for(manifest, recorder, patience, launcher)
-    machine = seed(run_seed)(machine)
-    run_state_machine_as_test(machine, settings=machine_settings(profile))
+    run_machine(machine_for(manifest, recorder, patience, launcher), machine_settings(profile), run_seed)
 
 
 def _started(

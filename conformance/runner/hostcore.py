@@ -13,9 +13,6 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from hypothesis import seed
-from hypothesis.stateful import run_state_machine_as_test
-
 from conformance.evidence import Recorder
 from conformance.machines.hostcore import UNKNOWN_METHOD, HostcoreMachine, machine_for, scripted_example
 from conformance.manifest import Manifest
@@ -28,6 +25,7 @@ from conformance.verdicts import Verdict, decide
 
 from .extension import _guarded, machine_settings, with_trace
 from .profiles import Profile
+from .search import run_machine
 
 API_VERSION = str(rpc_limits.PROTOCOL_VERSION)
 HANDSHAKE = "RPC-10-01-handshake"
@@ -113,7 +111,7 @@ def _with_trace(verdict: Verdict, trace: Path | None) -> Verdict:
 
 
 def _run_machine(machine: type[HostcoreMachine], profile: Profile, run_seed: int) -> None:
-    run_state_machine_as_test(seed(run_seed)(machine), settings=machine_settings(profile))
+    run_machine(machine, machine_settings(profile), run_seed)
 
 
 def _peer(command: HostcoreCommand, recorder: Recorder, response_s: float, work: Path) -> HostcorePeer:
