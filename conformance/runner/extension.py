@@ -10,6 +10,7 @@ from __future__ import annotations
 import shlex
 import traceback
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -31,9 +32,10 @@ from conformance.transport.startup import StartFailure
 from conformance.transport.trace import pad_frame, padded_recipe, write_trace
 from conformance.verdicts import Verdict, decide
 
+from .parallel import Unit, exploration_shards, merge, run_units, shard_seed
 from .profiles import Profile
 from .replay import replay_regressions, shrink
-from .search import run_machine
+from .search import run_machine, run_sweep
 
 
 def save_manifest_traces(manifest: Manifest, recorder: Recorder) -> None:
@@ -93,10 +95,14 @@ def certify_extension(
     trace_dir: Path | None = None,
     regressions: Path | None = None,
     launcher: Launcher = spawn_process,
+    jobs: int = 1,
 ) -> RunResult:
     """Certify one extension. With ``trace_dir``, the generation that first
     violates each requirement leaves its trace there (``<id>.jsonl``).
-    ``launcher`` starts each generation (a process, or a simulated target)."""
+    ``launcher`` starts each generation (a process, or a simulated target);
+    it must be picklable (a module-level function) when ``jobs > 1``.
+    ``jobs``: how many units of the run go at once (runner/parallel.py); the
+    results are the same for any number."""
     patience = patience or Patience()
     recorder = Recorder(trace_dir=trace_dir, run_info={"profile": profile.name, "seed": run_seed})
     recorder.context = "manifest"
@@ -105,11 +111,10 @@ def certify_extension(
     if regressions is not None:
         _guarded(recorder, "regression cases", lambda: replay_regressions(regressions, manifest, recorder, patience))
     # The stdin-EOF scenario is one short generation that nothing else covers:
-    # run it first, so a target that ignores EOF is known within a second,
+    # it comes first, so a target that ignores EOF is known within a second,
     # not after the whole state machine (benchmarks/detect.py).
-    _guarded(recorder, "stdin-EOF scenario", lambda: stdin_eof_scenario(manifest, recorder, patience, launcher))
-    _guarded(recorder, "state machine", lambda: _run_machine(manifest, recorder, patience, profile, run_seed, launcher))
-    _guarded(recorder, "frame-size scenario", lambda: frame_size_scenario(manifest, recorder, patience, launcher))
+    work = partial(run_unit, manifest, profile, run_seed, patience, launcher)
+    merge(recorder, run_units(work, extension_units(profile), jobs, trace_dir))
     shrink_traces(recorder, profile, patience)
     verdicts = [
         with_trace(v, recorder.traces.get(v.requirement.id))
@@ -159,10 +164,35 @@ def _guarded(recorder: Recorder, what: str, fn: Any) -> None:
         recorder.harness_errors.append(f"{what}: {type(exc).__name__}: {exc} | {''.join(tail).strip()[-400:]}")
 
 
-def _run_machine(
-    manifest: Manifest, recorder: Recorder, patience: Patience, profile: Profile, run_seed: int, launcher: Launcher
-) -> None:
-    run_machine(machine_for(manifest, recorder, patience, launcher), machine_settings(profile), run_seed)
+def extension_units(profile: Profile) -> list[Unit]:
+    """The units of an extension certification, in the order they merge."""
+    return [Unit("stdin-eof"), Unit("sweep"), *exploration_shards(profile.examples, profile.shards), Unit("frame-size")]
+
+
+def run_unit(
+    manifest: Manifest,
+    profile: Profile,
+    run_seed: int,
+    patience: Patience,
+    launcher: Launcher,
+    unit: Unit,
+    trace_dir: Path | None,
+) -> Recorder:
+    """Run one unit of a certification into a recorder of its own."""
+    recorder = Recorder(trace_dir=trace_dir, run_info={"profile": profile.name, "seed": run_seed})
+    if unit.kind == "stdin-eof":
+        _guarded(recorder, "stdin-EOF scenario", lambda: stdin_eof_scenario(manifest, recorder, patience, launcher))
+    elif unit.kind == "frame-size":
+        _guarded(recorder, "frame-size scenario", lambda: frame_size_scenario(manifest, recorder, patience, launcher))
+    else:
+        machine = machine_for(manifest, recorder, patience, launcher)
+        if unit.kind == "sweep":
+            _guarded(recorder, "state machine", lambda: run_sweep(machine))
+        else:
+            budget = machine_settings(replace(profile, examples=unit.examples))
+            seed_ = shard_seed(run_seed, unit.shard)
+            _guarded(recorder, "state machine", lambda: run_machine(machine, budget, seed_, sweep_first=False))
+    return recorder
 
 
 def _started(

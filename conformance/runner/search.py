@@ -66,6 +66,12 @@ def run_machine(
             run_state_machine_as_test(seed(run_seed)(machine), settings=budget)
 
 
+def run_sweep(machine: type[RuleBasedStateMachine]) -> None:
+    """Only the sweep of ``machine`` (a unit of a sharded run, runner/parallel.py)."""
+    with fixed_draws():
+        sweep(machine)
+
+
 def choices_of(strategy: Any) -> tuple[Any, ...] | None:
     """The values of a strategy drawn from a short list, in order; None for
     any other strategy."""
