@@ -25,7 +25,7 @@ class Profile:
 
 
 PROFILES = {
-    "quick": Profile("quick", examples=10, steps=20, shrink_s=15.0, shards=2, seconds=25),
-    "default": Profile("default", examples=30, steps=30, shards=4, seconds=60),
-    "thorough": Profile("thorough", examples=100, steps=50, shrink_s=120.0, shards=8, seconds=200),
+    "quick": Profile("quick", examples=10, steps=20, shrink_s=15.0, shards=2, seconds=25.0),
+    "default": Profile("default", examples=30, steps=30, shards=4, seconds=75.0),
+    "thorough": Profile("thorough", examples=100, steps=50, shrink_s=120.0, shards=8, seconds=400.0),
 }
