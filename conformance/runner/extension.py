@@ -189,6 +189,7 @@ def run_unit(
         if unit.kind == "sweep":
             _guarded(recorder, "state machine", lambda: run_sweep(machine))
         else:
+            machine.example_counter[0] = unit.numbered_before
             budget = machine_settings(replace(profile, examples=unit.examples))
             seed_ = shard_seed(run_seed, unit.shard)
             _guarded(recorder, "state machine", lambda: run_machine(machine, budget, seed_, sweep_first=False))

@@ -43,6 +43,9 @@ class Unit:
     kind: str  # "stdin-eof" | "sweep" | "explore" | "frame-size"
     shard: int = 0  # for "explore": which shard
     examples: int = 0  # for "explore": its share of the profile's examples
+    # for "explore": examples numbered before it (the sweep is example 1), so
+    # "example N" in a finding's context names one generation of the run
+    numbered_before: int = 0
 
     @property
     def label(self) -> str:
@@ -57,7 +60,8 @@ def shard_seed(run_seed: int, shard: int) -> int:
 def exploration_shards(examples: int, shards: int) -> list[Unit]:
     """``examples`` split over ``shards`` (the first ones get one more when it does not divide)."""
     shards = max(1, min(shards, examples))
-    return [Unit("explore", k, examples // shards + (k < examples % shards)) for k in range(shards)]
+    sizes = [examples // shards + (k < examples % shards) for k in range(shards)]
+    return [Unit("explore", k, n, 1 + sum(sizes[:k])) for k, n in enumerate(sizes)]
 
 
 UnitWork = Callable[[Unit, Path | None], Recorder]

@@ -55,7 +55,7 @@ def test_units_are_fixed_by_the_profile() -> None:
         "frame-size",
     ]
     assert sum(u.examples for u in units) == PROFILES["default"].examples
-    assert [u.examples for u in exploration_shards(10, 4)] == [3, 3, 2, 2]
+    assert [(u.examples, u.numbered_before) for u in exploration_shards(10, 4)] == [(3, 1), (3, 4), (2, 7), (2, 9)]
     assert [u.examples for u in exploration_shards(2, 4)] == [1, 1]
     assert shard_seed(7, 0) == 7 and len({shard_seed(7, k) for k in range(8)}) == 8
 
