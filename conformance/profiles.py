@@ -16,6 +16,9 @@ class Profile:
     # with its share of the examples (runner/parallel.py): --jobs runs them
     # side by side. Part of the budget: the same for any --jobs.
     shards: int = 1
+    # Run the sweep generation before exploring (runner/search.py). Fuzz
+    # rounds after the first leave it out: it is the same for every seed.
+    sweep: bool = True
     # The wall time the budget is sized for: one certification of the
     # reference extension (API 0.2, one job) on this project's 2-core
     # machines, shrinking included. Stated, never enforced: a time limit

@@ -166,7 +166,8 @@ def _guarded(recorder: Recorder, what: str, fn: Any) -> None:
 
 def extension_units(profile: Profile) -> list[Unit]:
     """The units of an extension certification, in the order they merge."""
-    return [Unit("stdin-eof"), Unit("sweep"), *exploration_shards(profile.examples, profile.shards), Unit("frame-size")]
+    sweep = [Unit("sweep")] if profile.sweep else []
+    return [Unit("stdin-eof"), *sweep, *exploration_shards(profile.examples, profile.shards), Unit("frame-size")]
 
 
 def run_unit(

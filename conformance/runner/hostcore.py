@@ -111,7 +111,7 @@ def _with_trace(verdict: Verdict, trace: Path | None) -> Verdict:
 
 
 def _run_machine(machine: type[HostcoreMachine], profile: Profile, run_seed: int) -> None:
-    run_machine(machine, machine_settings(profile), run_seed)
+    run_machine(machine, machine_settings(profile), run_seed, sweep_first=profile.sweep)
 
 
 def _peer(command: HostcoreCommand, recorder: Recorder, response_s: float, work: Path) -> HostcorePeer:

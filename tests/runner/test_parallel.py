@@ -4,6 +4,7 @@ merged in unit order, so the same seed gives the same matrix."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -57,6 +58,7 @@ def test_units_are_fixed_by_the_profile() -> None:
     assert sum(u.examples for u in units) == PROFILES["default"].examples
     assert [(u.examples, u.numbered_before) for u in exploration_shards(10, 4)] == [(3, 1), (3, 4), (2, 7), (2, 9)]
     assert [u.examples for u in exploration_shards(2, 4)] == [1, 1]
+    assert "sweep" not in [u.kind for u in extension_units(replace(PROFILES["quick"], sweep=False))]
     assert shard_seed(7, 0) == 7 and len({shard_seed(7, k) for k in range(8)}) == 8
 
 
