@@ -141,6 +141,13 @@ def _parser() -> argparse.ArgumentParser:
     )
     ext.add_argument("--simulate", action="store_true", help=SIMULATE_HELP)
     ext.add_argument(
+        "--jobs",
+        type=arguments.jobs,
+        default=1,
+        help="run the certification's parts (scenarios, sweep, exploration shards) in N worker processes; "
+        "the same seed gives the same results for any N (default 1)",
+    )
+    ext.add_argument(
         "--baseline",
         type=arguments.existing_file,
         default=None,
@@ -475,6 +482,7 @@ def certify(args: argparse.Namespace) -> int:
             launcher=launcher,
             judged=options.judged,
             watch=watch,
+            jobs=args.jobs,
         )
         if baseline is None:
             return run

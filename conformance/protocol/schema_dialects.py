@@ -82,7 +82,24 @@ def accepting(schema: Mapping[str, Any]) -> Iterator[type[Validator]]:
 def schema_problem(schema: Mapping[str, Any]) -> SchemaProblem | None:
     """None when some candidate draft accepts ``schema``; else the newest
     candidate's complaint. May raise RecursionError/ValueError (see
-    :func:`accepting`)."""
+    :func:`accepting`). Cached by the schema's JSON text, like
+    :func:`validators`: an extension's tool schemas are judged again at
+    every initialize, and the metaschema checks dominated a simulated run.
+    The key keeps the schema's own member order, so the complaint chosen
+    among several is the one an uncached check would choose."""
+    try:
+        key = json.dumps(schema, allow_nan=False)
+    except (TypeError, ValueError, RecursionError):
+        return _schema_problem(schema)  # not JSON text: judged as it is, uncached
+    return _cached_problem(key)
+
+
+@functools.lru_cache(maxsize=256)
+def _cached_problem(schema_json: str) -> SchemaProblem | None:
+    return _schema_problem(json.loads(schema_json))
+
+
+def _schema_problem(schema: Mapping[str, Any]) -> SchemaProblem | None:
     if next(accepting(schema), None) is not None:
         return None
     newest = candidates(schema)[0]

@@ -16,6 +16,7 @@ SEED_LIMIT = 2**64  # seeds are 0 <= seed < 2**64 (README, --help)
 MAX_PATIENCE_S = 3600.0  # an hour for one response: beyond it a hang only looks like patience
 MAX_FUZZ_SECONDS = 30 * 24 * 3600.0
 MAX_RUNS = 10_000
+MAX_JOBS = 64  # worker processes of one certification
 
 
 def _seconds(text: str, option: str, example: str, ceiling: float) -> float:
@@ -46,6 +47,18 @@ def seed(text: str) -> int:
     if not 0 <= value < SEED_LIMIT:
         raise argparse.ArgumentTypeError(
             f"--seed takes a whole number from 0 to 2**64-1 = {SEED_LIMIT - 1} (got {text!r}); for example --seed 42"
+        )
+    return value
+
+
+def jobs(text: str) -> int:
+    try:
+        value = int(text, 10)
+    except ValueError:
+        value = 0
+    if not 1 <= value <= MAX_JOBS:
+        raise argparse.ArgumentTypeError(
+            f"--jobs takes a whole number from 1 to {MAX_JOBS} (got {text!r}); for example --jobs 2"
         )
     return value
 

@@ -11,12 +11,12 @@ import shlex
 import traceback
 from collections.abc import Callable
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 from typing import Any
 
-from hypothesis import HealthCheck, Phase, seed, settings
+from hypothesis import HealthCheck, Phase, settings
 from hypothesis.errors import Flaky
-from hypothesis.stateful import run_state_machine_as_test
 
 from conformance.evidence import Recorder, StepContext
 from conformance.machines.extension import UNKNOWN_METHODS, call_context, contribution_requests, machine_for
@@ -39,8 +39,10 @@ from conformance.transport.startup import StartFailure
 from conformance.transport.trace import padded_recipe, write_trace
 from conformance.verdicts import Verdict, decide
 
+from .parallel import Unit, exploration_shards, merge, run_units, shard_seed
 from .profiles import Profile
 from .replay import replay_regressions, shrink
+from .search import run_machine, run_sweep
 from .wave1 import wave1_scenario
 
 
@@ -103,12 +105,16 @@ def certify_extension(
     launcher: Launcher = spawn_process,
     judged: frozenset[str] | None = None,
     watch: Callable[[Recorder], None] | None = None,
+    jobs: int = 1,
 ) -> RunResult:
     """Certify one extension. With ``trace_dir``, the generation that first
     violates each requirement leaves its trace there (``<id>.jsonl``).
-    ``launcher`` starts each generation (a process, or a simulated target).
+    ``launcher`` starts each generation (a process, or a simulated target);
+    it must be picklable (a module-level function) when ``jobs > 1``.
     ``judged``: the requirement ids a selection judges (conformance/selection.py;
-    None: all). ``watch``: called with the run's recorder (a progress display)."""
+    None: all). ``watch``: called with the run's recorder (a progress display).
+    ``jobs``: how many units of the run go at once (runner/parallel.py); the
+    results are the same for any number."""
     patience = patience or Patience()
     recorder = Recorder(trace_dir=trace_dir, run_info={"profile": profile.name, "seed": run_seed}, judged=judged)
     if watch is not None:
@@ -119,14 +125,12 @@ def certify_extension(
     if regressions is not None:
         _guarded(recorder, "regression cases", lambda: replay_regressions(regressions, manifest, recorder, patience))
     # The stdin-EOF scenario is one short generation that nothing else covers:
-    # run it first, so a target that ignores EOF is known within a second,
+    # it comes first, so a target that ignores EOF is known within a second,
     # not after the whole state machine (benchmarks/detect.py).
-    _guarded(recorder, "stdin-EOF scenario", lambda: stdin_eof_scenario(manifest, recorder, patience, launcher))
-    _guarded(recorder, "state machine", lambda: _run_machine(manifest, recorder, patience, profile, run_seed, launcher))
-    _guarded(recorder, "frame-size scenario", lambda: frame_size_scenario(manifest, recorder, patience, launcher))
-    offer = full_offer(manifest.api_version)
-    _guarded(recorder, "wave1 scenario", lambda: wave1_scenario(manifest, recorder, patience, offer, launcher))
-    _guarded(recorder, "services scenario", lambda: services_scenario(manifest, recorder, patience, launcher))
+    # A progress display follows each part run in this process (workers' parts are not watched).
+    watched = watch if jobs <= 1 else None
+    work = partial(run_unit, manifest, profile, run_seed, patience, launcher, judged, watch=watched)
+    merge(recorder, run_units(work, extension_units(profile), jobs, trace_dir))
     shrink_traces(recorder, profile, patience)
     verdicts = [
         with_trace(v, recorder.traces.get(v.requirement.id))
@@ -176,12 +180,48 @@ def _guarded(recorder: Recorder, what: str, fn: Any) -> None:
         recorder.harness_errors.append(f"{what}: {type(exc).__name__}: {exc} | {''.join(tail).strip()[-400:]}")
 
 
-def _run_machine(
-    manifest: Manifest, recorder: Recorder, patience: Patience, profile: Profile, run_seed: int, launcher: Launcher
-) -> None:
-    machine = machine_for(manifest, recorder, patience, launcher)
-    machine = seed(run_seed)(machine)
-    run_state_machine_as_test(machine, settings=machine_settings(profile))
+def extension_units(profile: Profile) -> list[Unit]:
+    """The units of an extension certification, in the order they merge."""
+    sweep = [Unit("sweep")] if profile.sweep else []
+    shards = exploration_shards(profile.examples, profile.shards)
+    return [Unit("stdin-eof"), *sweep, *shards, Unit("frame-size"), Unit("wave1"), Unit("services")]
+
+
+def run_unit(
+    manifest: Manifest,
+    profile: Profile,
+    run_seed: int,
+    patience: Patience,
+    launcher: Launcher,
+    judged: frozenset[str] | None,
+    unit: Unit,
+    trace_dir: Path | None,
+    *,
+    watch: Callable[[Recorder], None] | None = None,
+) -> Recorder:
+    """Run one unit of a certification into a recorder of its own."""
+    recorder = Recorder(trace_dir=trace_dir, run_info={"profile": profile.name, "seed": run_seed}, judged=judged)
+    if watch is not None:
+        watch(recorder)
+    if unit.kind == "stdin-eof":
+        _guarded(recorder, "stdin-EOF scenario", lambda: stdin_eof_scenario(manifest, recorder, patience, launcher))
+    elif unit.kind == "frame-size":
+        _guarded(recorder, "frame-size scenario", lambda: frame_size_scenario(manifest, recorder, patience, launcher))
+    elif unit.kind == "wave1":
+        offer = full_offer(manifest.api_version)
+        _guarded(recorder, "wave1 scenario", lambda: wave1_scenario(manifest, recorder, patience, offer, launcher))
+    elif unit.kind == "services":
+        _guarded(recorder, "services scenario", lambda: services_scenario(manifest, recorder, patience, launcher))
+    else:
+        machine = machine_for(manifest, recorder, patience, launcher)
+        if unit.kind == "sweep":
+            _guarded(recorder, "state machine", lambda: run_sweep(machine))
+        else:
+            machine.example_counter[0] = unit.numbered_before
+            budget = machine_settings(replace(profile, examples=unit.examples))
+            seed_ = shard_seed(run_seed, unit.shard)
+            _guarded(recorder, "state machine", lambda: run_machine(machine, budget, seed_, sweep_first=False))
+    return recorder
 
 
 def _started(

@@ -76,6 +76,8 @@ def fuzz(
         while time.monotonic() < deadline:
             seed = rng.randrange(2**32)
             budget = round_profile(profile, deadline - time.monotonic())
+            if rounds:  # the sweep is the same at every seed: the first round ran it
+                budget = replace(budget, sweep=False)
             final = work_dir / f"seed-{seed}"
             with staged(final, what="fuzz round directory") as stage:
                 run = certify_extension(manifest, budget, seed, patience, trace_dir=stage, launcher=launcher)

@@ -21,8 +21,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from hypothesis import HealthCheck, Phase, seed, settings
-from hypothesis.stateful import run_state_machine_as_test
+from hypothesis import HealthCheck, Phase, settings
 
 from conformance.evidence import Recorder, StepContext
 from conformance.machines.host import machine_for
@@ -43,6 +42,7 @@ from conformance.verdicts import decide
 from .extension import RunResult, with_trace
 from .profiles import PROFILES, Profile
 from .replay import NotReplayable, ReplayOutcome
+from .search import run_machine
 
 # With the driver's ``timing`` capability the host's §1.8 stage is scaled to
 # this, so stubborn-shutdown scenarios take a fraction of a second, not 4 s.
@@ -192,11 +192,11 @@ def _run_machine(
     profile: Profile,
     run_seed: int,
 ) -> None:
-    bound = seed(run_seed)(machine_for(driver, listener, recorder, api_version, **options))
+    bound = machine_for(driver, listener, recorder, api_version, **options)
     try:
-        run_state_machine_as_test(
+        run_machine(
             bound,
-            settings=settings(
+            settings(
                 max_examples=machine_examples(profile),
                 stateful_step_count=max(5, profile.steps // 2),
                 deadline=None,
@@ -206,6 +206,7 @@ def _run_machine(
                 suppress_health_check=list(HealthCheck),
                 print_blob=False,
             ),
+            run_seed,
         )
     except DriverError:
         raise

@@ -14,9 +14,6 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from hypothesis import seed
-from hypothesis.stateful import run_state_machine_as_test
-
 from conformance.evidence import Recorder, StepContext
 from conformance.machines.hostcore import UNKNOWN_METHOD, HostcoreMachine, machine_for, scripted_example
 from conformance.manifest import Manifest
@@ -29,6 +26,7 @@ from conformance.verdicts import Verdict, decide
 
 from .extension import _guarded, machine_settings, with_trace
 from .profiles import Profile
+from .search import run_machine
 
 API_VERSION = str(rpc_limits.PROTOCOL_VERSION)
 WRONG_VERSION = rpc_limits.PROTOCOL_VERSION - 1
@@ -122,7 +120,7 @@ def _with_trace(verdict: Verdict, trace: Path | None) -> Verdict:
 
 
 def _run_machine(machine: type[HostcoreMachine], profile: Profile, run_seed: int) -> None:
-    run_state_machine_as_test(seed(run_seed)(machine), settings=machine_settings(profile))
+    run_machine(machine, machine_settings(profile), run_seed, sweep_first=profile.sweep)
 
 
 def _peer(command: HostcoreCommand, recorder: Recorder, response_s: float, work: Path) -> HostcorePeer:

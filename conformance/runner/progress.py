@@ -59,7 +59,10 @@ def status_line(phase: Phase, failing: int, elapsed_s: float, budget: int) -> st
 
 class Progress:
     """Use as ``with Progress(sys.stderr, live=..., budget=N) as p:`` and hand
-    ``p.watch`` to the runner (it calls it with the run's recorder)."""
+    ``p.watch`` to the runner: it calls it with the run's recorder first, then
+    (a run in parts, runner/parallel.py, in this process) with each part's
+    recorder as that part starts; the newest one's phase is shown, and the
+    failures of all of them count."""
 
     def __init__(
         self,
@@ -73,7 +76,9 @@ class Progress:
         self.live = live
         self.budget = budget
         self.clock = clock
-        self.recorder: Recorder | None = None
+        self.recorder: Recorder | None = None  # the run's
+        self.current: Recorder | None = None  # the part of the run recording now
+        self._failing: dict[str, None] = {}  # every part's failing requirements, in order seen
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._last_phase = ""
@@ -81,8 +86,9 @@ class Progress:
         self._drawn = False
 
     def watch(self, recorder: Recorder) -> None:
-        if self.recorder is None:  # the run's recorder; replays and shrinking make their own
+        if self.recorder is None:
             self.recorder = recorder
+        self.current = recorder
 
     def __enter__(self) -> Progress:
         self._thread = threading.Thread(target=self._loop, name="octet-progress", daemon=True)
@@ -103,15 +109,17 @@ class Progress:
 
     def tick(self) -> None:
         """Draw (terminal) or print what changed (plain); public for tests."""
-        recorder = self.recorder
-        if recorder is None:
+        run, recorder = self.recorder, self.current
+        if run is None or recorder is None:
             return
         try:
-            failing = tuple(recorder.violations)
+            self._failing.update(dict.fromkeys(run.violations))
+            self._failing.update(dict.fromkeys(recorder.violations))
         except RuntimeError:  # the run added one while we copied: next tick
             return
+        failing = tuple(self._failing)
         phase = phase_of(recorder.context)
-        line = status_line(phase, len(failing), recorder.elapsed(), self.budget)
+        line = status_line(phase, len(failing), run.elapsed(), self.budget)
         if self.live:
             width = max(20, shutil.get_terminal_size((80, 24)).columns - 1)
             self._write(CLEAR_LINE + line[:width])

@@ -34,9 +34,9 @@ def test_phases_are_read_from_the_recorder_context() -> None:
 def test_plain_lines_say_what_changed_and_never_redraw() -> None:
     out = io.StringIO()
     progress = Progress(out, live=False, budget=10)
-    recorder = Recorder()
-    progress.watch(recorder)
-    progress.watch(Recorder())  # a replay's or shrinker's recorder: ignored
+    run, recorder = Recorder(), Recorder()
+    progress.watch(run)
+    progress.watch(recorder)  # a part of the run (runner/parallel.py): its phase is shown
     recorder.context = StepContext(example=1, step=0, offer="all")
     progress.tick()
     recorder.context = StepContext(example=1, step=5, offer="all")
