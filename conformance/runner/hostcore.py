@@ -9,6 +9,7 @@ requirement never stops the run.
 
 from __future__ import annotations
 
+import functools
 import tempfile
 from dataclasses import replace
 from pathlib import Path
@@ -18,6 +19,7 @@ from hypothesis import seed
 from hypothesis.stateful import run_state_machine_as_test
 
 from conformance.evidence import Recorder
+from conformance.machines import hostcore_admission
 from conformance.machines.hostcore import UNKNOWN_METHOD, HostcoreMachine, machine_for, scripted_example
 from conformance.manifest import Manifest
 from conformance.peers.rpc_client import DATA_DIR, HostcoreCommand, HostcoreGone, HostcorePeer, handshake_params
@@ -70,6 +72,8 @@ def certify_hostcore(
                 _guarded(
                     recorder, "oversized scenario", lambda: oversized_scenario(command, recorder, response_s, work)
                 )
+            for name, scenario in hostcore_admission.SCENARIOS:
+                _guarded(recorder, name, functools.partial(scenario, command, recorder, response_s, work))
             machine = machine_for(command, recorder, response_s=response_s, work_root=work)
             _guarded(recorder, "scripted example", lambda: scripted_example(machine))
             _guarded(recorder, "state machine", lambda: _run_machine(machine, profile, run_seed))

@@ -1,0 +1,723 @@
+"""Fixed host-core scenarios for §2 transport, §2.1 admission, §3 history, §7 and §8.
+
+Each scenario starts its own host-core generation (a fresh data directory and
+a scratch project folder), plays the client, and judges what it sees. Nothing
+here asserts: answers go through rule functions, violations are recorded and
+the scenario goes on.
+
+Concurrency is driven with Bash *blockers*: a command that first creates a
+marker file named after its call, then waits for a gate file the harness
+creates. Markers are what really runs, whatever the host-core reports; the
+app.health ``toolBudget`` counters are what it says. Judging is tolerant of
+scheduling: the spec's budgets are the only strict bounds (more markers than
+a budget is a violation the moment it is seen); "this call should have been
+admitted by now" is only concluded after the harness patience has passed
+with the call still waiting. Runnable is judged by the spec's numbers.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import itertools
+import json
+import os
+import shlex
+import tempfile
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from conformance.evidence import Recorder
+from conformance.peers.rpc_client import HostcoreCommand, HostcoreGone, HostcorePeer, handshake_params
+from conformance.protocol import rpc_errors, rpc_limits, rpc_tools
+from conformance.protocol.violations import Violation, rule
+
+POLL_S = 0.02  # how long one wait for frames lasts between two looks at the markers
+SECRET = "octet-secret-7f3a"  # text of an invalid line that no diagnostic may repeat
+SPLIT_TITLE = "Zürich 東京 \U0001f389"  # multi-byte characters, written one byte per write
+SEPARATORS = "a\u2028b\u2029c"
+STDERR_BYTES = 64 * 1024
+A2A_METHODS = ("a2a.task.send", "a2a.tasks.list")
+# Methods versions 4, 5 and 9 introduced that this release drives (§3 rules 4-7);
+# session.appendCompaction (version 6) is not among them (docs/reference-hostcore.md).
+CUMULATIVE_METHODS = ("notification.list", "session.fork", "commandShells.list")
+
+
+# -- the rig: one generation plus a project folder ---------------------------------------
+
+
+@dataclass
+class Call:
+    name: str
+    session: str
+    rid: object
+    order: int
+    answer: dict[str, Any] | None = None
+
+
+@dataclass
+class Rig:
+    peer: HostcorePeer
+    project: Path
+    pin: dict[str, str] = field(default_factory=dict)
+    calls: dict[str, Call] = field(default_factory=dict)
+    answer_prompts: bool = True
+    _order: Iterator[int] = field(default_factory=itertools.count)
+    _resolved: int = 0
+
+    @property
+    def started_dir(self) -> Path:
+        return self.project / ".octet-started"
+
+    @property
+    def gate_dir(self) -> Path:
+        return self.project / ".octet-gates"
+
+    def session(self, permission_mode: str = "auto") -> str | None:
+        response = self.peer.call(
+            "session.create", {"projectPath": str(self.project), "permissionMode": permission_mode}
+        )
+        result = response.get("result") if response else None
+        session = result.get("session") if isinstance(result, dict) else None
+        sid = session.get("id") if isinstance(session, dict) else None
+        return sid if isinstance(sid, str) else None
+
+    def execute(self, sid: str, name: str, tool: str, args: dict[str, Any], **extra: Any) -> Call:
+        params = {"sessionId": sid, "toolCallId": name, "toolName": tool, "args": args, **extra}
+        call = Call(name, sid, self.peer.send("tools.execute", params), next(self._order))
+        self.calls[name] = call
+        return call
+
+    def blocker(self, sid: str, name: str) -> Call:
+        """A Bash call that marks its start, then waits for its gate."""
+        started, gate = shlex.quote(str(self.started_dir / name)), shlex.quote(str(self.gate_dir / name))
+        command = f"touch {started}; while [ ! -e {gate} ]; do sleep 0.02; done"
+        return self.execute(sid, name, "Bash", {"command": command}, **self.pin)
+
+    def started(self) -> set[str]:
+        return set(os.listdir(self.started_dir)) if self.started_dir.is_dir() else set()
+
+    def running(self) -> set[str]:
+        """Blockers that surely still run: started, gate closed, unanswered. (One
+        whose gate is open may have ended before its answer was written.)"""
+        return {
+            n
+            for n in self.started()
+            if n in self.calls and self.calls[n].answer is None and not (self.gate_dir / n).exists()
+        }
+
+    def release(self, *names: str) -> None:
+        for name in names or tuple(self.calls):
+            (self.gate_dir / name).touch()
+
+    def collect(self) -> None:
+        """Move answers that arrived into their calls; answer new prompts."""
+        for call in self.calls.values():
+            if call.answer is None:
+                call.answer = self.peer.await_answer(call.rid, timeout=0)
+                if call.answer is not None:
+                    self.peer.add(rpc_tools.tool_outcome_not_error(call.answer))
+        prompts = [n for n in self.peer.notifications if n.get("method") == "permissions.request"]
+        for note in prompts[self._resolved :]:
+            if not self.answer_prompts:
+                return
+            params = note.get("params")
+            request_id = params.get("requestId") if isinstance(params, dict) else None
+            self.peer.send("permissions.resolve", {"requestId": request_id, "decision": "allow-session"})
+        self._resolved = len(prompts)
+
+    def pending(self) -> list[Call]:
+        return [c for c in self.calls.values() if c.answer is None]
+
+    def health(self) -> dict[str, Any] | None:
+        """app.health's toolBudget (None: no usable answer; an overloaded refusal is no verdict)."""
+        response = self.peer.call("app.health")
+        result = response.get("result") if response else None
+        budget = result.get("toolBudget") if isinstance(result, dict) else None
+        return budget if isinstance(budget, dict) else None
+
+    def wait_for(self, done: Callable[[], bool], *, timeout: float | None = None) -> bool:
+        deadline = self.peer.target.now() + (self.peer.response_s if timeout is None else timeout)
+        while True:
+            self.collect()
+            if done():
+                return True
+            if self.peer.target.now() >= deadline:
+                return False
+            self.peer.pump(POLL_S)
+
+    def finish(self) -> None:
+        """Open every gate and wait (bounded) for every call's answer."""
+        self.gate_dir.mkdir(exist_ok=True)
+        self.release()
+        self.wait_for(lambda: not self.pending(), timeout=4 * self.peer.response_s)
+
+
+@contextlib.contextmanager
+def rig(command: HostcoreCommand, recorder: Recorder, response_s: float, work: Path, name: str) -> Iterator[Rig | None]:
+    """A handshaken generation (None when the handshake failed: other scenarios report that)."""
+    recorder.context = f"scenario={name}"
+    data_dir = Path(tempfile.mkdtemp(prefix="scenario-", dir=work))
+    project = Path(tempfile.mkdtemp(prefix="project-", dir=work))
+    (project / "notes.txt").write_text("alpha\nbeta\n", encoding="utf-8")
+    with HostcorePeer(command, data_dir, recorder, response_s=response_s) as peer:
+        made = Rig(peer, project)
+        made.started_dir.mkdir()
+        made.gate_dir.mkdir()
+        try:
+            response = peer.call("app.handshake", handshake_params())
+            if response is None or "result" not in response:
+                yield None
+                return
+            made.pin = shell_pin(peer)
+            yield made
+        except HostcoreGone:
+            return
+        finally:
+            with contextlib.suppress(HostcoreGone):
+                if peer.alive:
+                    made.finish()
+
+
+def shell_pin(peer: HostcorePeer) -> dict[str, str]:
+    """The effective shell's id and dialect from commandShells.list (§5.2)."""
+    response = peer.call("commandShells.list", {})
+    result = response.get("result") if response else None
+    effective = result.get("effective") if isinstance(result, dict) else None
+    if isinstance(effective, dict) and isinstance(effective.get("id"), str):
+        return {"expectedCommandShellId": effective["id"], "expectedCommandShellDialect": str(effective.get("dialect"))}
+    return {"expectedCommandShellId": "bash", "expectedCommandShellDialect": "posix"}
+
+
+# -- judges: one per requirement, fed what a scenario observed ------------------------------
+
+
+def _code(response: dict[str, Any] | None) -> tuple[object, str | None]:
+    error = response.get("error") if isinstance(response, dict) else None
+    return (error.get("code") if isinstance(error, dict) else None), rpc_errors.error_code_of(error)
+
+
+@rule("RPC-8-notifications-after-handshake")
+def no_notification_before_handshake(notifications: list[dict[str, Any]]) -> Iterator[Violation]:
+    for note in notifications[:1]:
+        method = note.get("method")
+        yield Violation("RPC-8-notifications-after-handshake", f"notification {method!r} came before the handshake")
+
+
+@rule("RPC-3-a2a-withdrawn")
+def a2a_refused(method: str, response: dict[str, Any] | None) -> Iterator[Violation]:
+    if response is not None and "error" not in response:
+        yield Violation("RPC-3-a2a-withdrawn", f"{method} got a result; version 11 has no a2a.* methods")
+
+
+@rule("RPC-3-no-a2a-notifications")
+def no_a2a_notifications(notifications: list[dict[str, Any]]) -> Iterator[Violation]:
+    for note in notifications:
+        if note.get("method") in rpc_limits.WITHDRAWN_NOTIFICATIONS:
+            yield Violation("RPC-3-no-a2a-notifications", f"the host-core sent a {note['method']} notification")
+            return
+
+
+@rule("RPC-3-cumulative-versions")
+def method_present(method: str, response: dict[str, Any] | None) -> Iterator[Violation]:
+    if _code(response)[0] == rpc_errors.UNKNOWN_METHOD:
+        yield Violation("RPC-3-cumulative-versions", f"{method} is unknown (-32601); an earlier version requires it")
+
+
+@rule("RPC-2-line-separators-are-payload")
+def separators_answered(response: dict[str, Any] | None, stray: dict[str, Any] | None) -> Iterator[Violation]:
+    if response is None:
+        yield Violation("RPC-2-line-separators-are-payload", "a request with U+2028/U+2029 in a string got no answer")
+    elif _code(response)[0] == rpc_errors.PARSE_ERROR or stray is not None:
+        yield Violation("RPC-2-line-separators-are-payload", "U+2028/U+2029 inside a string ended a frame")
+
+
+@rule("RPC-2-utf8-split-reads")
+def title_intact(sent: str, listed: object) -> Iterator[Violation]:
+    if listed != sent:
+        yield Violation(
+            "RPC-2-utf8-split-reads", f"a title written one byte per write came back as {listed!r}; sent {sent!r}"
+        )
+
+
+@rule("RPC-2-invalid-json-diagnostic")
+def diagnostic_without_text(answers: list[dict[str, Any]], stderr: str) -> Iterator[Violation]:
+    for answer in answers:
+        if SECRET in json.dumps(answer):
+            yield Violation("RPC-2-invalid-json-diagnostic", "the answer to an invalid line repeats its text")
+    if SECRET in stderr:
+        yield Violation("RPC-2-invalid-json-diagnostic", "the stderr diagnostic of an invalid line repeats its text")
+
+
+@rule("RPC-2-final-unterminated-frame")
+def final_frame_answered(response: dict[str, Any] | None) -> Iterator[Violation]:
+    """A normal answer or HOST_SHUTTING_DOWN (draining after EOF) passes."""
+    if response is None:
+        yield Violation("RPC-2-final-unterminated-frame", "a last request without LF before EOF got no answer")
+    elif "error" in response and _code(response)[1] != "HOST_SHUTTING_DOWN":
+        code, error_code = _code(response)
+        yield Violation(
+            "RPC-2-final-unterminated-frame",
+            f"a last request without LF was refused with {code} {error_code}; expected an answer",
+        )
+
+
+@rule("RPC-7-session-not-found")
+def session_not_found(method: str, response: dict[str, Any] | None, *, fallback: bool) -> Iterator[Violation]:
+    """``fallback``: a result is a legacy fallback §5 allows (tools.execute)."""
+    if response is None:
+        return
+    if "error" not in response:
+        if not fallback:
+            yield Violation("RPC-7-session-not-found", f"{method} for a session that does not exist got a result")
+        return
+    error_code = _code(response)[1]
+    if error_code not in ("SESSION_NOT_FOUND", "NOT_FOUND", "PLAN_SESSION_NOT_FOUND"):
+        yield Violation(
+            "RPC-7-session-not-found",
+            f"{method} for a missing session got errorCode {error_code}; expected SESSION_NOT_FOUND or NOT_FOUND",
+        )
+
+
+@rule("RPC-2.1-bash-session-budget")
+def bash_per_session(running: dict[str, int]) -> Iterator[Violation]:
+    for count in running.values():
+        if count > rpc_limits.MAX_BASH_PER_SESSION:
+            yield Violation(
+                "RPC-2.1-bash-session-budget",
+                f"{count} Bash commands of one session ran at once; limit {rpc_limits.MAX_BASH_PER_SESSION}",
+            )
+            return
+
+
+@rule("RPC-2.1-bash-global-budget")
+def bash_global(running: int, reported: object) -> Iterator[Violation]:
+    for seen, how in ((running, "ran"), (reported, "were admitted (app.health shell)")):
+        if isinstance(seen, int) and seen > rpc_limits.MAX_BASH_GLOBAL:
+            yield Violation(
+                "RPC-2.1-bash-global-budget", f"{seen} Bash commands {how} at once; limit {rpc_limits.MAX_BASH_GLOBAL}"
+            )
+            return
+
+
+@rule("RPC-2.1-queued-holds-nothing")
+def read_not_held(answer: dict[str, Any] | None, queued: int) -> Iterator[Violation]:
+    if answer is None:
+        yield Violation(
+            "RPC-2.1-queued-holds-nothing",
+            f"a Read in a session with 2 Bash running and {queued} queued was not answered; "
+            "queued calls hold no capacity",
+        )
+
+
+@rule("RPC-2.1-no-head-of-line-blocking")
+def not_blocked_behind(waiting: list[str]) -> Iterator[Violation]:
+    if waiting:
+        yield Violation(
+            "RPC-2.1-no-head-of-line-blocking",
+            f"{len(waiting)} Bash call(s) of another session stayed queued behind a session-blocked call "
+            "although shell slots were free",
+        )
+
+
+@rule("RPC-2.1-health-counters")
+def counters_match(budget: dict[str, Any] | None, *, running: int, waiting: int) -> Iterator[Violation]:
+    """``running``: blockers whose markers exist; ``waiting``: the rest of the unanswered ones."""
+    if budget is None:
+        return
+    if budget.get("shell") != running or budget.get("queued") != waiting:
+        yield Violation(
+            "RPC-2.1-health-counters",
+            f"toolBudget says shell {budget.get('shell')!r}, queued {budget.get('queued')!r}; "
+            f"{running} Bash commands run and {waiting} wait",
+        )
+
+
+@rule("RPC-2.1-oldest-runnable-first")
+def oldest_first(started: Call, runnable: list[Call]) -> Iterator[Violation]:
+    """``runnable``: calls that were queued and runnable when the slot freed."""
+    older = [c for c in runnable if c.order < started.order]
+    if older:
+        yield Violation(
+            "RPC-2.1-oldest-runnable-first",
+            "a younger queued Bash call was admitted before an older runnable one",
+        )
+
+
+@rule("RPC-2.1-waiter-release")
+def waiter_released(answer: dict[str, Any] | None, queued: object, expected: int) -> Iterator[Violation]:
+    if answer is None:
+        yield Violation("RPC-2.1-waiter-release", "a queued call aborted with tools.abort was never settled")
+    elif isinstance(queued, int) and queued > expected:
+        yield Violation(
+            "RPC-2.1-waiter-release", f"after aborting a queued call toolBudget.queued is {queued}; {expected} wait"
+        )
+
+
+@rule("RPC-2.1-permission-no-slot")
+def prompts_hold_nothing(budget: dict[str, Any] | None, started: int, wanted: int) -> Iterator[Violation]:
+    if budget is not None and (budget.get("shell") or budget.get("active")):
+        yield Violation(
+            "RPC-2.1-permission-no-slot",
+            f"with only permission prompts open toolBudget shows active {budget.get('active')!r}",
+        )
+    elif started < wanted:
+        yield Violation(
+            "RPC-2.1-permission-no-slot",
+            f"only {started} of {wanted} Bash commands started while other calls waited on permission prompts",
+        )
+
+
+@rule("RPC-2.1-overloaded-retryable")
+def overload_named(refusal: dict[str, Any]) -> Iterator[Violation]:
+    if not rpc_errors.is_overload(refusal):
+        yield Violation(
+            "RPC-2.1-overloaded-retryable",
+            "a call refused at capacity lacks HOST_OVERLOADED",
+        )
+
+
+@rule("RPC-7-overloaded-code")
+def overload_error_code(refusal: dict[str, Any]) -> Iterator[Violation]:
+    """As a JSON-RPC error, the refusal is -32029; as a tool result (§2.1) it passes."""
+    code, _ = _code(refusal)
+    if "error" in refusal and code != rpc_errors.HOST_OVERLOADED_CODE:
+        yield Violation(
+            "RPC-7-overloaded-code",
+            f"a call refused at capacity got {code}; expected {rpc_errors.HOST_OVERLOADED_CODE}",
+        )
+
+
+@rule("RPC-2.1-dispatcher-cap")
+def dispatcher_bounded(outstanding: int) -> Iterator[Violation]:
+    yield Violation("RPC-2.1-dispatcher-cap", f"{outstanding} blocking calls were taken on and none refused")
+
+
+@rule("RPC-2.1-queue-bound")
+def queue_bounded(outstanding: int) -> Iterator[Violation]:
+    yield Violation(
+        "RPC-2.1-queue-bound",
+        f"{outstanding} tool calls wait or run at once and none was refused; at most "
+        f"{rpc_limits.MAX_TOOL_EXECUTIONS} + {rpc_limits.MAX_QUEUED_TOOLS} may",
+    )
+
+
+@rule("RPC-8-abort-idempotent")
+def abort_settled(first: dict[str, Any] | None, second: dict[str, Any] | None, survivor: bool) -> Iterator[Violation]:
+    for nth, answer in (("first", first), ("second", second)):
+        if answer is None or "error" in answer:
+            yield Violation("RPC-8-abort-idempotent", f"the {nth} tools.abort of one call got no result")
+            return
+    if survivor:
+        yield Violation("RPC-8-abort-idempotent", "a child process of the aborted Bash command was still running")
+
+
+@rule("RPC-8-tools-output-order")
+def output_in_order(notes: list[dict[str, Any]], sid: str, call: str) -> Iterator[Violation]:
+    streams: dict[str, str] = {}
+    for note in notes:
+        params = note.get("params")
+        if not isinstance(params, dict) or params.get("toolCallId") != call:
+            continue
+        if params.get("sessionId") != sid:
+            yield Violation("RPC-8-tools-output-order", "a tools.output chunk names another session")
+            return
+        stream, chunk = params.get("stream"), params.get("chunk")
+        if isinstance(stream, str) and isinstance(chunk, str):
+            streams[stream] = streams.get(stream, "") + chunk
+    wanted = {"stdout": "o1\no2\n", "stderr": "e1\ne2\n"}
+    if streams and streams != wanted:
+        yield Violation(
+            "RPC-8-tools-output-order", f"tools.output streams carried {streams!r}; the command wrote {wanted!r}"
+        )
+
+
+# -- scenarios ---------------------------------------------------------------------------------
+
+Scenario = Callable[[HostcoreCommand, Recorder, float, Path], None]
+
+
+def transport_scenario(command: HostcoreCommand, recorder: Recorder, response_s: float, work: Path) -> None:
+    """§2, §3, §7 and §8.3 on one generation, ending with a last line without LF."""
+    recorder.context = "scenario=transport-and-history"
+    data_dir = Path(tempfile.mkdtemp(prefix="scenario-", dir=work))
+    with HostcorePeer(command, data_dir, recorder, response_s=response_s) as peer:
+        try:
+            if peer.call("app.health") is None:
+                return
+            peer.add(no_notification_before_handshake(list(peer.notifications)))
+            response = peer.call("app.handshake", handshake_params())
+            if response is None or "result" not in response:
+                return
+            for method in A2A_METHODS:
+                peer.add(a2a_refused(method, peer.call(method, {})))
+            for method in CUMULATIVE_METHODS:
+                peer.add(method_present(method, peer.call(method, {})))
+            _separators(peer)
+            _split_utf8(peer)
+            _invalid_line(peer)
+            for method, fallback in (("session.get", False), ("tools.execute", True)):
+                params = {"sessionId": "ses_octet_missing", "toolCallId": "missing", "toolName": "Read", "args": {}}
+                peer.add(session_not_found(method, peer.call(method, params), fallback=fallback))
+            peer.write_raw(b'{"jsonrpc":"2.0","id":"final","method":"app.health"}', intent="final-unterminated")
+            peer.stdin_eof(response_s)
+            peer.add(final_frame_answered(peer.await_answer("final", timeout=0)))
+            peer.add(no_a2a_notifications(peer.notifications))
+        except HostcoreGone:
+            return
+
+
+def _separators(peer: HostcorePeer) -> None:
+    line = {"jsonrpc": "2.0", "id": "separators", "method": "session.list", "params": {"note": SEPARATORS}}
+    peer.write_raw(json.dumps(line, ensure_ascii=False).encode() + b"\n", intent="line-separators")
+    answer = peer.await_answer("separators")
+    peer.add(separators_answered(answer, peer.await_answer(None, timeout=0)))
+
+
+def _split_utf8(peer: HostcorePeer) -> None:
+    created = peer.call("session.create", {})
+    result = created.get("result") if created else None
+    session = result.get("session") if isinstance(result, dict) else None
+    sid = session.get("id") if isinstance(session, dict) else None
+    if not isinstance(sid, str):
+        return
+    line = {"jsonrpc": "2.0", "id": "split", "method": "session.rename", "params": {"id": sid, "title": SPLIT_TITLE}}
+    for byte in json.dumps(line, ensure_ascii=False).encode() + b"\n":
+        peer.write_raw(bytes([byte]), intent="utf8-byte")
+    renamed = peer.await_answer("split")
+    if renamed is None or "result" not in renamed:
+        return
+    listed = peer.call("session.list", {})
+    listing = listed.get("result") if listed else None
+    sessions = listing.get("sessions") if isinstance(listing, dict) else None
+    titles = [s.get("title") for s in sessions or [] if isinstance(s, dict) and s.get("id") == sid]
+    if titles:
+        peer.add(title_intact(SPLIT_TITLE, titles[0]))
+
+
+def _invalid_line(peer: HostcorePeer) -> None:
+    peer.write_raw(b'{"' + SECRET.encode() + b'": [\n', intent="invalid-json")
+    if peer.call("app.health") is None:
+        return
+    answer = peer.await_answer(None, timeout=0)
+    peer.add(diagnostic_without_text([answer] if answer else [], peer.target.stderr_excerpt(STDERR_BYTES)))
+
+
+def budget_scenario(command: HostcoreCommand, recorder: Recorder, response_s: float, work: Path) -> None:
+    """§2.1 with Bash blockers in three sessions (budgets 2 per session, 4 in all):
+    session A sends a1..a4 (two run, two wait on A's budget), then a Read in A
+    (queued calls hold nothing), then B sends b1..b3 (b1, b2 run past A's
+    waiters), then C sends c1 (waits: 4 run). Then a1 ends (a3 must be next),
+    c1 is aborted while it waits, and everything is released."""
+    with rig(command, recorder, response_s, work, "admission-budgets") as r:
+        if r is None:
+            return
+        a, b, c = r.session(), r.session(), r.session()
+        if a is None or b is None or c is None:
+            return
+        for name in ("a1", "a2", "a3", "a4"):
+            r.blocker(a, name)
+        read = r.execute(a, "read-a", "Read", {"path": "notes.txt"})
+        for name in ("b1", "b2", "b3"):
+            r.blocker(b, name)
+        r.blocker(c, "c1")
+        expected = {"a1", "a2", "b1", "b2"}
+        settled = r.wait_for(lambda: expected <= r.started() and read.answer is not None)
+        _judge_running(r)
+        r.peer.add(read_not_held(read.answer, 2))
+        if not settled:
+            free = rpc_limits.MAX_BASH_GLOBAL - len(r.started())
+            waiting = [n for n in ("b1", "b2") if n not in r.started()]
+            r.peer.add(not_blocked_behind(waiting if free > 0 else []))
+        shell = [c for c in r.calls.values() if c.name != "read-a"]
+        r.wait_for(lambda: _counted(r, shell))
+        running = len(r.started())
+        r.peer.add(
+            counters_match(r.health(), running=running, waiting=sum(1 for c in shell if c.answer is None) - running)
+        )
+        _oldest_first(r, a, "a1")
+        _abort_waiter(r, "c1")
+        r.finish()
+        r.wait_for(lambda: (r.health() or {}).get("active") == 0)
+        r.peer.add(counters_match(r.health(), running=0, waiting=0))
+
+
+def _judge_running(r: Rig) -> None:
+    started = r.running()
+    per_session: dict[str, int] = {}
+    for name in started:
+        call = r.calls.get(name)
+        if call is not None:
+            per_session[call.session] = per_session.get(call.session, 0) + 1
+    budget = r.health()
+    r.peer.add(bash_per_session(per_session))
+    r.peer.add(bash_global(len(started), budget.get("shell") if budget else None))
+
+
+def _counted(r: Rig, shell: list[Call]) -> bool:
+    """Whether the counters agree with the markers (a correct host gets there)."""
+    budget = r.health()
+    if budget is None:
+        return True
+    running = len(r.started())
+    return (
+        budget.get("shell") == running and budget.get("queued") == sum(1 for c in shell if c.answer is None) - running
+    )
+
+
+def _oldest_first(r: Rig, session: str, ending: str) -> None:
+    before = r.started()
+    queued = sorted((c for c in r.calls.values() if c.name not in before and c.answer is None), key=lambda c: c.order)
+    runnable = [c for c in queued if _runnable(r, c, before - {ending})]
+    r.release(ending)
+    if not r.wait_for(lambda: r.calls[ending].answer is not None and bool(r.started() - before)):
+        return
+    _judge_running(r)
+    newcomers = sorted((r.calls[n] for n in r.started() - before if n in r.calls), key=lambda c: c.order)
+    if newcomers:
+        r.peer.add(oldest_first(newcomers[0], runnable))
+
+
+def _runnable(r: Rig, call: Call, running: set[str]) -> bool:
+    """By the spec's numbers, with ``running`` the calls still running."""
+    mine = sum(1 for n in running if r.calls[n].session == call.session)
+    return len(running) < rpc_limits.MAX_BASH_GLOBAL and mine < rpc_limits.MAX_BASH_PER_SESSION
+
+
+def _abort_waiter(r: Rig, name: str) -> None:
+    call = r.calls[name]
+    if name in r.started() or call.answer is not None:
+        return  # not waiting: nothing to judge
+    still = sum(1 for c in r.pending() if c.name not in r.started() and c.name != name and c.name != "read-a")
+    r.peer.call("tools.abort", {"sessionId": call.session, "toolCallId": name, "toolName": "Bash"})
+    r.wait_for(lambda: call.answer is not None)
+    queued = None
+    if call.answer is not None:
+        r.wait_for(lambda: (r.health() or {}).get("queued") == still)
+        queued = (r.health() or {}).get("queued")
+    r.peer.add(waiter_released(call.answer, queued, still))
+
+
+def prompt_scenario(command: HostcoreCommand, recorder: Recorder, response_s: float, work: Path) -> None:
+    """§2.1: six Bash calls wait on permission prompts in three "ask" sessions;
+    the counters show nothing admitted, and four Bash calls of two other
+    sessions all start."""
+    with rig(command, recorder, response_s, work, "admission-prompts") as r:
+        if r is None:
+            return
+        r.answer_prompts = False
+        asking = [r.session("ask") for _ in range(3)]
+        if None in asking:
+            return
+        for i, sid in enumerate(asking):
+            for j in range(2):
+                r.execute(str(sid), f"p{i}{j}", "Bash", {"command": "true"}, **r.pin)
+
+        def prompted() -> int:
+            return sum(1 for n in r.peer.notifications if n.get("method") == "permissions.request")
+
+        if not r.wait_for(lambda: prompted() >= 6):
+            return  # this host-core asks no permission for Bash in "ask" mode: nothing to judge
+        budget = r.health()
+        free = [r.session(), r.session()]
+        if None in free:
+            return
+        names = [f"f{i}{j}" for i in range(2) for j in range(2)]
+        for name in names:
+            r.blocker(str(free[int(name[1])]), name)
+        r.wait_for(lambda: set(names) <= r.started())
+        r.peer.add(prompts_hold_nothing(budget, len(set(names) & r.started()), len(names)))
+        for note in r.peer.notifications:
+            params = note.get("params") if note.get("method") == "permissions.request" else None
+            if isinstance(params, dict):
+                r.peer.send("permissions.resolve", {"requestId": params.get("requestId"), "decision": "deny"})
+
+
+OVERLOAD_LIMIT = rpc_limits.MAX_TOOL_EXECUTIONS + rpc_limits.MAX_QUEUED_TOOLS + rpc_limits.MAX_ACTIVE_REQUESTS
+
+
+def overload_scenario(command: HostcoreCommand, recorder: Recorder, response_s: float, work: Path) -> None:
+    """§2.1 / §7: Bash blockers, two per session, until one is refused. The
+    refusal must say HOST_OVERLOADED. Whether queued calls count against the
+    dispatcher's 32 is not said, so a refusal is demanded only past
+    32 + 16 + 64 outstanding calls (every reading's bound exceeded)."""
+    with rig(command, recorder, response_s, work, "admission-overload") as r:
+        if r is None:
+            return
+        sid: str | None = None
+        for n in range(OVERLOAD_LIMIT + 1):
+            if n % 2 == 0:
+                sid = r.session()
+                if sid is None:
+                    return
+            assert sid is not None
+            name = r.blocker(sid, f"o{n}").name
+            r.wait_for(functools.partial(_taken, r, name))
+            refused = next((c for c in r.calls.values() if c.answer is not None), None)
+            if refused is not None and refused.answer is not None:
+                r.peer.add(overload_named(refused.answer))
+                r.peer.add(overload_error_code(refused.answer))
+                return
+        r.peer.add(dispatcher_bounded(OVERLOAD_LIMIT + 1))
+        r.peer.add(queue_bounded(OVERLOAD_LIMIT + 1))
+
+
+def _taken(r: Rig, name: str) -> bool:
+    """The call started, or the counters show it admitted or waiting."""
+    if name in r.started() or r.calls[name].answer is not None:
+        return True
+    budget = r.health()
+    if budget is None:
+        return True
+    held = budget.get("active", 0) if isinstance(budget.get("active"), int) else 0
+    waiting = budget.get("queued", 0) if isinstance(budget.get("queued"), int) else 0
+    return held + waiting >= len(r.pending())
+
+
+def abort_output_scenario(command: HostcoreCommand, recorder: Recorder, response_s: float, work: Path) -> None:
+    """§8.4: stdout and stderr chunks of one command in order; §8.5: abort twice,
+    and the command's child process ends too."""
+    with rig(command, recorder, response_s, work, "abort-and-output") as r:
+        if r is None:
+            return
+        sid = r.session()
+        if sid is None:
+            return
+        script = "printf 'o1\\n'; printf 'e1\\n' >&2; printf 'o2\\n'; printf 'e2\\n' >&2"
+        out = r.execute(sid, "output", "Bash", {"command": script}, **r.pin)
+        r.wait_for(lambda: out.answer is not None)
+        if out.answer is not None and (out.answer.get("result") or {}).get("ok") is True:
+            notes = [n for n in r.peer.notifications if n.get("method") == "tools.output"]
+            r.peer.add(output_in_order(notes, sid, "output"))
+        pid_file = r.project / ".octet-child"
+        marker = shlex.quote(str(r.started_dir / "tree"))
+        command_line = f"sleep 300 & echo $! > {shlex.quote(str(pid_file))}; touch {marker}; wait"
+        tree = r.execute(sid, "tree", "Bash", {"command": command_line}, **r.pin)
+        if not r.wait_for(lambda: "tree" in r.started() and pid_file.exists()):
+            return
+        child = int(pid_file.read_text(encoding="utf-8").strip() or 0)
+        params = {"sessionId": sid, "toolCallId": "tree", "toolName": "Bash"}
+        first = r.peer.call("tools.abort", params)
+        second = r.peer.call("tools.abort", params)
+        r.wait_for(lambda: tree.answer is not None and not _alive(child))
+        r.peer.add(abort_settled(first, second, _alive(child)))
+
+
+def _alive(pid: int) -> bool:
+    """Whether ``pid`` runs (a zombie counts as ended)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text(encoding="utf-8").rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state != "Z"
+
+
+SCENARIOS: tuple[tuple[str, Scenario], ...] = (
+    ("transport scenario", transport_scenario),
+    ("admission budgets scenario", budget_scenario),
+    ("admission prompts scenario", prompt_scenario),
+    ("admission overload scenario", overload_scenario),
+    ("abort and output scenario", abort_output_scenario),
+)
