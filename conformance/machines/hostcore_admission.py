@@ -342,7 +342,7 @@ def oldest_first(started: Call, runnable: list[Call]) -> Iterator[Violation]:
     if older:
         yield Violation(
             "RPC-2.1-oldest-runnable-first",
-            "a younger queued Bash call was admitted before an older runnable one",
+            f"queued Bash call {started.name} was admitted before {older[0].name}, older and runnable",
         )
 
 
@@ -517,12 +517,14 @@ def budget_scenario(command: HostcoreCommand, recorder: Recorder, response_s: fl
         a, b, c = r.session(), r.session(), r.session()
         if a is None or b is None or c is None:
             return
+        # Each call is sent once the one before is admitted or queued: two
+        # requests in flight at once may enter admission in either order.
         for name in ("a1", "a2", "a3", "a4"):
-            r.blocker(a, name)
+            _taken_blocker(r, a, name)
         read = r.execute(a, "read-a", "Read", {"path": "notes.txt"})
         for name in ("b1", "b2", "b3"):
-            r.blocker(b, name)
-        r.blocker(c, "c1")
+            _taken_blocker(r, b, name)
+        _taken_blocker(r, c, "c1")
         expected = {"a1", "a2", "b1", "b2"}
         settled = r.wait_for(lambda: expected <= r.started() and read.answer is not None)
         _judge_running(r)
@@ -542,6 +544,11 @@ def budget_scenario(command: HostcoreCommand, recorder: Recorder, response_s: fl
         r.finish()
         r.wait_for(lambda: (r.health() or {}).get("active") == 0)
         r.peer.add(counters_match(r.health(), running=0, waiting=0))
+
+
+def _taken_blocker(r: Rig, sid: str, name: str) -> None:
+    r.blocker(sid, name)
+    r.wait_for(functools.partial(_taken, r, name))
 
 
 def _judge_running(r: Rig) -> None:
@@ -653,8 +660,7 @@ def overload_scenario(command: HostcoreCommand, recorder: Recorder, response_s: 
                 if sid is None:
                     return
             assert sid is not None
-            name = r.blocker(sid, f"o{n}").name
-            r.wait_for(functools.partial(_taken, r, name))
+            _taken_blocker(r, sid, f"o{n}")
             refused = next((c for c in r.calls.values() if c.answer is not None), None)
             if refused is not None and refused.answer is not None:
                 r.peer.add(overload_named(refused.answer))
@@ -691,6 +697,12 @@ def abort_output_scenario(command: HostcoreCommand, recorder: Recorder, response
         if out.answer is not None and (out.answer.get("result") or {}).get("ok") is True:
             notes = [n for n in r.peer.notifications if n.get("method") == "tools.output"]
             r.peer.add(output_in_order(notes, sid, "output"))
+        # §7: a changed shell pin is a tool outcome (judged in Rig.collect).
+        dialect = next(d for d in rpc_limits.SHELL_DIALECTS if d != r.pin.get("expectedCommandShellDialect"))
+        changed = r.execute(
+            sid, "pin", "Bash", {"command": "true"}, **(r.pin | {"expectedCommandShellDialect": dialect})
+        )
+        r.wait_for(lambda: changed.answer is not None)
         pid_file = r.project / ".octet-child"
         marker = shlex.quote(str(r.started_dir / "tree"))
         command_line = f"sleep 300 & echo $! > {shlex.quote(str(pid_file))}; touch {marker}; wait"

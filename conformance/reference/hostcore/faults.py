@@ -9,6 +9,7 @@ carry no trace of them; with no ``--fault`` none of this runs.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import tempfile
 from collections.abc import Callable
@@ -16,12 +17,16 @@ from pathlib import Path
 from typing import Any
 
 from conformance.protocol.framing import Frame, FrameEvent
+from conformance.reference.extension.jsonrpc import Request
 from conformance.reference.extension.writer import FrameWriter
 
 from . import limits
+from .admission import Admission, Budget
 from .errors import METHOD_NOT_FOUND, PARSE_ERROR, HostError
 from .host import HostCore
 from .server import Server
+
+log = logging.getLogger(__name__)
 
 Call = Callable[[str, Any], Any]  # the reference's own HostCore.call
 Fault = Callable[[Call, str, Any], Any]
@@ -331,8 +336,12 @@ class FaultyHostCore(HostCore):
         super().__init__(data_dir, **kwargs)
         if self.fault == "no-handshake-gate":
             self.handshake_succeeded()  # every call is served as if a handshake had succeeded
+        self.admission = admission_for(self.fault, self.admission)
 
     def call(self, name: str, params: Any) -> Any:
+        host_fault = HOST_FAULTS.get(self.fault)
+        if host_fault is not None:
+            return host_fault(self, super().call, name, params)
         fault = FAULTS.get(self.fault)
         if fault is None:
             return super().call(name, params)
@@ -359,3 +368,297 @@ def data_dir_for(fault: str | None, data_dir: Path) -> Path:
         data_dir.mkdir(parents=True, exist_ok=True)
         return Path(tempfile.mkdtemp(prefix="forgotten-", dir=data_dir))
     return data_dir
+
+
+# -- faults of §2 transport, §2.1 admission, §3 history, §7 and §8 (the rpc-a scenarios) --------
+# Each breaks one requirement judged by conformance/machines/hostcore_admission.py.
+
+HostFault = Callable[[HostCore, Call, str, Any], Any]
+
+
+def a2a_methods_answer(call: Call, name: str, params: Any) -> Any:
+    """The withdrawn a2a.* domain still answers (§3 rule 9)."""
+    outcome = call(name, params)
+    if name.startswith("a2a.") and isinstance(outcome, HostError) and type(outcome).__name__ == "UnknownMethod":
+        return {"tasks": []}
+    return outcome
+
+
+def fork_unknown(call: Call, name: str, params: Any) -> Any:
+    """session.fork (required since version 5) is an unknown method."""
+    if name == "session.fork":
+        return BareError(METHOD_NOT_FOUND, "unknown method 'session.fork'", None)
+    return call(name, params)
+
+
+def missing_session_internal(call: Call, name: str, params: Any) -> Any:
+    """A session.get for a session that does not exist is an INTERNAL failure."""
+    outcome = call(name, params)
+    if name == "session.get" and isinstance(outcome, HostError) and outcome.error_code.endswith("NOT_FOUND"):
+        return HostError("INTERNAL", "lookup failed")
+    return outcome
+
+
+def shell_change_as_error(call: Call, name: str, params: Any) -> Any:
+    """COMMAND_SHELL_CHANGED travels as a JSON-RPC error, not a tool result (§7)."""
+    outcome = call(name, params)
+    if name == "tools.execute" and isinstance(outcome, dict) and outcome.get("errorCode") == "COMMAND_SHELL_CHANGED":
+        return HostError("COMMAND_SHELL_CHANGED", "the pinned shell changed")
+    return outcome
+
+
+def a2a_push_notification(host: HostCore, call: Call, name: str, params: Any) -> Any:
+    """Emits a withdrawn a2a.push notification whenever sessions are listed."""
+    outcome = call(name, params)
+    if name == "session.list":
+        host.emit("a2a.push", {"taskId": "task-1"})
+    return outcome
+
+
+def notifies_before_handshake(host: HostCore, call: Call, name: str, params: Any) -> Any:
+    """Sends a notification in answer to a call made before the handshake (§8.3)."""
+    if name != "app.handshake" and not host._handshaken.is_set():
+        host.emit("app.ready", {"ok": True})
+    return call(name, params)
+
+
+class _AbortTwiceErrors:
+    """tools.abort of a call already aborted is an error (§8.5: abort is idempotent)."""
+
+    def __init__(self) -> None:
+        self.aborted: set[tuple[object, object]] = set()
+
+    def __call__(self, host: HostCore, call: Call, name: str, params: Any) -> Any:
+        if name == "tools.abort" and isinstance(params, dict):
+            key = (params.get("sessionId"), params.get("toolCallId"))
+            if key in self.aborted:
+                return HostError("NOT_FOUND", "that tool call was aborted already")
+            self.aborted.add(key)
+        return call(name, params)
+
+
+def output_streams_swapped(host: HostCore, call: Call, name: str, params: Any) -> Any:
+    """tools.output labels stderr chunks as stdout (§8.4)."""
+    emit = host.emit
+    if not getattr(host, "_swapping", False):
+        host._swapping = True  # type: ignore[attr-defined]
+
+        def swapped(method: str, note: dict[str, Any]) -> None:
+            if method == "tools.output" and note.get("stream") == "stderr":
+                note = {**note, "stream": "stdout"}
+            emit(method, note)
+
+        host.emit = swapped  # type: ignore[method-assign,assignment]
+    return call(name, params)
+
+
+def prompt_holds_slot(host: HostCore, call: Call, name: str, params: Any) -> Any:
+    """A call waiting on a permission prompt holds an execution slot (§2.1)."""
+    ask = host.permissions.ask
+    if not getattr(host, "_holding", False):
+        host._holding = True  # type: ignore[attr-defined]
+
+        def holding(prompt: Any, cancelled: Callable[[], bool]) -> str:
+            permit = host.admission.acquire(prompt.session_id, "other", cancelled)
+            try:
+                return ask(prompt, cancelled)
+            finally:
+                permit.release()
+
+        host.permissions.ask = holding  # type: ignore[method-assign]
+    return call(name, params)
+
+
+HOST_FAULTS: dict[str, HostFault] = {
+    "a2a-push-notification": a2a_push_notification,
+    "notifies-before-handshake": notifies_before_handshake,
+    "abort-twice-errors": _AbortTwiceErrors(),
+    "output-streams-swapped": output_streams_swapped,
+    "prompt-holds-slot": prompt_holds_slot,
+}
+FAULTS.update(
+    {
+        "a2a-methods-answer": a2a_methods_answer,
+        "fork-unknown": fork_unknown,
+        "missing-session-internal": missing_session_internal,
+        "shell-change-as-error": shell_change_as_error,
+    }
+)
+
+
+class SplitsAtLineSeparator(Server):
+    """Ends a frame at U+2028 / U+2029 as if they were line breaks (§2)."""
+
+    def _line(self, payload: bytes) -> None:
+        for part in payload.replace("\u2029".encode(), "\u2028".encode()).split("\u2028".encode()):
+            super()._line(part)
+
+
+class ReadsBytewiseMangled(Server):
+    """Reads one byte at a time and decodes each read on its own, so a
+    character split across reads is replaced (§2)."""
+
+    def _read(self, fd: int) -> bytes:
+        chunk = os.read(fd, 1)
+        return chunk.decode("utf-8", "replace").encode("utf-8")
+
+
+class DropsFinalFrame(Server):
+    """Ignores a last line that has no LF before EOF (§2)."""
+
+    ended = False
+
+    def _read(self, fd: int) -> bytes:
+        chunk = super()._read(fd)
+        self.ended = not chunk
+        return chunk
+
+    def _handle(self, events: list[FrameEvent]) -> None:
+        if not self.ended:
+            super()._handle(events)
+
+
+class LogsInvalidLine(Server):
+    """The diagnostic of an invalid JSON line quotes the line (§2)."""
+
+    def _line(self, payload: bytes) -> None:
+        try:
+            json.loads(payload)
+        except ValueError:
+            log.warning("invalid JSON line: %s", payload[:200].decode("utf-8", "replace"))
+        super()._line(payload)
+
+
+class UnboundedDispatcher(Server):
+    """No dispatcher cap: every blocking call is taken on and waits for a worker (§2.1)."""
+
+    def _request(self, request: Request) -> None:
+        method = self._host.method(request.method)
+        if method is None or not method.blocking:
+            super()._request(request)
+            return
+        with self._active_changed:
+            self._active += 1
+        self._workers.submit(self._work, request)
+
+
+SERVER_FAULTS.update(
+    {
+        "splits-at-line-separator": SplitsAtLineSeparator,
+        "reads-bytewise-mangled": ReadsBytewiseMangled,
+        "drops-final-frame": DropsFinalFrame,
+        "logs-invalid-line": LogsInvalidLine,
+        "unbounded-dispatcher": UnboundedDispatcher,
+    }
+)
+
+
+def _overloaded(message: dict[str, Any]) -> dict[str, Any] | None:
+    error = message.get("error")
+    data = error.get("data") if isinstance(error, dict) else None
+    return error if isinstance(data, dict) and data.get("errorCode") == "HOST_OVERLOADED" else None
+
+
+class OverloadAsConflictResult(RewritingWriter):
+    """The dispatcher's refusal is a tool result naming CONFLICT, not HOST_OVERLOADED."""
+
+    def rewrite(self, message: dict[str, Any]) -> list[dict[str, Any]]:
+        if _overloaded(message) is None:
+            return [message]
+        result = {"ok": False, "errorCode": "CONFLICT", "content": {"message": "busy"}}
+        return [{"jsonrpc": "2.0", "id": message.get("id"), "result": result}]
+
+
+class OverloadCode1000(RewritingWriter):
+    """The dispatcher's HOST_OVERLOADED refusal carries code 1000 instead of -32029."""
+
+    def rewrite(self, message: dict[str, Any]) -> list[dict[str, Any]]:
+        error = _overloaded(message)
+        if error is not None:
+            error["code"] = 1000
+        return [message]
+
+
+WRITER_FAULTS.update({"overload-as-conflict-result": OverloadAsConflictResult, "overload-code-1000": OverloadCode1000})
+
+
+class LifoAdmission(Admission):
+    """Admits the youngest runnable waiter first (§2.1)."""
+
+    def _pump(self) -> None:
+        self._queue.reverse()
+        try:
+            super()._pump()
+        finally:
+            self._queue.reverse()
+
+
+class StrictFifoAdmission(Admission):
+    """A waiter that does not fit holds back every later one (§2.1 head-of-line)."""
+
+    def _pump(self) -> None:
+        admitted = False
+        for ticket in self._queue:
+            if not self._fits(ticket):
+                break
+            ticket.admitted = True
+            self._held.append(ticket)
+            admitted = True
+        if admitted:
+            self._queue = [t for t in self._queue if not t.admitted]
+            self._changed.notify_all()
+
+
+class QueuedHoldsCapacity(Admission):
+    """Waiting calls count against their session's budget of 4 (§2.1)."""
+
+    def _fits(self, ticket: Any) -> bool:
+        waiting = sum(1 for t in self._queue if t.session == ticket.session and t is not ticket and not t.admitted)
+        held = sum(1 for t in self._held if t.session == ticket.session)
+        return held + waiting < self.budget.per_session and super()._fits(ticket)
+
+
+class AbortKeepsWaiter(Admission):
+    """tools.abort does not reach a call waiting for admission (§2.1)."""
+
+    def acquire(self, session: str, tool_class: Any, cancelled: Callable[[], bool]) -> Any:
+        return super().acquire(session, tool_class, lambda: False)
+
+
+class HealthQueuedZero(Admission):
+    """app.health's toolBudget.queued always says 0 (§2.1 health counters)."""
+
+    def health(self) -> dict[str, int]:
+        return super().health() | {"queued": 0}
+
+
+def _budget(shell: tuple[int, int]) -> Callable[[Admission], Budget]:
+    def make(old: Admission) -> Budget:
+        return Budget(queue_limit=old.budget.queue_limit, classes={**old.budget.classes, "shell": shell})
+
+    return make
+
+
+ADMISSION_FAULTS: dict[str, type[Admission]] = {
+    "lifo-admission": LifoAdmission,
+    "strict-fifo-admission": StrictFifoAdmission,
+    "queued-holds-capacity": QueuedHoldsCapacity,
+    "abort-keeps-waiter": AbortKeepsWaiter,
+    "health-queued-zero": HealthQueuedZero,
+}
+BUDGET_FAULTS: dict[str, Callable[[Admission], Budget]] = {
+    "bash-session-budget-3": _budget((limits.SHELL_GLOBAL, limits.SHELL_PER_SESSION + 1)),
+    "bash-global-budget-5": _budget((limits.SHELL_GLOBAL + 1, limits.SHELL_PER_SESSION)),
+}
+NAMES = tuple(
+    sorted({*NAMES, *FAULTS, *HOST_FAULTS, *ADMISSION_FAULTS, *BUDGET_FAULTS, *SERVER_FAULTS, *WRITER_FAULTS})
+)
+
+
+def admission_for(fault: str, admission: Admission) -> Admission:
+    """The admission a fault of this block runs with (``admission`` unchanged otherwise)."""
+    if fault in BUDGET_FAULTS:
+        return Admission(BUDGET_FAULTS[fault](admission), wait_s=admission.wait_s)
+    if fault in ADMISSION_FAULTS:
+        return ADMISSION_FAULTS[fault](admission.budget, wait_s=admission.wait_s)
+    return admission
