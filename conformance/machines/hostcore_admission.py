@@ -64,6 +64,7 @@ class Rig:
     pin: dict[str, str] = field(default_factory=dict)
     calls: dict[str, Call] = field(default_factory=dict)
     answer_prompts: bool = True
+    counters_ok: bool = True  # False once app.health failed to account for a call: stop waiting on it
     _order: Iterator[int] = field(default_factory=itertools.count)
     _resolved: int = 0
 
@@ -399,8 +400,8 @@ def dispatcher_bounded(outstanding: int) -> Iterator[Violation]:
 def queue_bounded(outstanding: int) -> Iterator[Violation]:
     yield Violation(
         "RPC-2.1-queue-bound",
-        f"{outstanding} tool calls wait or run at once and none was refused; at most "
-        f"{rpc_limits.MAX_TOOL_EXECUTIONS} + {rpc_limits.MAX_QUEUED_TOOLS} may",
+        f"{outstanding} tool calls wait or run at once and none was refused; no reading allows more than "
+        f"{rpc_limits.MAX_ACTIVE_REQUESTS} + {rpc_limits.MAX_TOOL_EXECUTIONS} + {rpc_limits.MAX_QUEUED_TOOLS}",
     )
 
 
@@ -440,7 +441,7 @@ Scenario = Callable[[HostcoreCommand, Recorder, float, Path], None]
 
 
 def transport_scenario(command: HostcoreCommand, recorder: Recorder, response_s: float, work: Path) -> None:
-    """§2, §3, §7 and §8.3 on one generation, ending with a last line without LF."""
+    """§2, §3, §7 and §8.3 on one generation."""
     recorder.context = "scenario=transport-and-history"
     data_dir = Path(tempfile.mkdtemp(prefix="scenario-", dir=work))
     with HostcorePeer(command, data_dir, recorder, response_s=response_s) as peer:
@@ -461,10 +462,24 @@ def transport_scenario(command: HostcoreCommand, recorder: Recorder, response_s:
             for method, fallback in (("session.get", False), ("tools.execute", True)):
                 params = {"sessionId": "ses_octet_missing", "toolCallId": "missing", "toolName": "Read", "args": {}}
                 peer.add(session_not_found(method, peer.call(method, params), fallback=fallback))
+            peer.add(no_a2a_notifications(peer.notifications))
+        except HostcoreGone:
+            return
+
+
+def final_frame_scenario(command: HostcoreCommand, recorder: Recorder, response_s: float, work: Path) -> None:
+    """§2: a last request without LF, then stdin EOF (a generation of its own:
+    whatever an earlier step did to the reader cannot hide this one)."""
+    recorder.context = "scenario=final-unterminated-frame"
+    data_dir = Path(tempfile.mkdtemp(prefix="scenario-", dir=work))
+    with HostcorePeer(command, data_dir, recorder, response_s=response_s) as peer:
+        try:
+            response = peer.call("app.handshake", handshake_params())
+            if response is None or "result" not in response:
+                return
             peer.write_raw(b'{"jsonrpc":"2.0","id":"final","method":"app.health"}', intent="final-unterminated")
             peer.stdin_eof(response_s)
             peer.add(final_frame_answered(peer.await_answer("final", timeout=0)))
-            peer.add(no_a2a_notifications(peer.notifications))
         except HostcoreGone:
             return
 
@@ -528,17 +543,17 @@ def budget_scenario(command: HostcoreCommand, recorder: Recorder, response_s: fl
         expected = {"a1", "a2", "b1", "b2"}
         settled = r.wait_for(lambda: expected <= r.started() and read.answer is not None)
         _judge_running(r)
-        r.peer.add(read_not_held(read.answer, 2))
+        held_back: list[str] = []
         if not settled:
             free = rpc_limits.MAX_BASH_GLOBAL - len(r.started())
-            waiting = [n for n in ("b1", "b2") if n not in r.started()]
-            r.peer.add(not_blocked_behind(waiting if free > 0 else []))
-        shell = [c for c in r.calls.values() if c.name != "read-a"]
-        r.wait_for(lambda: _counted(r, shell))
+            held_back = [n for n in ("b1", "b2") if n not in r.started()] if free > 0 else []
+            r.peer.add(not_blocked_behind(held_back))
+        if not held_back:
+            # Behind a head-of-line blocking queue the Read waits for another reason.
+            r.peer.add(read_not_held(read.answer, 2))
+        r.wait_for(functools.partial(_counted, r))
         running = len(r.started())
-        r.peer.add(
-            counters_match(r.health(), running=running, waiting=sum(1 for c in shell if c.answer is None) - running)
-        )
+        r.peer.add(counters_match(r.health(), running=running, waiting=len(r.pending()) - running))
         _oldest_first(r, a, "a1")
         _abort_waiter(r, "c1")
         r.finish()
@@ -548,7 +563,8 @@ def budget_scenario(command: HostcoreCommand, recorder: Recorder, response_s: fl
 
 def _taken_blocker(r: Rig, sid: str, name: str) -> None:
     r.blocker(sid, name)
-    r.wait_for(functools.partial(_taken, r, name))
+    if not r.wait_for(functools.partial(_taken, r, name)):
+        r.counters_ok = False
 
 
 def _judge_running(r: Rig) -> None:
@@ -563,15 +579,13 @@ def _judge_running(r: Rig) -> None:
     r.peer.add(bash_global(len(started), budget.get("shell") if budget else None))
 
 
-def _counted(r: Rig, shell: list[Call]) -> bool:
+def _counted(r: Rig) -> bool:
     """Whether the counters agree with the markers (a correct host gets there)."""
-    budget = r.health()
+    budget = r.health() if r.counters_ok else None
     if budget is None:
         return True
     running = len(r.started())
-    return (
-        budget.get("shell") == running and budget.get("queued") == sum(1 for c in shell if c.answer is None) - running
-    )
+    return budget.get("shell") == running and budget.get("queued") == len(r.pending()) - running
 
 
 def _oldest_first(r: Rig, session: str, ending: str) -> None:
@@ -597,7 +611,7 @@ def _abort_waiter(r: Rig, name: str) -> None:
     call = r.calls[name]
     if name in r.started() or call.answer is not None:
         return  # not waiting: nothing to judge
-    still = sum(1 for c in r.pending() if c.name not in r.started() and c.name != name and c.name != "read-a")
+    still = sum(1 for c in r.pending() if c.name not in r.started() and c.name != name)
     r.peer.call("tools.abort", {"sessionId": call.session, "toolCallId": name, "toolName": "Bash"})
     r.wait_for(lambda: call.answer is not None)
     queued = None
@@ -672,7 +686,7 @@ def overload_scenario(command: HostcoreCommand, recorder: Recorder, response_s: 
 
 def _taken(r: Rig, name: str) -> bool:
     """The call started, or the counters show it admitted or waiting."""
-    if name in r.started() or r.calls[name].answer is not None:
+    if not r.counters_ok or name in r.started() or r.calls[name].answer is not None:
         return True
     budget = r.health()
     if budget is None:
@@ -728,6 +742,7 @@ def _alive(pid: int) -> bool:
 
 SCENARIOS: tuple[tuple[str, Scenario], ...] = (
     ("transport scenario", transport_scenario),
+    ("final frame scenario", final_frame_scenario),
     ("admission budgets scenario", budget_scenario),
     ("admission prompts scenario", prompt_scenario),
     ("admission overload scenario", overload_scenario),
