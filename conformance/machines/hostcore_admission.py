@@ -39,6 +39,8 @@ SECRET = "octet-secret-7f3a"  # text of an invalid line that no diagnostic may r
 SPLIT_TITLE = "Zürich 東京 \U0001f389"  # multi-byte characters, written one byte per write
 SEPARATORS = "a\u2028b\u2029c"
 STDERR_BYTES = 64 * 1024
+# More calls taken on at once than any reading of §2.1 allows (see RPC-2.1-dispatcher-cap).
+OVERLOAD_LIMIT = rpc_limits.MAX_TOOL_EXECUTIONS + rpc_limits.MAX_QUEUED_TOOLS + rpc_limits.MAX_ACTIVE_REQUESTS
 A2A_METHODS = ("a2a.task.send", "a2a.tasks.list")
 # Methods versions 4, 5 and 9 introduced that this release drives (§3 rules 4-7);
 # session.appendCompaction (version 6) is not among them (docs/reference-hostcore.md).
@@ -393,11 +395,16 @@ def overload_error_code(refusal: dict[str, Any]) -> Iterator[Violation]:
 
 @rule("RPC-2.1-dispatcher-cap")
 def dispatcher_bounded(outstanding: int) -> Iterator[Violation]:
+    """``outstanding``: calls taken on before the first refusal."""
+    if outstanding <= OVERLOAD_LIMIT:
+        return
     yield Violation("RPC-2.1-dispatcher-cap", f"{outstanding} blocking calls were taken on and none refused")
 
 
 @rule("RPC-2.1-queue-bound")
 def queue_bounded(outstanding: int) -> Iterator[Violation]:
+    if outstanding <= OVERLOAD_LIMIT:
+        return
     yield Violation(
         "RPC-2.1-queue-bound",
         f"{outstanding} tool calls wait or run at once and none was refused; no reading allows more than "
@@ -547,7 +554,9 @@ def budget_scenario(command: HostcoreCommand, recorder: Recorder, response_s: fl
         settled = r.wait_for(lambda: expected <= r.started() and read.answer is not None)
         _judge_running(r)
         held_back: list[str] = []
-        if not settled:
+        if settled:
+            r.peer.add(not_blocked_behind([]))  # b1 and b2 ran past A's waiting calls
+        else:
             free = rpc_limits.MAX_BASH_GLOBAL - len(r.started())
             held_back = [n for n in ("b1", "b2") if n not in r.started()] if free > 0 else []
             r.peer.add(not_blocked_behind(held_back))
@@ -659,9 +668,6 @@ def prompt_scenario(command: HostcoreCommand, recorder: Recorder, response_s: fl
                 r.peer.send("permissions.resolve", {"requestId": params.get("requestId"), "decision": "deny"})
 
 
-OVERLOAD_LIMIT = rpc_limits.MAX_TOOL_EXECUTIONS + rpc_limits.MAX_QUEUED_TOOLS + rpc_limits.MAX_ACTIVE_REQUESTS
-
-
 def overload_scenario(command: HostcoreCommand, recorder: Recorder, response_s: float, work: Path) -> None:
     """§2.1 / §7: Bash blockers, two per session, until one is refused. The
     refusal must say HOST_OVERLOADED. Whether queued calls count against the
@@ -682,6 +688,8 @@ def overload_scenario(command: HostcoreCommand, recorder: Recorder, response_s: 
             if refused is not None and refused.answer is not None:
                 r.peer.add(overload_named(refused.answer))
                 r.peer.add(overload_error_code(refused.answer))
+                r.peer.add(dispatcher_bounded(n))
+                r.peer.add(queue_bounded(n))
                 return
         r.peer.add(dispatcher_bounded(OVERLOAD_LIMIT + 1))
         r.peer.add(queue_bounded(OVERLOAD_LIMIT + 1))
