@@ -50,6 +50,10 @@ CUMULATIVE_METHODS = ("notification.list", "session.fork", "commandShells.list")
 # -- the rig: one generation plus a project folder ---------------------------------------
 
 
+class Unresponsive(Exception):
+    """app.health went unanswered: the scenario stops (the rig releases what it started)."""
+
+
 @dataclass
 class Call:
     name: str
@@ -67,6 +71,9 @@ class Rig:
     calls: dict[str, Call] = field(default_factory=dict)
     answer_prompts: bool = True
     counters_ok: bool = True  # False once app.health failed to account for a call: stop waiting on it
+    fifos: dict[str, Path] = field(default_factory=dict)  # Read calls blocked on a named pipe
+    held: dict[str, int] = field(default_factory=dict)  # write ends the harness holds open: reads running
+    freed: set[str] = field(default_factory=set)
     _order: Iterator[int] = field(default_factory=itertools.count)
     _resolved: int = 0
 
@@ -99,6 +106,37 @@ class Rig:
         command = f"touch {started}; while [ ! -e {gate} ]; do sleep 0.02; done"
         return self.execute(sid, name, "Bash", {"command": command}, **self.pin)
 
+    def reader(self, sid: str, name: str) -> Call:
+        """A Read of a named pipe: it runs from the moment it opens the pipe
+        (the harness sees that, and holds the write end) until released."""
+        fifo = self.project / f"{name}.fifo"
+        os.mkfifo(fifo)
+        self.fifos[name] = fifo
+        return self.execute(sid, name, "Read", {"path": fifo.name})
+
+    def probe(self) -> None:
+        """Hold the write end of every pipe a Read has opened; a released
+        pipe's write end is closed at once (its Read then reads EOF)."""
+        for name, fifo in self.fifos.items():
+            if name in self.held:
+                continue
+            try:
+                fd = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
+            except OSError:
+                continue  # no reader yet (ENXIO)
+            if name in self.freed:
+                os.close(fd)
+            else:
+                self.held[name] = fd
+
+    def reading(self, session: str | None = None) -> set[str]:
+        """Reads that surely run: their pipe is open and held, no answer yet."""
+        return {
+            n
+            for n in self.held
+            if self.calls[n].answer is None and (session is None or self.calls[n].session == session)
+        }
+
     def started(self) -> set[str]:
         return set(os.listdir(self.started_dir)) if self.started_dir.is_dir() else set()
 
@@ -114,9 +152,15 @@ class Rig:
     def release(self, *names: str) -> None:
         for name in names or tuple(self.calls):
             (self.gate_dir / name).touch()
+            if name in self.fifos:
+                self.freed.add(name)
+                fd = self.held.pop(name, None)
+                if fd is not None:
+                    os.close(fd)
 
     def collect(self) -> None:
         """Move answers that arrived into their calls; answer new prompts."""
+        self.probe()
         for call in self.calls.values():
             if call.answer is None:
                 call.answer = self.peer.await_answer(call.rid, timeout=0)
@@ -135,8 +179,13 @@ class Rig:
         return [c for c in self.calls.values() if c.answer is None]
 
     def health(self) -> dict[str, Any] | None:
-        """app.health's toolBudget (None: no usable answer; an overloaded refusal is no verdict)."""
+        """app.health's toolBudget (None: no usable answer; an overloaded refusal is no verdict).
+        Raises Unresponsive when no answer came at all (§8.1 says so while a tool runs)."""
         response = self.peer.call("app.health")
+        if response is None:
+            if self.pending():
+                self.peer.add(answered_meanwhile(None))
+            raise Unresponsive()
         result = response.get("result") if response else None
         budget = result.get("toolBudget") if isinstance(result, dict) else None
         return budget if isinstance(budget, dict) else None
@@ -156,6 +205,9 @@ class Rig:
         self.gate_dir.mkdir(exist_ok=True)
         self.release()
         self.wait_for(lambda: not self.pending(), timeout=4 * self.peer.response_s)
+        for fd in self.held.values():
+            os.close(fd)
+        self.held.clear()
 
 
 @contextlib.contextmanager
@@ -176,10 +228,10 @@ def rig(command: HostcoreCommand, recorder: Recorder, response_s: float, work: P
                 return
             made.pin = shell_pin(peer)
             yield made
-        except HostcoreGone:
+        except (HostcoreGone, Unresponsive):
             return
         finally:
-            with contextlib.suppress(HostcoreGone):
+            with contextlib.suppress(HostcoreGone, Unresponsive):
                 if peer.alive:
                     made.finish()
 
@@ -303,6 +355,27 @@ def bash_global(running: int, reported: object) -> Iterator[Violation]:
                 "RPC-2.1-bash-global-budget", f"{seen} Bash commands {how} at once; limit {rpc_limits.MAX_BASH_GLOBAL}"
             )
             return
+
+
+@rule("RPC-2.1-session-budget")
+def session_total(running: int) -> Iterator[Violation]:
+    if running > rpc_limits.MAX_TOOLS_PER_SESSION:
+        yield Violation(
+            "RPC-2.1-session-budget",
+            f"{running} tool calls of one session ran at once; limit {rpc_limits.MAX_TOOLS_PER_SESSION}",
+        )
+
+
+@rule("RPC-2.1-read-budget")
+def reads_global(running: int) -> Iterator[Violation]:
+    if running > rpc_limits.MAX_READ_TOOLS:
+        yield Violation("RPC-2.1-read-budget", f"{running} Read calls ran at once; limit {rpc_limits.MAX_READ_TOOLS}")
+
+
+@rule("RPC-8-concurrent-requests")
+def answered_meanwhile(response: dict[str, Any] | None) -> Iterator[Violation]:
+    if response is None:
+        yield Violation("RPC-8-concurrent-requests", "app.health got no answer while one Bash call was running")
 
 
 @rule("RPC-2.1-queued-holds-nothing")
@@ -573,6 +646,49 @@ def budget_scenario(command: HostcoreCommand, recorder: Recorder, response_s: fl
         r.peer.add(counters_match(r.health(), running=0, waiting=0))
 
 
+def reads_scenario(command: HostcoreCommand, recorder: Recorder, response_s: float, work: Path) -> None:
+    """§2.1 with Reads of named pipes (a Read runs from opening its pipe until
+    the harness closes the write end): session S runs 2 Bash blockers and 3
+    Reads (4 per session: one Read waits); then 9 Reads in three more
+    sessions (8 reads in all: S's 2 and 6 more run)."""
+    with rig(command, recorder, response_s, work, "admission-reads") as r:
+        if r is None:
+            return
+        s = r.session()
+        if s is None:
+            return
+        for name in ("s1", "s2"):
+            _taken_blocker(r, s, name)
+        for name in ("r1", "r2", "r3"):
+            r.reader(s, name)
+            if not r.wait_for(functools.partial(_taken, r, name)):
+                r.counters_ok = False
+        r.wait_for(lambda: len(_session_running(r, s)) >= 4 and _queued(r) >= 1 or len(_session_running(r, s)) > 4)
+        r.peer.add(session_total(len(_session_running(r, s))))
+        others = [r.session() for _ in range(3)]
+        if None in others:
+            return
+        for i, sid in enumerate(others):
+            for j in range(4 if i < 2 else 1):
+                r.reader(str(sid), f"t{i}{j}")
+                if not r.wait_for(functools.partial(_taken, r, f"t{i}{j}")):
+                    r.counters_ok = False
+        r.wait_for(lambda: len(r.reading()) >= rpc_limits.MAX_READ_TOOLS and _queued(r) >= 3 or len(r.reading()) > 8)
+        r.peer.add(reads_global(len(r.reading())))
+        r.peer.add(session_total(len(_session_running(r, s))))
+
+
+def _session_running(r: Rig, sid: str) -> set[str]:
+    return {n for n in r.running() if r.calls[n].session == sid} | r.reading(sid)
+
+
+def _queued(r: Rig) -> int:
+    """toolBudget.queued (a large number when it cannot be read: then the wait ends on the other condition)."""
+    budget = r.health() if r.counters_ok else None
+    queued = budget.get("queued") if budget else None
+    return queued if isinstance(queued, int) else 1 << 30
+
+
 def _taken_blocker(r: Rig, sid: str, name: str) -> None:
     r.blocker(sid, name)
     if not r.wait_for(functools.partial(_taken, r, name)):
@@ -697,7 +813,7 @@ def overload_scenario(command: HostcoreCommand, recorder: Recorder, response_s: 
 
 def _taken(r: Rig, name: str) -> bool:
     """The call started, or the counters show it admitted or waiting."""
-    if not r.counters_ok or name in r.started() or r.calls[name].answer is not None:
+    if not r.counters_ok or name in r.started() or name in r.held or r.calls[name].answer is not None:
         return True
     budget = r.health()
     if budget is None:
@@ -735,6 +851,10 @@ def abort_output_scenario(command: HostcoreCommand, recorder: Recorder, response
         if not r.wait_for(lambda: "tree" in r.started() and pid_file.exists()):
             return
         child = int(pid_file.read_text(encoding="utf-8").strip() or 0)
+        meanwhile = r.peer.call("app.health")  # the tree's Bash call runs meanwhile
+        r.peer.add(answered_meanwhile(meanwhile))
+        if meanwhile is None:
+            return  # one request at a time: the aborts would go unanswered too
         params = {"sessionId": sid, "toolCallId": "tree", "toolName": "Bash"}
         first = r.peer.call("tools.abort", params)
         second = r.peer.call("tools.abort", params)
@@ -756,6 +876,7 @@ SCENARIOS: tuple[tuple[str, Scenario], ...] = (
     ("final frame scenario", final_frame_scenario),
     ("admission budgets scenario", budget_scenario),
     ("admission prompts scenario", prompt_scenario),
+    ("admission reads scenario", reads_scenario),
     ("admission overload scenario", overload_scenario),
     ("abort and output scenario", abort_output_scenario),
 )

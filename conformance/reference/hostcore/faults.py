@@ -542,8 +542,16 @@ class UnboundedDispatcher(Server):
         self._workers.submit(self._work, request)
 
 
+class SerialRequests(Server):
+    """Runs every request on the stdin reader, one at a time (§8.1)."""
+
+    def _request(self, request: Request) -> None:
+        self._answer(request, self._host.call(request.method, request.params))
+
+
 SERVER_FAULTS.update(
     {
+        "serial-requests": SerialRequests,
         "splits-at-line-separator": SplitsAtLineSeparator,
         "reads-bytewise-mangled": ReadsBytewiseMangled,
         "drops-final-frame": DropsFinalFrame,
@@ -632,9 +640,10 @@ class HealthQueuedZero(Admission):
         return super().health() | {"queued": 0}
 
 
-def _budget(shell: tuple[int, int]) -> Callable[[Admission], Budget]:
+def _budget(tool_class: str, limit: tuple[int, int | None], per_session: int = limits.TOOLS_PER_SESSION) -> Any:
     def make(old: Admission) -> Budget:
-        return Budget(queue_limit=old.budget.queue_limit, classes={**old.budget.classes, "shell": shell})
+        classes = {**old.budget.classes, tool_class: limit}
+        return Budget(per_session=per_session, queue_limit=old.budget.queue_limit, classes=classes)
 
     return make
 
@@ -647,8 +656,10 @@ ADMISSION_FAULTS: dict[str, type[Admission]] = {
     "health-queued-zero": HealthQueuedZero,
 }
 BUDGET_FAULTS: dict[str, Callable[[Admission], Budget]] = {
-    "bash-session-budget-3": _budget((limits.SHELL_GLOBAL, limits.SHELL_PER_SESSION + 1)),
-    "bash-global-budget-5": _budget((limits.SHELL_GLOBAL + 1, limits.SHELL_PER_SESSION)),
+    "bash-session-budget-3": _budget("shell", (limits.SHELL_GLOBAL, limits.SHELL_PER_SESSION + 1)),
+    "bash-global-budget-5": _budget("shell", (limits.SHELL_GLOBAL + 1, limits.SHELL_PER_SESSION)),
+    "read-budget-9": _budget("reads", (limits.READS_GLOBAL + 1, None)),
+    "session-budget-5": _budget("reads", (limits.READS_GLOBAL, None), limits.TOOLS_PER_SESSION + 1),
 }
 NAMES = tuple(
     sorted({*NAMES, *FAULTS, *HOST_FAULTS, *ADMISSION_FAULTS, *BUDGET_FAULTS, *SERVER_FAULTS, *WRITER_FAULTS})
