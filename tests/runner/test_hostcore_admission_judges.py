@@ -116,3 +116,19 @@ def test_a2a_and_history() -> None:
     assert broken(judges.no_a2a_notifications([{"method": "a2a.push"}]))
     assert not broken(judges.method_present("session.fork", error(1002, "INVALID_PARAMS")))
     assert broken(judges.method_present("session.fork", error(-32601)))
+
+
+@pytest.mark.parametrize(("running", "bad"), [(3, False), (4, False), (5, True)])
+def test_session_budget(running: int, bad: bool) -> None:
+    assert bool(broken(judges.session_total(running))) is bad
+
+
+@pytest.mark.parametrize(("running", "bad"), [(7, False), (8, False), (9, True)])
+def test_read_budget(running: int, bad: bool) -> None:
+    assert bool(broken(judges.reads_global(running))) is bad
+
+
+def test_requests_answered_while_a_tool_runs() -> None:
+    assert not broken(judges.answered_meanwhile(result(ok=True)))
+    assert not broken(judges.answered_meanwhile(error(-32029, "HOST_OVERLOADED")))  # an answer all the same
+    assert broken(judges.answered_meanwhile(None))
