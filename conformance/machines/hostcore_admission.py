@@ -70,6 +70,7 @@ class Rig:
     pin: dict[str, str] = field(default_factory=dict)
     calls: dict[str, Call] = field(default_factory=dict)
     answer_prompts: bool = True
+    unresponsive: bool = False  # app.health went unanswered once: waits are shortened
     counters_ok: bool = True  # False once app.health failed to account for a call: stop waiting on it
     fifos: dict[str, Path] = field(default_factory=dict)  # Read calls blocked on a named pipe
     held: dict[str, int] = field(default_factory=dict)  # write ends the harness holds open: reads running
@@ -185,6 +186,7 @@ class Rig:
         if response is None:
             if self.pending():
                 self.peer.add(answered_meanwhile(None))
+            self.unresponsive = True
             raise Unresponsive()
         result = response.get("result") if response else None
         budget = result.get("toolBudget") if isinstance(result, dict) else None
@@ -204,7 +206,8 @@ class Rig:
         """Open every gate and wait (bounded) for every call's answer."""
         self.gate_dir.mkdir(exist_ok=True)
         self.release()
-        self.wait_for(lambda: not self.pending(), timeout=4 * self.peer.response_s)
+        patience = self.peer.response_s * (1 if self.unresponsive else 4)
+        self.wait_for(lambda: not self.pending(), timeout=patience)
         for fd in self.held.values():
             os.close(fd)
         self.held.clear()
@@ -744,7 +747,7 @@ def _abort_waiter(r: Rig, name: str) -> None:
     r.wait_for(lambda: call.answer is not None)
     queued = None
     if call.answer is not None:
-        r.wait_for(lambda: (r.health() or {}).get("queued") == still)
+        r.wait_for(lambda: (r.health() or {"queued": still}).get("queued") == still)
         queued = (r.health() or {}).get("queued")
     r.peer.add(waiter_released(call.answer, queued, still))
 
@@ -768,6 +771,7 @@ def prompt_scenario(command: HostcoreCommand, recorder: Recorder, response_s: fl
             return sum(1 for n in r.peer.notifications if n.get("method") == "permissions.request")
 
         if not r.wait_for(lambda: prompted() >= 6):
+            r.health()  # still answering? (Unresponsive ends the scenario)
             return  # this host-core asks no permission for Bash in "ask" mode: nothing to judge
         budget = r.health()
         free = [r.session(), r.session()]
