@@ -858,6 +858,7 @@ def abort_output_scenario(command: HostcoreCommand, recorder: Recorder, response
         meanwhile = r.peer.call("app.health")  # the tree's Bash call runs meanwhile
         r.peer.add(answered_meanwhile(meanwhile))
         if meanwhile is None:
+            r.unresponsive = True
             return  # one request at a time: the aborts would go unanswered too
         params = {"sessionId": sid, "toolCallId": "tree", "toolName": "Bash"}
         first = r.peer.call("tools.abort", params)
