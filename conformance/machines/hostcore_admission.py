@@ -75,6 +75,7 @@ class Rig:
     fifos: dict[str, Path] = field(default_factory=dict)  # Read calls blocked on a named pipe
     held: dict[str, int] = field(default_factory=dict)  # write ends the harness holds open: reads running
     freed: set[str] = field(default_factory=set)
+    sinks: dict[str, Path] = field(default_factory=dict)  # Write calls blocked on a named pipe
     _order: Iterator[int] = field(default_factory=itertools.count)
     _resolved: int = 0
 
@@ -115,7 +116,30 @@ class Rig:
         self.fifos[name] = fifo
         return self.execute(sid, name, "Read", {"path": fifo.name})
 
+    def writer(self, sid: str, name: str) -> Call:
+        """A Write to a named pipe: it blocks until the harness releases it."""
+        fifo = self.project / f"{name}.fifo"
+        os.mkfifo(fifo)
+        self.sinks[name] = fifo
+        return self.execute(sid, name, "Write", {"path": fifo.name, "content": name})
+
+    def _unblock_sinks(self) -> None:
+        """Unblock released Writes, whichever end they wait on: a reader
+        (an open for reading, say to take a digest first) gets EOF, a writer
+        gets a reader that reads what is there and goes away."""
+        for name in self.freed & set(self.sinks):
+            if self.calls[name].answer is not None:
+                continue
+            with contextlib.suppress(OSError):
+                os.close(os.open(self.sinks[name], os.O_WRONLY | os.O_NONBLOCK))
+            with contextlib.suppress(OSError):
+                fd = os.open(self.sinks[name], os.O_RDONLY | os.O_NONBLOCK)
+                with contextlib.suppress(OSError):
+                    os.read(fd, 1 << 16)
+                os.close(fd)
+
     def probe(self) -> None:
+        self._unblock_sinks()
         """Hold the write end of every pipe a Read has opened; a released
         pipe's write end is closed at once (its Read then reads EOF)."""
         for name, fifo in self.fifos.items():
@@ -153,6 +177,8 @@ class Rig:
     def release(self, *names: str) -> None:
         for name in names or tuple(self.calls):
             (self.gate_dir / name).touch()
+            if name in self.sinks:
+                self.freed.add(name)
             if name in self.fifos:
                 self.freed.add(name)
                 fd = self.held.pop(name, None)
@@ -373,6 +399,35 @@ def session_total(running: int) -> Iterator[Violation]:
 def reads_global(running: int) -> Iterator[Violation]:
     if running > rpc_limits.MAX_READ_TOOLS:
         yield Violation("RPC-2.1-read-budget", f"{running} Read calls ran at once; limit {rpc_limits.MAX_READ_TOOLS}")
+
+
+@rule("RPC-2.1-mutation-session-budget")
+def mutations_per_session(reported: object) -> Iterator[Violation]:
+    """``reported``: toolBudget.mutations while only one session has Write calls."""
+    if isinstance(reported, int) and reported > rpc_limits.MAX_MUTATING_PER_SESSION:
+        yield Violation(
+            "RPC-2.1-mutation-session-budget",
+            f"toolBudget.mutations is {reported} with Writes of one session only; "
+            f"limit {rpc_limits.MAX_MUTATING_PER_SESSION} per session",
+        )
+
+
+@rule("RPC-2.1-mutation-global-budget")
+def mutations_global(reported: object) -> Iterator[Violation]:
+    if isinstance(reported, int) and reported > rpc_limits.MAX_MUTATING_GLOBAL:
+        yield Violation(
+            "RPC-2.1-mutation-global-budget",
+            f"toolBudget.mutations is {reported}; limit {rpc_limits.MAX_MUTATING_GLOBAL}",
+        )
+
+
+@rule("RPC-8-mutations-fifo")
+def mutations_in_order(content: object) -> Iterator[Violation]:
+    """``content``: the file two queued Writes of one session wrote "2" then "3" to."""
+    if content != "3":
+        yield Violation(
+            "RPC-8-mutations-fifo", f"after Writes of '2' then '3' in one session the file holds {content!r}"
+        )
 
 
 @rule("RPC-8-concurrent-requests")
@@ -681,6 +736,58 @@ def reads_scenario(command: HostcoreCommand, recorder: Recorder, response_s: flo
         r.peer.add(session_total(len(_session_running(r, s))))
 
 
+def mutations_scenario(command: HostcoreCommand, recorder: Recorder, response_s: float, work: Path) -> None:
+    """§2.1 and §8.1 with Writes to named pipes (they block until released):
+    two in session M (one may run), then one in each of two more sessions (two
+    may run in all), judged on toolBudget.mutations. Then, in a fresh
+    session, a blocked Write followed by Writes of "2" and "3" to one file:
+    released, they must land in arrival order."""
+    with rig(command, recorder, response_s, work, "admission-mutations") as r:
+        if r is None:
+            return
+        m = r.session()
+        if m is None:
+            return
+        for name in ("w1", "w2"):
+            r.writer(m, name)
+            if not r.wait_for(functools.partial(_taken, r, name)):
+                r.counters_ok = False
+        r.wait_for(lambda: _mutations(r) >= 1 and _queued(r) >= 1 or _mutations(r) > 1)
+        r.peer.add(mutations_per_session(_mutations(r)))
+        for name in ("w3", "w4"):
+            sid = r.session()
+            if sid is None:
+                return
+            r.writer(sid, name)
+            if not r.wait_for(functools.partial(_taken, r, name)):
+                r.counters_ok = False
+        r.wait_for(lambda: _mutations(r) >= 2 and _queued(r) >= 2 or _mutations(r) > 2)
+        r.peer.add(mutations_global(_mutations(r)))
+        r.release()
+        if not r.wait_for(lambda: not r.pending(), timeout=2 * r.peer.response_s):
+            return
+        n = r.session()
+        if n is None:
+            return
+        r.writer(n, "x1")
+        if not r.wait_for(lambda: _mutations(r) >= 1):
+            return
+        for name, text in (("x2", "2"), ("x3", "3")):
+            r.execute(n, name, "Write", {"path": "order.txt", "content": text})
+            if not r.wait_for(functools.partial(_taken, r, name)):
+                return
+        r.release("x1")
+        if r.wait_for(lambda: not r.pending()):
+            target = r.project / "order.txt"
+            r.peer.add(mutations_in_order(target.read_text(encoding="utf-8") if target.exists() else None))
+
+
+def _mutations(r: Rig) -> int:
+    budget = r.health()
+    count = budget.get("mutations") if budget else None
+    return count if isinstance(count, int) else 0
+
+
 def _session_running(r: Rig, sid: str) -> set[str]:
     return {n for n in r.running() if r.calls[n].session == sid} | r.reading(sid)
 
@@ -882,6 +989,7 @@ SCENARIOS: tuple[tuple[str, Scenario], ...] = (
     ("admission budgets scenario", budget_scenario),
     ("admission prompts scenario", prompt_scenario),
     ("admission reads scenario", reads_scenario),
+    ("admission mutations scenario", mutations_scenario),
     ("admission overload scenario", overload_scenario),
     ("abort and output scenario", abort_output_scenario),
 )

@@ -132,3 +132,19 @@ def test_requests_answered_while_a_tool_runs() -> None:
     assert not broken(judges.answered_meanwhile(result(ok=True)))
     assert not broken(judges.answered_meanwhile(error(-32029, "HOST_OVERLOADED")))  # an answer all the same
     assert broken(judges.answered_meanwhile(None))
+
+
+@pytest.mark.parametrize(("reported", "bad"), [(0, False), (1, False), (2, True), (None, False)])
+def test_mutation_session_budget(reported: int | None, bad: bool) -> None:
+    assert bool(broken(judges.mutations_per_session(reported))) is bad
+
+
+@pytest.mark.parametrize(("reported", "bad"), [(1, False), (2, False), (3, True)])
+def test_mutation_global_budget(reported: int, bad: bool) -> None:
+    assert bool(broken(judges.mutations_global(reported))) is bad
+
+
+def test_mutations_in_arrival_order() -> None:
+    assert not broken(judges.mutations_in_order("3"))
+    assert broken(judges.mutations_in_order("2"))
+    assert broken(judges.mutations_in_order(None))

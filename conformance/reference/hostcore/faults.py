@@ -601,6 +601,17 @@ class LifoAdmission(Admission):
             self._queue.reverse()
 
 
+class MutationsLifo(Admission):
+    """Admits a session's waiting Write/Edit calls newest first (§8.1: FIFO)."""
+
+    def _pump(self) -> None:
+        arrival = self._queue
+        self._queue = [t for t in arrival if t.tool_class != "mutations"]
+        self._queue += [t for t in reversed(arrival) if t.tool_class == "mutations"]
+        super()._pump()
+        self._queue = [t for t in arrival if t in self._queue]  # arrival order again
+
+
 class StrictFifoAdmission(Admission):
     """A waiter that does not fit holds back every later one (§2.1 head-of-line)."""
 
@@ -651,6 +662,7 @@ def _budget(tool_class: str, limit: tuple[int, int | None], per_session: int = l
 ADMISSION_FAULTS: dict[str, type[Admission]] = {
     "lifo-admission": LifoAdmission,
     "strict-fifo-admission": StrictFifoAdmission,
+    "mutations-lifo": MutationsLifo,
     "queued-holds-capacity": QueuedHoldsCapacity,
     "abort-keeps-waiter": AbortKeepsWaiter,
     "health-queued-zero": HealthQueuedZero,
@@ -659,6 +671,8 @@ BUDGET_FAULTS: dict[str, Callable[[Admission], Budget]] = {
     "bash-session-budget-3": _budget("shell", (limits.SHELL_GLOBAL, limits.SHELL_PER_SESSION + 1)),
     "bash-global-budget-5": _budget("shell", (limits.SHELL_GLOBAL + 1, limits.SHELL_PER_SESSION)),
     "read-budget-9": _budget("reads", (limits.READS_GLOBAL + 1, None)),
+    "mutation-session-budget-2": _budget("mutations", (limits.MUTATIONS_GLOBAL, limits.MUTATIONS_PER_SESSION + 1)),
+    "mutation-global-budget-3": _budget("mutations", (limits.MUTATIONS_GLOBAL + 1, limits.MUTATIONS_PER_SESSION)),
     "session-budget-5": _budget("reads", (limits.READS_GLOBAL, None), limits.TOOLS_PER_SESSION + 1),
 }
 NAMES = tuple(
