@@ -44,6 +44,8 @@ OVERLOAD_LIMIT = rpc_limits.MAX_TOOL_EXECUTIONS + rpc_limits.MAX_QUEUED_TOOLS + 
 A2A_METHODS = ("a2a.task.send", "a2a.tasks.list")
 # Methods versions 4, 5 and 9 introduced that this release drives (§3 rules 4-7);
 # session.appendCompaction (version 6) is not among them (docs/reference-hostcore.md).
+OTHER_TEXT = "gamma-of-the-other-project"
+TOOL_CALL_ID = "octet-tool-call-1"
 CUMULATIVE_METHODS = ("notification.list", "session.fork", "commandShells.list")
 
 
@@ -87,10 +89,9 @@ class Rig:
     def gate_dir(self) -> Path:
         return self.project / ".octet-gates"
 
-    def session(self, permission_mode: str = "auto") -> str | None:
-        response = self.peer.call(
-            "session.create", {"projectPath": str(self.project), "permissionMode": permission_mode}
-        )
+    def session(self, permission_mode: str = "auto", project: Path | None = None) -> str | None:
+        folder = str(project or self.project)
+        response = self.peer.call("session.create", {"projectPath": folder, "permissionMode": permission_mode})
         result = response.get("result") if response else None
         session = result.get("session") if isinstance(result, dict) else None
         sid = session.get("id") if isinstance(session, dict) else None
@@ -428,6 +429,38 @@ def mutations_in_order(content: object) -> Iterator[Violation]:
         yield Violation(
             "RPC-8-mutations-fifo", f"after Writes of '2' then '3' in one session the file holds {content!r}"
         )
+
+
+@rule("RPC-8-sessions-independent")
+def sessions_apart(read: dict[str, Any] | None, wanted: str, *, leaked_grant: bool) -> Iterator[Violation]:
+    """``read``: session B's Read of notes.txt while A's Bash call runs;
+    ``leaked_grant``: B's Write ran unprompted after A got an allow-session
+    grant for Write (A's own Write was prompted)."""
+    if read is None:
+        yield Violation("RPC-8-sessions-independent", "a Read of one session got no answer while another ran Bash")
+        return
+    result = read.get("result")
+    if isinstance(result, dict) and result.get("ok") is True and wanted not in json.dumps(result.get("content")):
+        yield Violation("RPC-8-sessions-independent", "a Read of notes.txt did not come from its session's own project")
+    if leaked_grant:
+        yield Violation(
+            "RPC-8-sessions-independent", "an allow-session grant for Write in one session let another session write"
+        )
+
+
+@rule("RPC-8-fork-snapshot")
+def source_unchanged(before: object, after: object) -> Iterator[Violation]:
+    if before != after:
+        yield Violation("RPC-8-fork-snapshot", "session.fork changed the source session's transcript")
+
+
+@rule("RPC-8-message-fork-isolated")
+def ids_remapped(source: list[dict[str, Any]], child: list[dict[str, Any]]) -> Iterator[Violation]:
+    kept = {m.get("id") for m in source} & {m.get("id") for m in child}
+    if kept - {None}:
+        yield Violation("RPC-8-message-fork-isolated", "a message-scoped fork kept the source's message ids")
+    if TOOL_CALL_ID in json.dumps(child):
+        yield Violation("RPC-8-message-fork-isolated", "a message-scoped fork kept the source's tool-call id")
 
 
 @rule("RPC-8-concurrent-requests")
@@ -788,6 +821,89 @@ def _mutations(r: Rig) -> int:
     return count if isinstance(count, int) else 0
 
 
+def sessions_scenario(command: HostcoreCommand, recorder: Recorder, response_s: float, work: Path) -> None:
+    """§8.2: session A (project P) gets an allow-session grant for Write and
+    runs a Bash blocker; meanwhile session B (project Q) reads its own
+    notes.txt and writes, which needs its own prompt."""
+    with rig(command, recorder, response_s, work, "sessions-independent") as r:
+        if r is None:
+            return
+        other = Path(tempfile.mkdtemp(prefix="project-", dir=work))
+        (other / "notes.txt").write_text(f"{OTHER_TEXT}\n", encoding="utf-8")
+        a, b = r.session("ask"), r.session("ask", other)
+        if a is None or b is None:
+            return
+        first = r.execute(a, "write-a", "Write", {"path": "a.txt", "content": "a"})
+        if not r.wait_for(lambda: first.answer is not None):
+            return
+        asked_a = _prompted(r, "write-a")
+        r.blocker(a, "a-runs")
+        if not r.wait_for(lambda: "a-runs" in r.started()):
+            return
+        read = r.execute(b, "read-b", "Read", {"path": "notes.txt"})
+        r.wait_for(lambda: read.answer is not None)
+        second = r.execute(b, "write-b", "Write", {"path": "b.txt", "content": "b"})
+        r.wait_for(lambda: second.answer is not None)
+        leaked = asked_a and not _prompted(r, "write-b") and (second.answer or {}).get("result", {}).get("ok") is True
+        r.peer.add(sessions_apart(read.answer, OTHER_TEXT, leaked_grant=leaked))
+
+
+def _prompted(r: Rig, call: str) -> bool:
+    for note in r.peer.notifications:
+        params = note.get("params")
+        if note.get("method") == "permissions.request" and isinstance(params, dict):
+            if params.get("toolCallId") == call:
+                return True
+    return False
+
+
+def fork_scenario(command: HostcoreCommand, recorder: Recorder, response_s: float, work: Path) -> None:
+    """§8.8 / §8.9: a fork leaves the source transcript as it was; a fork
+    through a message gives the copied messages and tool calls new ids."""
+    with rig(command, recorder, response_s, work, "fork") as r:
+        if r is None:
+            return
+        sid = r.session()
+        if sid is None:
+            return
+        tool_call = {"type": "toolCall", "id": TOOL_CALL_ID, "name": "Read", "arguments": {"path": "notes.txt"}}
+        for mid, role, content in (
+            ("fm-1", "user", [{"type": "text", "text": "read the notes"}]),
+            ("fm-2", "assistant", [tool_call]),
+            ("fm-3", "user", [{"type": "text", "text": "thanks"}]),
+        ):
+            if (
+                r.peer.call(
+                    "session.appendMessage",
+                    {"sessionId": sid, "message": {"id": mid, "role": role, "content": content}},
+                )
+                is None
+            ):
+                return
+        before = _messages(r, sid)
+        if before is None:
+            return
+        whole = r.peer.call("session.fork", {"sessionId": sid})
+        if whole is None or "result" not in whole:
+            return  # whether forks succeed is judged by the §4/§10 checks
+        r.peer.add(source_unchanged(before, _messages(r, sid)))
+        part = r.peer.call("session.fork", {"sessionId": sid, "throughMessageId": "fm-2"})
+        result = part.get("result") if part else None
+        session = result.get("session") if isinstance(result, dict) else None
+        child = session.get("id") if isinstance(session, dict) else None
+        if isinstance(child, str):
+            copied = _messages(r, child)
+            if copied:
+                r.peer.add(ids_remapped(before, copied))
+
+
+def _messages(r: Rig, sid: str) -> list[dict[str, Any]] | None:
+    response = r.peer.call("session.get", {"sessionId": sid})
+    result = response.get("result") if response else None
+    messages = result.get("messages") if isinstance(result, dict) else None
+    return [m for m in messages if isinstance(m, dict)] if isinstance(messages, list) else None
+
+
 def _session_running(r: Rig, sid: str) -> set[str]:
     return {n for n in r.running() if r.calls[n].session == sid} | r.reading(sid)
 
@@ -990,6 +1106,8 @@ SCENARIOS: tuple[tuple[str, Scenario], ...] = (
     ("admission prompts scenario", prompt_scenario),
     ("admission reads scenario", reads_scenario),
     ("admission mutations scenario", mutations_scenario),
+    ("sessions scenario", sessions_scenario),
+    ("fork scenario", fork_scenario),
     ("admission overload scenario", overload_scenario),
     ("abort and output scenario", abort_output_scenario),
 )

@@ -148,3 +148,21 @@ def test_mutations_in_arrival_order() -> None:
     assert not broken(judges.mutations_in_order("3"))
     assert broken(judges.mutations_in_order("2"))
     assert broken(judges.mutations_in_order(None))
+
+
+def test_sessions_independent() -> None:
+    own = result(ok=True, content={"text": "gamma\n"})
+    assert not broken(judges.sessions_apart(own, "gamma", leaked_grant=False))
+    assert not broken(judges.sessions_apart(result(ok=False, content={}), "gamma", leaked_grant=False))
+    assert broken(judges.sessions_apart(result(ok=True, content={"text": "alpha"}), "gamma", leaked_grant=False))
+    assert broken(judges.sessions_apart(own, "gamma", leaked_grant=True))
+    assert broken(judges.sessions_apart(None, "gamma", leaked_grant=False))
+
+
+def test_fork_snapshot_and_remapped_ids() -> None:
+    source = [{"id": "m1"}, {"id": "m2", "content": [{"type": "toolCall", "id": judges.TOOL_CALL_ID}]}]
+    assert not broken(judges.source_unchanged(source, list(source)))
+    assert broken(judges.source_unchanged(source, [*source, {"id": "m3"}]))
+    assert not broken(judges.ids_remapped(source, [{"id": "c1"}, {"id": "c2", "content": [{"id": "tc-new"}]}]))
+    assert broken(judges.ids_remapped(source, [{"id": "m1"}]))
+    assert broken(judges.ids_remapped(source, [{"id": "c1", "content": [{"id": judges.TOOL_CALL_ID}]}]))

@@ -469,7 +469,52 @@ def prompt_holds_slot(host: HostCore, call: Call, name: str, params: Any) -> Any
     return call(name, params)
 
 
+def grants_global(host: HostCore, call: Call, name: str, params: Any) -> Any:
+    """An allow-session grant of one session counts for every session (§8.2)."""
+    permissions = host.permissions
+    if not getattr(host, "_global_grants", False):
+        host._global_grants = True  # type: ignore[attr-defined]
+
+        def granted(session_id: str, tool: str) -> bool:
+            with permissions._lock:
+                return any(t == tool for _, t in permissions._grants)
+
+        permissions.granted = granted  # type: ignore[method-assign]
+    return call(name, params)
+
+
+def fork_rewrites_source(call: Call, name: str, params: Any) -> Any:
+    """session.fork appends a note to the source transcript (§8.8)."""
+    outcome = call(name, params)
+    if name == "session.fork" and isinstance(outcome, dict) and isinstance(params, dict):
+        note = {"id": "forked-note", "role": "user", "content": [{"type": "text", "text": "forked"}]}
+        call("session.appendMessage", {"sessionId": params.get("sessionId"), "message": note})
+    return outcome
+
+
+class _ForkKeepsIds:
+    """A message-scoped fork shows the source's message ids (§8.9: remapped)."""
+
+    def __init__(self) -> None:
+        self.sources: dict[str, object] = {}
+
+    def __call__(self, host: HostCore, call: Call, name: str, params: Any) -> Any:
+        outcome = call(name, params)
+        if not isinstance(params, dict) or not isinstance(outcome, dict):
+            return outcome
+        if name == "session.fork" and params.get("throughMessageId") is not None:
+            child = outcome.get("session", {}).get("id")
+            self.sources[str(child)] = params.get("sessionId")
+        if name == "session.get" and params.get("sessionId") in self.sources:
+            source = call("session.get", {"sessionId": self.sources[params["sessionId"]]})
+            for mine, theirs in zip(outcome.get("messages", []), source.get("messages", []), strict=False):
+                mine["id"] = theirs.get("id")
+        return outcome
+
+
 HOST_FAULTS: dict[str, HostFault] = {
+    "grants-global": grants_global,
+    "fork-keeps-ids": _ForkKeepsIds(),
     "a2a-push-notification": a2a_push_notification,
     "notifies-before-handshake": notifies_before_handshake,
     "abort-twice-errors": _AbortTwiceErrors(),
@@ -479,6 +524,7 @@ HOST_FAULTS: dict[str, HostFault] = {
 FAULTS.update(
     {
         "a2a-methods-answer": a2a_methods_answer,
+        "fork-rewrites-source": fork_rewrites_source,
         "fork-unknown": fork_unknown,
         "missing-session-internal": missing_session_internal,
         "shell-change-as-error": shell_change_as_error,
