@@ -463,6 +463,14 @@ def ids_remapped(source: list[dict[str, Any]], child: list[dict[str, Any]]) -> I
         yield Violation("RPC-8-message-fork-isolated", "a message-scoped fork kept the source's tool-call id")
 
 
+@rule("RPC-8-one-approval-per-session")
+def one_pending(pending: object) -> Iterator[Violation]:
+    """``pending``: plans.pending's result after two SubmitPlan calls of one turn."""
+    plans = pending.get("plans") if isinstance(pending, dict) else None
+    if isinstance(plans, list) and len(plans) > 1:
+        yield Violation("RPC-8-one-approval-per-session", f"one session has {len(plans)} pending approvals")
+
+
 @rule("RPC-8-concurrent-requests")
 def answered_meanwhile(response: dict[str, Any] | None) -> Iterator[Violation]:
     if response is None:
@@ -897,6 +905,36 @@ def fork_scenario(command: HostcoreCommand, recorder: Recorder, response_s: floa
                 r.peer.add(ids_remapped(before, copied))
 
 
+def approval_scenario(command: HostcoreCommand, recorder: Recorder, response_s: float, work: Path) -> None:
+    """§8.6: a Plan-mode session's running turn submits two plans; at most one
+    approval may be pending afterwards (the second is refused or replaces it)."""
+    with rig(command, recorder, response_s, work, "one-approval") as r:
+        if r is None:
+            return
+        created = r.peer.call(
+            "session.create", {"projectPath": str(r.project), "mode": "plan", "permissionMode": "auto"}
+        )
+        result = created.get("result") if created else None
+        session = result.get("session") if isinstance(result, dict) else None
+        sid = session.get("id") if isinstance(session, dict) else None
+        begun = r.peer.call("session.beginTurn", {"sessionId": sid}) if isinstance(sid, str) else None
+        turn = (begun.get("result") or {}).get("turnId") if begun else None
+        if not isinstance(sid, str) or not isinstance(turn, str):
+            return
+        for n in (1, 2):
+            args = {"title": f"Plan {n}", "markdown": f"# Plan {n}\n\nSteps.\n", "question": "Proceed?"}
+            call = r.execute(sid, f"submit-{n}", "SubmitPlan", args, turnId=turn)
+            if not r.wait_for(functools.partial(_answered, call)):
+                return
+        pending = r.peer.call("plans.pending", {"sessionId": sid})
+        if pending is not None and "result" in pending:
+            r.peer.add(one_pending(pending["result"]))
+
+
+def _answered(call: Call) -> bool:
+    return call.answer is not None
+
+
 def _messages(r: Rig, sid: str) -> list[dict[str, Any]] | None:
     response = r.peer.call("session.get", {"sessionId": sid})
     result = response.get("result") if response else None
@@ -1108,6 +1146,7 @@ SCENARIOS: tuple[tuple[str, Scenario], ...] = (
     ("admission mutations scenario", mutations_scenario),
     ("sessions scenario", sessions_scenario),
     ("fork scenario", fork_scenario),
+    ("one approval scenario", approval_scenario),
     ("admission overload scenario", overload_scenario),
     ("abort and output scenario", abort_output_scenario),
 )

@@ -166,3 +166,9 @@ def test_fork_snapshot_and_remapped_ids() -> None:
     assert not broken(judges.ids_remapped(source, [{"id": "c1"}, {"id": "c2", "content": [{"id": "tc-new"}]}]))
     assert broken(judges.ids_remapped(source, [{"id": "m1"}]))
     assert broken(judges.ids_remapped(source, [{"id": "c1", "content": [{"id": judges.TOOL_CALL_ID}]}]))
+
+
+def test_one_pending_approval() -> None:
+    assert not broken(judges.one_pending({"plans": [{"proposalId": "p1"}]}))
+    assert not broken(judges.one_pending({"plans": []}))
+    assert broken(judges.one_pending({"plans": [{"proposalId": "p1"}, {"proposalId": "p2"}]}))

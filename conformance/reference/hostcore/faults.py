@@ -512,8 +512,25 @@ class _ForkKeepsIds:
         return outcome
 
 
+def second_pending_plan(host: HostCore, call: Call, name: str, params: Any) -> Any:
+    """A submit refused as PLAN_ALREADY_PENDING still leaves a second pending approval (§8.6)."""
+    outcome = call(name, params)
+    if name == "tools.execute" and isinstance(outcome, dict) and outcome.get("errorCode") == "PLAN_ALREADY_PENDING":
+        with host.store.transaction() as db:
+            row = db.execute(
+                "SELECT * FROM plan_approvals WHERE session_id = ? AND status = 'pending'", (params["sessionId"],)
+            ).fetchone()
+            if row is not None:
+                values = dict(row) | {"id": f"plan_{os.urandom(8).hex()}", "seq": row["seq"] + 1000}
+                columns = ", ".join(values)
+                marks = ", ".join("?" for _ in values)
+                db.execute(f"INSERT INTO plan_approvals ({columns}) VALUES ({marks})", list(values.values()))
+    return outcome
+
+
 HOST_FAULTS: dict[str, HostFault] = {
     "grants-global": grants_global,
+    "second-pending-plan": second_pending_plan,
     "fork-keeps-ids": _ForkKeepsIds(),
     "a2a-push-notification": a2a_push_notification,
     "notifies-before-handshake": notifies_before_handshake,
