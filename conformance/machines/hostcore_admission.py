@@ -69,6 +69,7 @@ class Call:
 class Rig:
     peer: HostcorePeer
     project: Path
+    data_dir: Path
     pin: dict[str, str] = field(default_factory=dict)
     calls: dict[str, Call] = field(default_factory=dict)
     answer_prompts: bool = True
@@ -248,7 +249,7 @@ def rig(command: HostcoreCommand, recorder: Recorder, response_s: float, work: P
     project = Path(tempfile.mkdtemp(prefix="project-", dir=work))
     (project / "notes.txt").write_text("alpha\nbeta\n", encoding="utf-8")
     with HostcorePeer(command, data_dir, recorder, response_s=response_s) as peer:
-        made = Rig(peer, project)
+        made = Rig(peer, project, data_dir)
         made.started_dir.mkdir()
         made.gate_dir.mkdir()
         try:
@@ -469,6 +470,19 @@ def one_pending(pending: object) -> Iterator[Violation]:
     plans = pending.get("plans") if isinstance(pending, dict) else None
     if isinstance(plans, list) and len(plans) > 1:
         yield Violation("RPC-8-one-approval-per-session", f"one session has {len(plans)} pending approvals")
+
+
+@rule("RPC-8-late-response-fails-closed")
+def late_refused(response: dict[str, Any] | None, mode: object) -> Iterator[Violation]:
+    """``response``: plans.resolve approving a proposal left pending across a
+    restart; ``mode``: the session's mode read afterwards."""
+    result = response.get("result") if response else None
+    if isinstance(result, dict) and result.get("ok") is not False:
+        yield Violation("RPC-8-late-response-fails-closed", "approving a proposal interrupted by a restart succeeded")
+    if mode is not None and mode != "plan":
+        yield Violation(
+            "RPC-8-late-response-fails-closed", f"after an interrupted Plan approval the session's mode is {mode!r}"
+        )
 
 
 @rule("RPC-8-concurrent-requests")
@@ -929,6 +943,36 @@ def approval_scenario(command: HostcoreCommand, recorder: Recorder, response_s: 
         pending = r.peer.call("plans.pending", {"sessionId": sid})
         if pending is not None and "result" in pending:
             r.peer.add(one_pending(pending["result"]))
+            _late_answer(r, command, pending["result"])
+
+
+def _late_answer(r: Rig, command: HostcoreCommand, pending: Any) -> None:
+    """§8.7: the pending proposal, approved after a restart, fails closed."""
+    plans = pending.get("plans") if isinstance(pending, dict) else None
+    first = plans[0] if isinstance(plans, list) and plans and isinstance(plans[0], dict) else None
+    if first is None:
+        return
+    r.finish()
+    r.peer.stdin_eof(r.peer.response_s)
+    r.peer.close()
+    with HostcorePeer(command, r.data_dir, r.peer.recorder, response_s=r.peer.response_s) as peer:
+        response = peer.call("app.handshake", handshake_params())
+        if response is None or "result" not in response:
+            return
+        params = {
+            "proposalId": first.get("id", first.get("proposalId")),
+            "sessionId": first.get("sessionId"),
+            "turnId": first.get("turnId"),
+            "toolCallId": first.get("toolCallId"),
+            "version": first.get("version"),
+            "action": "approve",
+            "targetPermissionMode": "auto",
+        }
+        answer = peer.call("plans.resolve", params)
+        got = peer.call("session.get", {"sessionId": first.get("sessionId")})
+        result = got.get("result") if got else None
+        session = result.get("session") if isinstance(result, dict) else None
+        peer.add(late_refused(answer, session.get("mode") if isinstance(session, dict) else None))
 
 
 def _answered(call: Call) -> bool:

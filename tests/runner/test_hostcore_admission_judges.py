@@ -172,3 +172,10 @@ def test_one_pending_approval() -> None:
     assert not broken(judges.one_pending({"plans": [{"proposalId": "p1"}]}))
     assert not broken(judges.one_pending({"plans": []}))
     assert broken(judges.one_pending({"plans": [{"proposalId": "p1"}, {"proposalId": "p2"}]}))
+
+
+def test_late_approval_fails_closed() -> None:
+    assert not broken(judges.late_refused(error(1015, "PLAN_APPROVAL_INTERRUPTED"), "plan"))
+    assert not broken(judges.late_refused(result(ok=False, errorCode="PLAN_APPROVAL_INTERRUPTED"), "plan"))
+    assert broken(judges.late_refused(result(ok=True), "plan"))
+    assert broken(judges.late_refused(error(1015, "PLAN_APPROVAL_INTERRUPTED"), "agent"))

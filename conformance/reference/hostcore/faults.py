@@ -20,7 +20,7 @@ from conformance.protocol.framing import Frame, FrameEvent
 from conformance.reference.extension.jsonrpc import Request
 from conformance.reference.extension.writer import FrameWriter
 
-from . import limits
+from . import limits, plans
 from .admission import Admission, Budget
 from .errors import METHOD_NOT_FOUND, PARSE_ERROR, HostError
 from .host import HostCore
@@ -323,7 +323,7 @@ class DropsCrlfLines(Server):
 
 SERVER_FAULTS: dict[str, type[Server]] = {"deaf-after-bad-line": DeafAfterBadLine, "drops-crlf-lines": DropsCrlfLines}
 # Faults that are not a wrapper around one call.
-STARTUP_FAULTS = ("no-handshake-gate", "forgets-state")
+STARTUP_FAULTS = ("no-handshake-gate", "forgets-state", "late-approval-accepted")
 NAMES = tuple(sorted((*FAULTS, *WRITER_FAULTS, *SERVER_FAULTS, *STARTUP_FAULTS)))
 
 
@@ -333,6 +333,8 @@ class FaultyHostCore(HostCore):
     fault: str = ""
 
     def __init__(self, data_dir: Path, **kwargs: Any) -> None:
+        if self.fault == "late-approval-accepted":
+            plans.interrupt_at_startup = _keep_pending  # this process only: pending approvals survive a restart
         super().__init__(data_dir, **kwargs)
         if self.fault == "no-handshake-gate":
             self.handshake_succeeded()  # every call is served as if a handshake had succeeded
@@ -526,6 +528,10 @@ def second_pending_plan(host: HostCore, call: Call, name: str, params: Any) -> A
                 marks = ", ".join("?" for _ in values)
                 db.execute(f"INSERT INTO plan_approvals ({columns}) VALUES ({marks})", list(values.values()))
     return outcome
+
+
+def _keep_pending(db: Any, now: str) -> None:
+    """late-approval-accepted: start-up interrupts nothing (§8.7)."""
 
 
 HOST_FAULTS: dict[str, HostFault] = {
