@@ -660,25 +660,24 @@ WRITER_FAULTS.update({"overload-as-conflict-result": OverloadAsConflictResult, "
 
 
 class LifoAdmission(Admission):
-    """Admits the youngest runnable waiter first (§2.1)."""
+    """Admits the youngest runnable waiting Bash call first (§2.1: oldest
+    runnable first). Other classes keep their order, so the one fault shows
+    at one requirement."""
 
-    def _pump(self) -> None:
-        self._queue.reverse()
-        try:
-            super()._pump()
-        finally:
-            self._queue.reverse()
-
-
-class MutationsLifo(Admission):
-    """Admits a session's waiting Write/Edit calls newest first (§8.1: FIFO)."""
+    reversed_class = "shell"
 
     def _pump(self) -> None:
         arrival = self._queue
-        self._queue = [t for t in arrival if t.tool_class != "mutations"]
-        self._queue += [t for t in reversed(arrival) if t.tool_class == "mutations"]
+        self._queue = [t for t in arrival if t.tool_class != self.reversed_class]
+        self._queue += [t for t in reversed(arrival) if t.tool_class == self.reversed_class]
         super()._pump()
         self._queue = [t for t in arrival if t in self._queue]  # arrival order again
+
+
+class MutationsLifo(LifoAdmission):
+    """Admits a session's waiting Write/Edit calls newest first (§8.1: FIFO)."""
+
+    reversed_class = "mutations"
 
 
 class StrictFifoAdmission(Admission):
