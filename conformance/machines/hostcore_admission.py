@@ -657,6 +657,9 @@ def transport_scenario(command: HostcoreCommand, recorder: Recorder, response_s:
                 params = {"sessionId": "ses_octet_missing", "toolCallId": "missing", "toolName": "Read", "args": {}}
                 peer.add(session_not_found(method, peer.call(method, params), fallback=fallback))
             peer.add(no_a2a_notifications(peer.notifications))
+            # Its stderr is complete once it has exited (the reader thread is joined then).
+            peer.stdin_eof(response_s)
+            peer.add(diagnostic_without_text([], peer.target.stderr_excerpt(STDERR_BYTES)))
         except HostcoreGone:
             return
 
@@ -712,7 +715,7 @@ def _invalid_line(peer: HostcorePeer) -> bool:
     if peer.call("app.health") is None:
         return False
     answer = peer.await_answer(None, timeout=0)
-    peer.add(diagnostic_without_text([answer] if answer else [], peer.target.stderr_excerpt(STDERR_BYTES)))
+    peer.add(diagnostic_without_text([answer] if answer else [], ""))
     return True
 
 
