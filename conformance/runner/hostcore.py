@@ -9,12 +9,14 @@ requirement never stops the run.
 
 from __future__ import annotations
 
+import functools
 import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from conformance.evidence import Recorder, StepContext
+from conformance.machines import hostcore_admission
 from conformance.machines.hostcore import UNKNOWN_METHOD, HostcoreMachine, machine_for, scripted_example
 from conformance.manifest import Manifest
 from conformance.peers.rpc_client import DATA_DIR, HostcoreCommand, HostcoreGone, HostcorePeer, handshake_params
@@ -75,6 +77,8 @@ def certify_hostcore(
                 _guarded(
                     recorder, "oversized scenario", lambda: oversized_scenario(command, recorder, response_s, work)
                 )
+            for name, scenario in hostcore_admission.SCENARIOS:
+                _guarded(recorder, name, functools.partial(scenario, command, recorder, response_s, work))
             machine = machine_for(command, recorder, response_s=response_s, work_root=work)
             _guarded(recorder, "scripted example", lambda: scripted_example(machine, walks))
             if profile.examples > 0:  # a profile of no examples runs the scripted walk only

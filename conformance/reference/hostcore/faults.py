@@ -9,6 +9,7 @@ carry no trace of them; with no ``--fault`` none of this runs.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import tempfile
 import threading
@@ -17,12 +18,16 @@ from pathlib import Path
 from typing import Any
 
 from conformance.protocol.framing import Frame, FrameEvent
+from conformance.reference.extension.jsonrpc import Request
 from conformance.reference.extension.writer import FrameWriter
 
-from . import limits
+from . import limits, plans
+from .admission import Admission, Budget
 from .errors import METHOD_NOT_FOUND, PARSE_ERROR, HostError
 from .host import HostCore
 from .server import Server
+
+log = logging.getLogger(__name__)
 
 Call = Callable[[str, Any], Any]  # the reference's own HostCore.call
 Fault = Callable[[Call, str, Any], Any]
@@ -847,7 +852,7 @@ WRITER_FAULTS.update(
 
 SERVER_FAULTS: dict[str, type[Server]] = {"deaf-after-bad-line": DeafAfterBadLine, "drops-crlf-lines": DropsCrlfLines}
 # Faults that are not a wrapper around one call.
-STARTUP_FAULTS = ("no-handshake-gate", "forgets-state")
+STARTUP_FAULTS = ("no-handshake-gate", "forgets-state", "late-approval-accepted")
 NAMES = tuple(sorted((*FAULTS, *WRITER_FAULTS, *SERVER_FAULTS, *STARTUP_FAULTS, *PATCH_FAULTS)))
 
 
@@ -859,12 +864,18 @@ class FaultyHostCore(HostCore):
     def __init__(self, data_dir: Path, **kwargs: Any) -> None:
         if self.fault in PATCH_FAULTS:
             PATCH_FAULTS[self.fault]()  # before anything runs, start-up included
+        if self.fault == "late-approval-accepted":
+            plans.interrupt_at_startup = _keep_pending  # this process only: pending approvals survive a restart
         super().__init__(data_dir, **kwargs)
         _HOST.append(self)
         if self.fault == "no-handshake-gate":
             self.handshake_succeeded()  # every call is served as if a handshake had succeeded
+        self.admission = admission_for(self.fault, self.admission)
 
     def call(self, name: str, params: Any) -> Any:
+        host_fault = HOST_FAULTS.get(self.fault)
+        if host_fault is not None:
+            return host_fault(self, super().call, name, params)
         fault = FAULTS.get(self.fault)
         if fault is None:
             return super().call(name, params)
@@ -891,3 +902,388 @@ def data_dir_for(fault: str | None, data_dir: Path) -> Path:
         data_dir.mkdir(parents=True, exist_ok=True)
         return Path(tempfile.mkdtemp(prefix="forgotten-", dir=data_dir))
     return data_dir
+
+
+# -- faults of §2 transport, §2.1 admission, §3 history, §7 and §8 (the rpc-a scenarios) --------
+# Each breaks one requirement judged by conformance/machines/hostcore_admission.py.
+
+HostFault = Callable[[HostCore, Call, str, Any], Any]
+
+
+def a2a_methods_answer(call: Call, name: str, params: Any) -> Any:
+    """The withdrawn a2a.* domain still answers (§3 rule 9)."""
+    outcome = call(name, params)
+    if name.startswith("a2a.") and isinstance(outcome, HostError) and type(outcome).__name__ == "UnknownMethod":
+        return {"tasks": []}
+    return outcome
+
+
+def fork_unknown(call: Call, name: str, params: Any) -> Any:
+    """session.fork (required since version 5) is an unknown method."""
+    if name == "session.fork":
+        return BareError(METHOD_NOT_FOUND, "unknown method 'session.fork'", None)
+    return call(name, params)
+
+
+def missing_session_internal(call: Call, name: str, params: Any) -> Any:
+    """A session.get for a session that does not exist is an INTERNAL failure."""
+    outcome = call(name, params)
+    if name == "session.get" and isinstance(outcome, HostError) and outcome.error_code.endswith("NOT_FOUND"):
+        return HostError("INTERNAL", "lookup failed")
+    return outcome
+
+
+def shell_change_as_error(call: Call, name: str, params: Any) -> Any:
+    """COMMAND_SHELL_CHANGED travels as a JSON-RPC error, not a tool result (§7)."""
+    outcome = call(name, params)
+    if name == "tools.execute" and isinstance(outcome, dict) and outcome.get("errorCode") == "COMMAND_SHELL_CHANGED":
+        return HostError("COMMAND_SHELL_CHANGED", "the pinned shell changed")
+    return outcome
+
+
+def a2a_push_notification(host: HostCore, call: Call, name: str, params: Any) -> Any:
+    """Emits a withdrawn a2a.push notification whenever sessions are listed."""
+    outcome = call(name, params)
+    if name == "session.list":
+        host.emit("a2a.push", {"taskId": "task-1"})
+    return outcome
+
+
+def notifies_before_handshake(host: HostCore, call: Call, name: str, params: Any) -> Any:
+    """Sends a notification in answer to a call made before the handshake (§8.3)."""
+    if name != "app.handshake" and not host._handshaken.is_set():
+        host.emit("app.ready", {"ok": True})
+    return call(name, params)
+
+
+class _AbortTwiceErrors:
+    """tools.abort of a call already aborted is an error (§8.5: abort is idempotent)."""
+
+    def __init__(self) -> None:
+        self.aborted: set[tuple[object, object]] = set()
+
+    def __call__(self, host: HostCore, call: Call, name: str, params: Any) -> Any:
+        if name == "tools.abort" and isinstance(params, dict):
+            key = (params.get("sessionId"), params.get("toolCallId"))
+            if key in self.aborted:
+                return HostError("NOT_FOUND", "that tool call was aborted already")
+            self.aborted.add(key)
+        return call(name, params)
+
+
+def output_streams_swapped(host: HostCore, call: Call, name: str, params: Any) -> Any:
+    """tools.output labels stderr chunks as stdout (§8.4)."""
+    emit = host.emit
+    if not getattr(host, "_swapping", False):
+        host._swapping = True  # type: ignore[attr-defined]
+
+        def swapped(method: str, note: dict[str, Any]) -> None:
+            if method == "tools.output" and note.get("stream") == "stderr":
+                note = {**note, "stream": "stdout"}
+            emit(method, note)
+
+        host.emit = swapped  # type: ignore[method-assign,assignment]
+    return call(name, params)
+
+
+def prompt_holds_slot(host: HostCore, call: Call, name: str, params: Any) -> Any:
+    """A call waiting on a permission prompt holds an execution slot (§2.1)."""
+    ask = host.permissions.ask
+    if not getattr(host, "_holding", False):
+        host._holding = True  # type: ignore[attr-defined]
+
+        def holding(prompt: Any, cancelled: Callable[[], bool]) -> str:
+            permit = host.admission.acquire(prompt.session_id, "other", cancelled)
+            try:
+                return ask(prompt, cancelled)
+            finally:
+                permit.release()
+
+        host.permissions.ask = holding  # type: ignore[method-assign]
+    return call(name, params)
+
+
+def grants_global(host: HostCore, call: Call, name: str, params: Any) -> Any:
+    """An allow-session grant of one session counts for every session (§8.2)."""
+    permissions = host.permissions
+    if not getattr(host, "_global_grants", False):
+        host._global_grants = True  # type: ignore[attr-defined]
+
+        def granted(session_id: str, tool: str) -> bool:
+            with permissions._lock:
+                return any(t == tool for _, t in permissions._grants)
+
+        permissions.granted = granted  # type: ignore[method-assign]
+    return call(name, params)
+
+
+def fork_rewrites_source(call: Call, name: str, params: Any) -> Any:
+    """session.fork appends a note to the source transcript (§8.8)."""
+    outcome = call(name, params)
+    if name == "session.fork" and isinstance(outcome, dict) and isinstance(params, dict):
+        note = {"id": "forked-note", "role": "user", "content": [{"type": "text", "text": "forked"}]}
+        call("session.appendMessage", {"sessionId": params.get("sessionId"), "message": note})
+    return outcome
+
+
+class _ForkKeepsIds:
+    """A message-scoped fork shows the source's message ids (§8.9: remapped)."""
+
+    def __init__(self) -> None:
+        self.sources: dict[str, object] = {}
+
+    def __call__(self, host: HostCore, call: Call, name: str, params: Any) -> Any:
+        outcome = call(name, params)
+        if not isinstance(params, dict) or not isinstance(outcome, dict):
+            return outcome
+        if name == "session.fork" and params.get("throughMessageId") is not None:
+            child = outcome.get("session", {}).get("id")
+            self.sources[str(child)] = params.get("sessionId")
+        if name == "session.get" and params.get("sessionId") in self.sources:
+            source = call("session.get", {"sessionId": self.sources[params["sessionId"]]})
+            for mine, theirs in zip(outcome.get("messages", []), source.get("messages", []), strict=False):
+                mine["id"] = theirs.get("id")
+        return outcome
+
+
+def second_pending_plan(host: HostCore, call: Call, name: str, params: Any) -> Any:
+    """A submit refused as PLAN_ALREADY_PENDING still leaves a second pending approval (§8.6)."""
+    outcome = call(name, params)
+    if name == "tools.execute" and isinstance(outcome, dict) and outcome.get("errorCode") == "PLAN_ALREADY_PENDING":
+        with host.store.transaction() as db:
+            row = db.execute(
+                "SELECT * FROM plan_approvals WHERE session_id = ? AND status = 'pending'", (params["sessionId"],)
+            ).fetchone()
+            if row is not None:
+                values = dict(row) | {"id": f"plan_{os.urandom(8).hex()}", "seq": row["seq"] + 1000}
+                columns = ", ".join(values)
+                marks = ", ".join("?" for _ in values)
+                db.execute(f"INSERT INTO plan_approvals ({columns}) VALUES ({marks})", list(values.values()))
+    return outcome
+
+
+def _keep_pending(db: Any, now: str) -> None:
+    """late-approval-accepted: start-up interrupts nothing (§8.7)."""
+
+
+HOST_FAULTS: dict[str, HostFault] = {
+    "grants-global": grants_global,
+    "second-pending-plan": second_pending_plan,
+    "fork-keeps-ids": _ForkKeepsIds(),
+    "a2a-push-notification": a2a_push_notification,
+    "notifies-before-handshake": notifies_before_handshake,
+    "abort-twice-errors": _AbortTwiceErrors(),
+    "output-streams-swapped": output_streams_swapped,
+    "prompt-holds-slot": prompt_holds_slot,
+}
+FAULTS.update(
+    {
+        "a2a-methods-answer": a2a_methods_answer,
+        "fork-rewrites-source": fork_rewrites_source,
+        "fork-unknown": fork_unknown,
+        "missing-session-internal": missing_session_internal,
+        "shell-change-as-error": shell_change_as_error,
+    }
+)
+
+
+class SplitsAtLineSeparator(Server):
+    """Ends a frame at U+2028 / U+2029 as if they were line breaks (§2)."""
+
+    def _line(self, payload: bytes) -> None:
+        for part in payload.replace("\u2029".encode(), "\u2028".encode()).split("\u2028".encode()):
+            super()._line(part)
+
+
+class ReadsBytewiseMangled(Server):
+    """Reads one byte at a time and decodes each read on its own, so a
+    character split across reads is replaced (§2)."""
+
+    def _read(self, fd: int) -> bytes:
+        chunk = os.read(fd, 1)
+        return chunk.decode("utf-8", "replace").encode("utf-8")
+
+
+class DropsFinalFrame(Server):
+    """Ignores a last line that has no LF before EOF (§2)."""
+
+    ended = False
+
+    def _read(self, fd: int) -> bytes:
+        chunk = super()._read(fd)
+        self.ended = not chunk
+        return chunk
+
+    def _handle(self, events: list[FrameEvent]) -> None:
+        if not self.ended:
+            super()._handle(events)
+
+
+class LogsInvalidLine(Server):
+    """The diagnostic of an invalid JSON line quotes the line (§2)."""
+
+    def _line(self, payload: bytes) -> None:
+        try:
+            json.loads(payload)
+        except ValueError:
+            log.warning("invalid JSON line: %s", payload[:200].decode("utf-8", "replace"))
+        super()._line(payload)
+
+
+class UnboundedDispatcher(Server):
+    """No dispatcher cap: every blocking call is taken on and waits for a worker (§2.1)."""
+
+    def _request(self, request: Request) -> None:
+        method = self._host.method(request.method)
+        if method is None or not method.blocking:
+            super()._request(request)
+            return
+        with self._active_changed:
+            self._active += 1
+        self._workers.submit(self._work, request)
+
+
+class SerialRequests(Server):
+    """Runs every request on the stdin reader, one at a time (§8.1)."""
+
+    def _request(self, request: Request) -> None:
+        self._answer(request, self._host.call(request.method, request.params))
+
+
+SERVER_FAULTS.update(
+    {
+        "serial-requests": SerialRequests,
+        "splits-at-line-separator": SplitsAtLineSeparator,
+        "reads-bytewise-mangled": ReadsBytewiseMangled,
+        "drops-final-frame": DropsFinalFrame,
+        "logs-invalid-line": LogsInvalidLine,
+        "unbounded-dispatcher": UnboundedDispatcher,
+    }
+)
+
+
+def _overloaded(message: dict[str, Any]) -> dict[str, Any] | None:
+    error = message.get("error")
+    data = error.get("data") if isinstance(error, dict) else None
+    return error if isinstance(data, dict) and data.get("errorCode") == "HOST_OVERLOADED" else None
+
+
+class OverloadAsConflictResult(RewritingWriter):
+    """The dispatcher's refusal is a tool result naming CONFLICT, not HOST_OVERLOADED."""
+
+    def rewrite(self, message: dict[str, Any]) -> list[dict[str, Any]]:
+        if _overloaded(message) is None:
+            return [message]
+        result = {"ok": False, "errorCode": "CONFLICT", "content": {"message": "busy"}}
+        return [{"jsonrpc": "2.0", "id": message.get("id"), "result": result}]
+
+
+class OverloadCode1000(RewritingWriter):
+    """The dispatcher's HOST_OVERLOADED refusal carries code 1000 instead of -32029."""
+
+    def rewrite(self, message: dict[str, Any]) -> list[dict[str, Any]]:
+        error = _overloaded(message)
+        if error is not None:
+            error["code"] = 1000
+        return [message]
+
+
+WRITER_FAULTS.update({"overload-as-conflict-result": OverloadAsConflictResult, "overload-code-1000": OverloadCode1000})
+
+
+class LifoAdmission(Admission):
+    """Admits the youngest runnable waiting Bash call first (§2.1: oldest
+    runnable first). Other classes keep their order, so the one fault shows
+    at one requirement."""
+
+    reversed_class = "shell"
+
+    def _pump(self) -> None:
+        arrival = self._queue
+        self._queue = [t for t in arrival if t.tool_class != self.reversed_class]
+        self._queue += [t for t in reversed(arrival) if t.tool_class == self.reversed_class]
+        super()._pump()
+        self._queue = [t for t in arrival if t in self._queue]  # arrival order again
+
+
+class MutationsLifo(LifoAdmission):
+    """Admits a session's waiting Write/Edit calls newest first (§8.1: FIFO)."""
+
+    reversed_class = "mutations"
+
+
+class StrictFifoAdmission(Admission):
+    """A waiter that does not fit holds back every later one (§2.1 head-of-line)."""
+
+    def _pump(self) -> None:
+        admitted = False
+        for ticket in self._queue:
+            if not self._fits(ticket):
+                break
+            ticket.admitted = True
+            self._held.append(ticket)
+            admitted = True
+        if admitted:
+            self._queue = [t for t in self._queue if not t.admitted]
+            self._changed.notify_all()
+
+
+class QueuedHoldsCapacity(Admission):
+    """Waiting calls count against their session's budget of 4 (§2.1)."""
+
+    def _fits(self, ticket: Any) -> bool:
+        waiting = sum(1 for t in self._queue if t.session == ticket.session and t is not ticket and not t.admitted)
+        held = sum(1 for t in self._held if t.session == ticket.session)
+        return held + waiting < self.budget.per_session and super()._fits(ticket)
+
+
+class AbortKeepsWaiter(Admission):
+    """tools.abort does not reach a call waiting for admission (§2.1)."""
+
+    def acquire(self, session: str, tool_class: Any, cancelled: Callable[[], bool]) -> Any:
+        return super().acquire(session, tool_class, lambda: False)
+
+
+class HealthQueuedZero(Admission):
+    """app.health's toolBudget.queued always says 0 (§2.1 health counters)."""
+
+    def health(self) -> dict[str, int]:
+        return super().health() | {"queued": 0}
+
+
+def _budget(tool_class: str, limit: tuple[int, int | None], per_session: int = limits.TOOLS_PER_SESSION) -> Any:
+    def make(old: Admission) -> Budget:
+        classes = {**old.budget.classes, tool_class: limit}
+        return Budget(per_session=per_session, queue_limit=old.budget.queue_limit, classes=classes)
+
+    return make
+
+
+ADMISSION_FAULTS: dict[str, type[Admission]] = {
+    "lifo-admission": LifoAdmission,
+    "strict-fifo-admission": StrictFifoAdmission,
+    "mutations-lifo": MutationsLifo,
+    "queued-holds-capacity": QueuedHoldsCapacity,
+    "abort-keeps-waiter": AbortKeepsWaiter,
+    "health-queued-zero": HealthQueuedZero,
+}
+BUDGET_FAULTS: dict[str, Callable[[Admission], Budget]] = {
+    "bash-session-budget-3": _budget("shell", (limits.SHELL_GLOBAL, limits.SHELL_PER_SESSION + 1)),
+    "bash-global-budget-5": _budget("shell", (limits.SHELL_GLOBAL + 1, limits.SHELL_PER_SESSION)),
+    "read-budget-9": _budget("reads", (limits.READS_GLOBAL + 1, None)),
+    "mutation-session-budget-2": _budget("mutations", (limits.MUTATIONS_GLOBAL, limits.MUTATIONS_PER_SESSION + 1)),
+    "mutation-global-budget-3": _budget("mutations", (limits.MUTATIONS_GLOBAL + 1, limits.MUTATIONS_PER_SESSION)),
+    "session-budget-5": _budget("reads", (limits.READS_GLOBAL, None), limits.TOOLS_PER_SESSION + 1),
+}
+NAMES = tuple(
+    sorted({*NAMES, *FAULTS, *HOST_FAULTS, *ADMISSION_FAULTS, *BUDGET_FAULTS, *SERVER_FAULTS, *WRITER_FAULTS})
+)
+
+
+def admission_for(fault: str, admission: Admission) -> Admission:
+    """The admission a fault of this block runs with (``admission`` unchanged otherwise)."""
+    if fault in BUDGET_FAULTS:
+        return Admission(BUDGET_FAULTS[fault](admission), wait_s=admission.wait_s)
+    if fault in ADMISSION_FAULTS:
+        return ADMISSION_FAULTS[fault](admission.budget, wait_s=admission.wait_s)
+    return admission
