@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from conformance.cli import _parser
-from conformance.runner import pytest_plugin
+from conformance import pytest_plugin
 
 ROOT = Path(__file__).resolve().parents[2]
 
