@@ -126,12 +126,15 @@ class ReferenceExtension:
         return handlers
 
     def hook_handlers(self) -> dict[str, HookHandler]:
-        return {
+        handlers: dict[str, HookHandler] = {
             "before_prompt": self.hook_before_prompt,
             "after_response": self.hook_after_response,
             "before_tool_call": self.hook_before_tool_call,
             "after_tool_call": self.hook_after_tool_call,
-        } | ({hook: self.hook_model_turn for hook in catalog.MODEL_TURN_HOOKS} if self.api_version == "0.4" else {})
+        }
+        if self.api_version == "0.4":  # §1.4b: the model-turn observations
+            handlers |= dict.fromkeys(catalog.MODEL_TURN_HOOKS, self.hook_model_turn)
+        return handlers
 
     # -- §1.1 initialize -------------------------------------------------------
 
