@@ -757,6 +757,8 @@ json_values = strategies.json_values(
         "disposition",
         "action",
         "deny",
+        "session_operation",
+        "cancel",
         "notifications",
         "context",
         "label",
@@ -769,6 +771,7 @@ negotiations = st.sampled_from([NEG_01, NEG_02, NEG_04, NEG_ART])
 tools = st.sampled_from([None, TOOL_PLAIN, TOOL_SCHEMA, TOOL_ANY_OBJECT, ToolInfo("odd", {}, {"type": 5})])
 
 KNOWN_IDS = {
+    "EXT-1.4b-result-envelope",
     "EXT-1.2-result-0.1",
     "EXT-1.2-content-parts",
     "EXT-1.2-content-part-count",
@@ -818,3 +821,8 @@ def test_tool_result_like_values_never_raise(result: Any, negotiated: Negotiated
 @given(result=json_values)
 def test_other_results_never_raise(requirement: str, result: Any) -> None:
     assert_well_formed(list(CHECKS[requirement](result)))
+
+
+@given(result=json_values)
+def test_model_turn_results_never_raise(result: Any) -> None:
+    assert_well_formed(list(er.check_hook_result(result, hook="model_turn_start")))
