@@ -546,8 +546,6 @@ def _secret_get(params: object, context: ChildContext) -> Iterator[Finding]:
 
 def _wave1(method: str, params: object, context: ChildContext) -> Iterator[Finding]:
     yield from check_wave1_params(method, params, negotiated=context.negotiated)
-
-
 def _artifact_publish(params: object, context: ChildContext) -> Iterator[Finding]:
     yield from artifact_publish(params, negotiated=context.negotiated)
     yield from artifact_limits(params, issued=context.issued)
