@@ -39,6 +39,28 @@ HOOK_PAYLOADS: dict[str, dict[str, Any]] = {
     "before_tool_call": {"name": "conformance_tool", "arguments": {}},
     "after_tool_call": {"name": "conformance_tool", "arguments": {}, "output": "ok", "is_error": False},
 }
+# §1.4b: the model-turn observations (API 0.4 with session_entries; sent by
+# the Wave-1 scenario, conformance/runner/wave1.py, never by the machine).
+# One text-only assistant entry and so no tool-result entries (§1.4b shapes).
+_TURN = {"run_id": "run:001", "turn_index": 0}
+TURN_HOOK_PAYLOADS: dict[str, dict[str, Any]] = {
+    "model_turn_start": {"kind": "model_turn_start", **_TURN, "timestamp_ms": 1791129600000},
+    "model_turn_end": {
+        "kind": "model_turn_end",
+        **_TURN,
+        "timestamp_ms": 1791129600123,
+        "assistant_entry": {
+            "id": "002",
+            "parent": "001",
+            "timestamp_unix_ms": 1791129600110,
+            "value": {
+                "type": "message",
+                "Assistant": {"content": [{"Text": "Done."}], "model": "local-model", "protocol": "open_ai_chat"},
+            },
+        },
+        "tool_result_entries": [],
+    },
+}
 SURFACES = ("status", "header", "footer")
 # When a cancellation is written, relative to what the target has shown
 # (every mode is an ordering the host observes, never a matter of timing):
@@ -432,6 +454,16 @@ def contribution_requests(manifest: Manifest) -> list[tuple[str, dict[str, Any]]
     if info.api_version != "0.1" and info.contributes.get("menu") is True and info.declared_names("commands"):
         out.append(("menu/collect", {"context": ctx}))
     return out
+
+
+def model_turn_requests(manifest: Manifest) -> list[tuple[str, dict[str, Any]]]:
+    """§1.4b: a hook/run for each model-turn hook the manifest declares, start first."""
+    declared = manifest.info.declared_names("hooks")
+    return [
+        ("hook/run", {"hook": hook, "payload": payload, "context": call_context()})
+        for hook, payload in TURN_HOOK_PAYLOADS.items()
+        if hook in declared
+    ]
 
 
 def machine_for(

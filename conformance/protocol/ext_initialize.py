@@ -42,6 +42,7 @@ from .limits import (
     MAX_PROMPT_GUIDELINES,
     MAX_PROMPT_STRING_BYTES,
     MAX_SCHEMA_PROPERTY_NAME_BYTES,
+    MODEL_TURN_HOOKS,
     OUTPUT_SCHEMA_KEYWORDS,
     REQUIRED_FEATURES,
 )
@@ -61,6 +62,8 @@ _F_RUNTIME_COMMANDS = "runtime_commands"
 _F_LIFECYCLE = "lifecycle_events"
 _F_PROMPT_METADATA = "tool_prompt_metadata_v1"
 _F_PROVIDER_CREDENTIALS = "provider_credentials"
+_F_SESSION_ENTRIES = "session_entries"
+_MODEL_TURN_API = "0.4"
 # §2.26: a descriptor with resource inputs or outputs needs both.
 _F_RESOURCE_DESCRIPTORS = ("resource_refs_v1", "operation_descriptors_v1")
 
@@ -210,6 +213,7 @@ def _check_protocol(
         yield from features_unique(features)
         yield from feature_dependencies(features)
         yield from provider_credentials_manifest(features, manifest=manifest)
+        yield from model_turn_declaration(features, offer=offer, manifest=manifest)
     limits = protocol.get("limits")
     if isinstance(limits, dict):
         yield from max_concurrent_positive(limits)
@@ -596,6 +600,24 @@ def provider_credentials_manifest(features: list[Any], *, manifest: ManifestInfo
                 path,
             )
             return
+
+
+@rule("EXT-1.4b-declaration")
+def model_turn_declaration(features: list[Any], *, offer: Offer, manifest: ManifestInfo) -> Iterator[Violation]:
+    """§1.4b: a manifest that lists model_turn_start or model_turn_end in
+    contributes.hooks selects API 0.4 and negotiates session_entries. Judged
+    only where the extension could do both: the host speaks 0.4 and offers
+    session_entries (without the offer, declining is all it can do)."""
+    declared = [hook for hook in manifest.declared_names("hooks") if hook in MODEL_TURN_HOOKS]
+    if not declared or offer.api_version != _MODEL_TURN_API or _F_SESSION_ENTRIES not in offer.offered:
+        return
+    if _F_SESSION_ENTRIES not in {name for _, name in _strings(features)}:
+        yield Violation(
+            "EXT-1.4b-declaration",
+            f"contributes.hooks declares {', '.join(declared)} but protocol.features does not accept the offered "
+            "'session_entries' the model-turn hooks need",
+            ("protocol", "features"),
+        )
 
 
 # --------------------------------------------------------------------------

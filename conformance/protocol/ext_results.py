@@ -55,8 +55,11 @@ prose are all there is)
   it needs an ``action`` of continue or deny. §1.4 spells the deny
   disposition with its ``reason`` string (continue has none), so a deny needs
   one; any other disposition only needs it to be a string when present.
-  Hook-specific rules (e.g. §1.4b model-turn hooks refusing deny) need the
-  hook name and are not judged here.
+  §1.4b model-turn hooks (model_turn_start / model_turn_end) add their own
+  rule (EXT-1.4b-result-envelope), judged when the hook is named: the
+  ordinary envelope, no deny, no non-empty context, and ``session_operation``
+  absent, null (read as absent) or an object whose action is ``continue``.
+  "Unrelated hook effects" are not judged: the text names none.
 * context/collect: the result is an array; ``null`` is not allowed (only
   §1.6 offers null as "nothing").
 * status/collect: ``null`` or an object with ``surface`` and ``text``
@@ -441,9 +444,39 @@ def hook_result(result: object) -> Iterator[Violation]:
     yield from array_items_problems(result, "notifications", "EXT-1.4-hook-result", ROOT, notification_problems)
 
 
-def check_hook_result(result: object) -> Iterator[Finding]:
-    """Judge a ``hook/run`` result (§1.4)."""
+@rule("EXT-1.4b-result-envelope")
+def model_turn_result(result: object, hook: str) -> Iterator[Violation]:
+    """§1.4b: what a model-turn observation may answer beyond §1.4's shape."""
+    if not isinstance(result, dict):
+        return  # reported by EXT-1.4-hook-result
+    disposition = result.get("disposition")
+    if isinstance(disposition, dict) and disposition.get("action") == "deny":
+        message = f"{hook} answered with disposition deny; a model-turn observation cannot deny"
+        yield Violation("EXT-1.4b-result-envelope", message, ("disposition", "action"))
+    context = result.get("context")
+    if isinstance(context, list) and context:
+        message = f"{hook} answered with {len(context):,} prompt-context contributions; a model-turn answer has none"
+        yield Violation("EXT-1.4b-result-envelope", message, ("context",))
+    if not present(result, "session_operation"):
+        return  # absence means continue
+    operation = result["session_operation"]
+    if not isinstance(operation, dict):
+        yield expected_object(operation, "EXT-1.4b-result-envelope", ROOT, ("session_operation",))
+        return
+    action = operation.get("action")
+    if action != limits.SESSION_OPERATION_CONTINUE:
+        shown = excerpt(action) if present(operation, "action") else "absent"
+        where = name(ROOT, ("session_operation", "action"))
+        message = f"{where} of {hook} is {shown}; a model-turn answer may only continue"
+        yield Violation("EXT-1.4b-result-envelope", message, ("session_operation", "action"))
+
+
+def check_hook_result(result: object, *, hook: object = None) -> Iterator[Finding]:
+    """Judge a ``hook/run`` result (§1.4), and a model-turn one (§1.4b)
+    when ``hook``, the params.hook of the request, names one."""
     yield from hook_result(result)
+    if isinstance(hook, str) and hook in limits.MODEL_TURN_HOOKS:
+        yield from model_turn_result(result, hook)
 
 
 # -- §1.5 context/collect ------------------------------------------------------

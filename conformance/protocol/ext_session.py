@@ -798,7 +798,9 @@ RESULT_CHECKS: Mapping[str, ResultRow] = {
     "initialize": ResultRow(lambda session, req, result: session._on_initialized(result)),
     "tool/call": ResultRow(HostSession._tool_result, valid_calls_only=True),
     "command/execute": ResultRow(lambda session, req, result: check_command_result(result), valid_calls_only=True),
-    "hook/run": ResultRow(lambda session, req, result: check_hook_result(result), valid_calls_only=True),
+    "hook/run": ResultRow(
+        lambda session, req, result: check_hook_result(result, hook=_member(req.params, "hook")), valid_calls_only=True
+    ),
     "context/collect": ResultRow(lambda session, req, result: check_context_result(result)),
     "status/collect": ResultRow(lambda session, req, result: check_status_result(result)),
     "tool/render": ResultRow(lambda session, req, result: check_render_result(result)),
@@ -816,6 +818,10 @@ CONTRIBUTION_CHECKS: Mapping[str, Callable[[HostSession, Any, bool], Iterable[Fi
     "status/contribution": lambda session, params, as_request: status_contribution(params, as_request=as_request),
     "presentation/update": HostSession._presentation,
 }
+
+
+def _member(params: Any, key: str) -> Any:
+    return params.get(key) if isinstance(params, dict) else None
 
 
 def _command_names(result: Any) -> frozenset[str]:

@@ -21,6 +21,7 @@ from typing import Any
 
 from .describe import kind
 from .ext_types import ManifestInfo, Negotiated
+from .limits import MODEL_TURN_HOOKS
 from .members import excerpt, is_integer
 from .violations import Finding, Violation, rule
 
@@ -41,7 +42,7 @@ SHAPE_RULES: Mapping[str, str] = {
 # §1.4: hooks every API version knows, and the additions by API / feature.
 LEGACY_HOOKS = ("before_prompt", "after_response", "before_tool_call", "after_tool_call")
 API_0_2_HOOKS = ("provider_retry", "before_persistence", "post_mutation")
-TURN_HOOKS = ("model_turn_start", "model_turn_end")  # §1.4b: API 0.4 + session_entries
+TURN_HOOKS = MODEL_TURN_HOOKS  # §1.4b: API 0.4 + session_entries
 COMPACTION_HOOKS = ("session_before_compact", "session_compact")  # §1.11: API 0.4 + session_entries
 # §1.4: the payload members each legacy hook carries, with their JSON types.
 HOOK_PAYLOADS: Mapping[str, tuple[tuple[str, type | tuple[type, ...]], ...]] = {

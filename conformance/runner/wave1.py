@@ -8,7 +8,10 @@ state machine drew:
    request: the extension must still answer it (EXT-1.10-keeps-serving);
 2. a shortcut/trigger for every shortcut the harness admitted inside
    initialize, then a probe (EXT-1.11-keeps-serving);
-3. the first declared command, run without arguments, where an extension
+3. on API 0.4 with session_entries negotiated, a hook/run of each declared
+   model-turn hook, start then end (§1.4b); the answers are judged by
+   EXT-1.4b-result-envelope (conformance/protocol/ext_results.py);
+4. the first declared command, run without arguments, where an extension
    may use the Wave-1 services; every request it sends is judged by the
    session (conformance/protocol/ext_wave1.py) and answered by the scripted
    backends (conformance/peers/wave1_backend.py).
@@ -24,7 +27,7 @@ from __future__ import annotations
 from typing import Any
 
 from conformance.evidence import Recorder, StepContext
-from conformance.machines.extension import UNKNOWN_METHODS, contribution_requests
+from conformance.machines.extension import UNKNOWN_METHODS, contribution_requests, model_turn_requests
 from conformance.manifest import Manifest
 from conformance.peers.ext_host import ExtensionHostPeer, Launcher, Patience, TargetGone, spawn_process
 from conformance.protocol import jsonrpc, limits
@@ -65,6 +68,7 @@ def wave1_scenario(
         if peer.initialize(full):
             lifecycle_observations(peer)
             shortcut_triggers(peer)
+            model_turn_hooks(peer, manifest)
             commands = [r for r in contribution_requests(manifest) if r[0] == "command/execute"][:1]
             if commands and peer.alive:
                 peer.settle([peer.request(*commands[0])])
@@ -118,6 +122,19 @@ def shortcut_triggers(peer: ExtensionHostPeer) -> None:
     frames = [jsonrpc.notification("shortcut/trigger", {"id": sid}) for sid in admitted]
     peer.recorder.exercise("EXT-1.11-keeps-serving")
     _notify_then_probe(peer, frames, "after-trigger")
+
+
+def model_turn_hooks(peer: ExtensionHostPeer, manifest: Manifest) -> None:
+    """§1.4b: each declared model-turn hook once, in turn order (start, then
+    end), when the extension speaks API 0.4 and negotiated session_entries."""
+    session = peer.session
+    negotiated = session.negotiated if session is not None else None
+    if negotiated is None or negotiated.api_version != "0.4" or not negotiated.has("session_entries"):
+        return
+    for method, params in model_turn_requests(manifest):
+        if not peer.alive:
+            return
+        peer.settle([peer.request(method, params)])
 
 
 def _notify_then_probe(peer: ExtensionHostPeer, frames: list[dict[str, Any]], intent: str) -> None:

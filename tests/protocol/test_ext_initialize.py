@@ -40,6 +40,7 @@ LIFECYCLE_SUBSCRIPTION = "EXT-1.1-lifecycle-subscription"
 LIFECYCLE_NEEDS_FEATURE = "EXT-1.1-lifecycle-needs-feature"
 DEPENDENCIES = "EXT-1.1-feature-dependencies"
 PROVIDER_CREDENTIALS = "EXT-1.1-provider-credentials-manifest"
+TURN_DECLARATION = "EXT-1.4b-declaration"
 OUTPUT_SCHEMA = "EXT-1.1-output-schema-subset"
 RESOURCE_DESCRIPTORS = "EXT-2.26-resource-descriptor-features"
 PROMPT_METADATA = "EXT-1.1-prompt-metadata"
@@ -66,6 +67,7 @@ NEGOTIATED_ONLY = {
     LIFECYCLE_NEEDS_FEATURE,
     DEPENDENCIES,
     PROVIDER_CREDENTIALS,
+    TURN_DECLARATION,
     OUTPUT_SCHEMA,
     RESOURCE_DESCRIPTORS,
 }
@@ -116,12 +118,13 @@ def make_manifest(
     tools: tuple[str, ...] = ("greet",),
     commands: tuple[str, ...] = ("hello",),
     capabilities: dict[str, Any] | None = None,
+    hooks: tuple[str, ...] = (),
 ) -> ManifestInfo:
     return ManifestInfo(
         name="demo",
         version="1.0.0",
         api_version=api,
-        contributes={"tools": list(tools), "commands": list(commands)},
+        contributes={"tools": list(tools), "commands": list(commands), "hooks": list(hooks)},
         capabilities={} if capabilities is None else capabilities,
     )
 
@@ -774,6 +777,43 @@ def test_every_dependency_named_in_the_brief_is_covered() -> None:
 
 
 # -- EXT-1.1-provider-credentials-manifest ----------------------------------------------------------
+
+
+# -- EXT-1.4b-declaration -----------------------------------------------------------
+
+TURN_OFFER = make_offer("0.4", optional=("session_entries",))
+
+
+@pytest.mark.parametrize("hooks", [("model_turn_start",), ("model_turn_end",), ("model_turn_start", "model_turn_end")])
+def test_turn_declaration_valid_when_session_entries_negotiated(hooks: tuple[str, ...]) -> None:
+    manifest = make_manifest("0.4", hooks=("before_prompt", *hooks))
+    found = run(make_result("0.4", features=("session_entries",)), "0.4", offer=TURN_OFFER, manifest=manifest)
+    assert_clean(found, TURN_DECLARATION)
+
+
+@pytest.mark.parametrize("hooks", [("model_turn_end",), ("model_turn_start", "model_turn_end")])
+def test_turn_declaration_invalid_without_session_entries(hooks: tuple[str, ...]) -> None:
+    manifest = make_manifest("0.4", hooks=hooks)
+    broken = assert_only(run(make_result("0.4"), "0.4", offer=TURN_OFFER, manifest=manifest), TURN_DECLARATION)
+    assert len(broken) == 1 and broken[0].path == ("protocol", "features")
+    assert ", ".join(hooks) in broken[0].message and "session_entries" in broken[0].message
+
+
+@pytest.mark.parametrize(
+    ("api", "offer"),
+    [
+        ("0.4", make_offer("0.4", optional=())),  # not offered: declining is all the extension can do
+        ("0.2", make_offer("0.2", optional=("session_entries",))),  # the model-turn hooks are an API 0.4 matter
+    ],
+)
+def test_turn_declaration_not_judged_where_it_cannot_be_met(api: str, offer: Offer) -> None:
+    manifest = make_manifest(api, hooks=("model_turn_start",))
+    assert violations(run(make_result(api), api, offer=offer, manifest=manifest)) == []
+
+
+def test_turn_declaration_without_turn_hooks_needs_nothing() -> None:
+    manifest = make_manifest("0.4", hooks=("before_prompt",))
+    assert_clean(run(make_result("0.4"), "0.4", offer=TURN_OFFER, manifest=manifest), TURN_DECLARATION)
 
 
 def test_provider_credentials_valid_when_declared() -> None:

@@ -662,6 +662,81 @@ def test_other_result_paths_are_relative_to_result() -> None:
     assert v.path == (1, "label")
 
 
+# -- EXT-1.4b-result-envelope (model-turn hooks) -------------------------------------
+
+TURN_ENVELOPE = "EXT-1.4b-result-envelope"
+TURN_CONTINUE = {
+    "disposition": {"action": "continue"},
+    "notifications": [],
+    "session_operation": {"action": "continue"},
+}
+
+
+@pytest.mark.parametrize("hook", limits.MODEL_TURN_HOOKS)
+@pytest.mark.parametrize(
+    "result",
+    [
+        TURN_CONTINUE,
+        {},
+        {"disposition": {"action": "continue"}},
+        {"session_operation": None, "context": [], "notifications": [{"level": "info", "message": "turn"}]},
+        {"disposition": None, "context": None, "session_operation": {"action": "continue", "note": 1}},
+    ],
+)
+def test_model_turn_result_valid(hook: str, result: Any) -> None:
+    findings = list(er.check_hook_result(result, hook=hook))
+    assert {Exercise("EXT-1.4-hook-result"), Exercise(TURN_ENVELOPE)} <= set(findings)
+    assert violations(findings) == []
+
+
+@pytest.mark.parametrize(
+    ("result", "path", "message"),
+    [
+        (
+            {"disposition": {"action": "deny", "reason": "no"}},
+            ("disposition", "action"),
+            "model_turn_end answered with disposition deny; a model-turn observation cannot deny",
+        ),
+        (
+            {"context": CONTEXT_OK},
+            ("context",),
+            "model_turn_end answered with 1 prompt-context contributions; a model-turn answer has none",
+        ),
+        (
+            {"session_operation": {"action": "cancel"}},
+            ("session_operation", "action"),
+            "result.session_operation.action of model_turn_end is 'cancel'; a model-turn answer may only continue",
+        ),
+        (
+            {"session_operation": {"action": "replace_compaction", "summary": "s"}},
+            ("session_operation", "action"),
+            "result.session_operation.action of model_turn_end is 'replace_compaction'; "
+            "a model-turn answer may only continue",
+        ),
+        (
+            {"session_operation": {}},
+            ("session_operation", "action"),
+            "result.session_operation.action of model_turn_end is absent; a model-turn answer may only continue",
+        ),
+        (
+            {"session_operation": "continue"},
+            ("session_operation",),
+            "result.session_operation is a string; expected an object",
+        ),
+    ],
+)
+def test_model_turn_result_invalid(result: Any, path: tuple[Any, ...], message: str) -> None:
+    broken = violations(list(er.check_hook_result(result, hook="model_turn_end")))
+    assert [(v.requirement, v.path, v.message) for v in broken] == [(TURN_ENVELOPE, path, message)]
+
+
+@pytest.mark.parametrize("hook", [None, "before_prompt", "session_compact", 7])
+def test_model_turn_rules_only_for_model_turn_hooks(hook: Any) -> None:
+    findings = list(er.check_hook_result({"disposition": {"action": "deny", "reason": "no"}}, hook=hook))
+    assert Exercise(TURN_ENVELOPE) not in findings
+    assert violations(findings) == []
+
+
 # -- never raises, whatever JSON arrives --------------------------------------------
 
 json_values = strategies.json_values(
@@ -682,6 +757,8 @@ json_values = strategies.json_values(
         "disposition",
         "action",
         "deny",
+        "session_operation",
+        "cancel",
         "notifications",
         "context",
         "label",
@@ -694,6 +771,7 @@ negotiations = st.sampled_from([NEG_01, NEG_02, NEG_04, NEG_ART])
 tools = st.sampled_from([None, TOOL_PLAIN, TOOL_SCHEMA, TOOL_ANY_OBJECT, ToolInfo("odd", {}, {"type": 5})])
 
 KNOWN_IDS = {
+    "EXT-1.4b-result-envelope",
     "EXT-1.2-result-0.1",
     "EXT-1.2-content-parts",
     "EXT-1.2-content-part-count",
@@ -743,3 +821,8 @@ def test_tool_result_like_values_never_raise(result: Any, negotiated: Negotiated
 @given(result=json_values)
 def test_other_results_never_raise(requirement: str, result: Any) -> None:
     assert_well_formed(list(CHECKS[requirement](result)))
+
+
+@given(result=json_values)
+def test_model_turn_results_never_raise(result: Any) -> None:
+    assert_well_formed(list(er.check_hook_result(result, hook="model_turn_start")))

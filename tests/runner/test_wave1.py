@@ -15,7 +15,7 @@ from typing import Any
 from conformance.evidence import Recorder
 from conformance.manifest import Manifest, load_manifest
 from conformance.peers import wave1_backend
-from conformance.peers.ext_host import ChildPolicy, ExtensionHostPeer
+from conformance.peers.ext_host import ChildPolicy, ExtensionHostPeer, Patience
 from conformance.peers.simulated import REFERENCE_MODULE, simulated_reference
 from conformance.protocol import jsonrpc
 from conformance.protocol.ext_hosting import WAVE1_OFFERED
@@ -27,6 +27,7 @@ from conformance.reference.extension.server import Server
 from conformance.reference.extension.writer import FrameWriter
 from conformance.runner.extension import certify_extension, full_offer
 from conformance.runner.profiles import Profile
+from conformance.runner.wave1 import wave1_scenario
 from conformance.transport.simulated import Scheduler, SimStdin, SimulatedTarget, Sink
 from conformance.transport.target import Target
 
@@ -67,6 +68,29 @@ def test_api_01_never_gets_the_scenario() -> None:
     run = certify_extension(manifest, SMALL, 1, launcher=simulated_reference)
     verdicts = {v.requirement.id: v.verdict for v in run.verdicts}
     assert {verdicts[i] for i in NEW if i != "EXT-2.20-shortcut-register"} <= {"skip", "untested"}
+
+
+# -- §1.4b: the model-turn hooks -------------------------------------------------------
+
+
+def turn_scenario(api: str) -> Recorder:
+    manifest = load_manifest(MANIFESTS / f"api-{api}" / "extension.toml")
+    recorder = Recorder()
+    wave1_scenario(manifest, recorder, Patience.of(10.0), full_offer(api), launcher=simulated_reference)
+    return recorder
+
+
+def test_the_04_reference_is_run_through_both_model_turn_hooks_and_passes() -> None:
+    recorder = turn_scenario("0.4")
+    assert not recorder.violations, recorder.violations
+    assert recorder.exercised.get("EXT-1.4b-declaration") == 1  # one initialize
+    assert recorder.exercised.get("EXT-1.4b-result-envelope") == 2  # start, then end
+
+
+def test_no_model_turn_hook_without_a_declaration() -> None:
+    recorder = turn_scenario("0.2")  # declares none (and the hooks are an API 0.4 matter)
+    assert not recorder.violations, recorder.violations
+    assert "EXT-1.4b-result-envelope" not in recorder.exercised
 
 
 # -- a deferred caller: a Wave-1 request after its parent settled, with an owner --------------

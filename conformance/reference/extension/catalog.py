@@ -118,6 +118,7 @@ GREET_COMMAND: JsonObject = {
 }
 
 HOOKS = ("before_prompt", "after_response", "before_tool_call", "after_tool_call")
+MODEL_TURN_HOOKS = ("model_turn_start", "model_turn_end")  # §1.4b: declared at API 0.4, run with session_entries
 STATUS_SURFACES = ("status", "header", "footer")  # §1.6
 DECLARED_SURFACES = ("status",)  # contributes.ui
 TOOL_RENDERERS = ("echo",)  # contributes.tool_renderers

@@ -126,12 +126,15 @@ class ReferenceExtension:
         return handlers
 
     def hook_handlers(self) -> dict[str, HookHandler]:
-        return {
+        handlers: dict[str, HookHandler] = {
             "before_prompt": self.hook_before_prompt,
             "after_response": self.hook_after_response,
             "before_tool_call": self.hook_before_tool_call,
             "after_tool_call": self.hook_after_tool_call,
         }
+        if self.api_version == "0.4":  # §1.4b: the model-turn observations
+            handlers |= dict.fromkeys(catalog.MODEL_TURN_HOOKS, self.hook_model_turn)
+        return handlers
 
     # -- §1.1 initialize -------------------------------------------------------
 
@@ -528,7 +531,8 @@ class ReferenceExtension:
         hook = params.get("hook")
         handler = self.hook_handlers().get(hook) if isinstance(hook, str) else None
         if handler is None:
-            raise RpcError(INVALID_PARAMS, f"unknown or undeclared hook {hook!r}; declared: {', '.join(catalog.HOOKS)}")
+            declared = ", ".join(self.hook_handlers())
+            raise RpcError(INVALID_PARAMS, f"unknown or undeclared hook {hook!r}; declared: {declared}")
         payload = params.get("payload", {})
         if not isinstance(payload, dict):
             raise RpcError(INVALID_PARAMS, "hook payload must be an object")
@@ -545,6 +549,11 @@ class ReferenceExtension:
 
     def hook_after_tool_call(self, payload: JsonObject, ctx: CallContext) -> JsonObject:
         return continue_hook()
+
+    def hook_model_turn(self, payload: JsonObject, ctx: CallContext) -> JsonObject:
+        """§1.4b: an observation only: the ordinary envelope with an explicit
+        session_operation continue, no context (it would be invalid)."""
+        return {"disposition": {"action": "continue"}, "notifications": [], "session_operation": {"action": "continue"}}
 
     # -- §1.5 context/collect, §1.6 status/collect, §1.7 tool/render ------------
 
