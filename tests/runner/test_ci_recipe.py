@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from conformance.cli import _parser
 from conformance import pytest_plugin
+from conformance.cli import _parser
 
 ROOT = Path(__file__).resolve().parents[2]
 
