@@ -228,6 +228,7 @@ class ExtensionHostPeer:
     unresponsive: bool = False
     _next_id: int = 1
     _cancel_sent_at: dict[Any, float] = field(default_factory=dict)
+    _menu_sent_at: dict[Any, float] = field(default_factory=dict)  # §1.6b: menu/collect requests written
     trace: Trace | None = None
     step: int = 0  # the machine's logical step, stamped on trace entries
     _meta: dict[str, Any] = field(default_factory=dict)  # what the next write means
@@ -274,6 +275,7 @@ class ExtensionHostPeer:
             offer = self.session.offer
             self.session = HostSession(self.manifest.info, offer)
             self._cancel_sent_at.clear()
+            self._menu_sent_at.clear()
             self._spawn()
             return self.initialize(offer)
         finally:
@@ -377,6 +379,8 @@ class ExtensionHostPeer:
         assert self.session is not None
         if out.kind == "request":
             self.session.sent_request(out.id, str(out.method), out.params, intent=out.intent)
+            if out.method == "menu/collect" and out.intent is None and isinstance(out.id, int | str):
+                self._menu_sent_at[out.id] = self.now()
             meta = request_meta(out.id, str(out.method), out.params, out.intent, len(out.data))
             self._meta.setdefault("requests", []).append(meta)
         elif out.kind == "cancel":
@@ -487,6 +491,7 @@ class ExtensionHostPeer:
         msg = decoded.message
         if isinstance(msg, jsonrpc.Response | jsonrpc.ErrorResponse):
             self._judge_grace(msg.id, item.at)
+            self._judge_menu_speed(msg.id, item.at)
             if self.trace is not None and self.session.request(msg.id) is not None:
                 self.trace.answered(msg.id)
         elif isinstance(msg, jsonrpc.Request):
@@ -509,6 +514,26 @@ class ExtensionHostPeer:
                     "after its cancellation",
                 ),
                 measured={"settled_after_s": round(at - sent, 3)},  # varies run to run: kept out of the message
+            )
+
+    def _judge_menu_speed(self, rid: Any, at: float) -> None:
+        """§1.6b asks a menu/collect handler to answer quickly (a should); the
+        host stops waiting after its 5 s timeout and shows its fallback, so
+        an answer later than that was certainly not quick. Faster answers are
+        never judged: "quickly" has no other number. The side-effect half of
+        the rule is not observable."""
+        sent = self._menu_sent_at.pop(rid, None) if isinstance(rid, int | str) else None
+        if sent is None:
+            return
+        self.recorder.exercise("EXT-1.6b-handler-fast")
+        if at - sent > limits.MENU_COLLECT_TIMEOUT_S:
+            self.recorder.violate(
+                Violation(
+                    "EXT-1.6b-handler-fast",
+                    f"menu/collect {rid!r} was answered after the host's {limits.MENU_COLLECT_TIMEOUT_S:.0f} s "
+                    "menu timeout: a host would already show its fallback",
+                ),
+                measured={"answered_after_s": round(at - sent, 3)},  # varies run to run: kept out of the message
             )
 
     def _answer_child(self, msg: jsonrpc.Request) -> None:
