@@ -1,0 +1,69 @@
+"""Fixed host-core scenarios about how a generation ends: §7 refusals while
+draining after stdin EOF, and §2 exit on a broken stdout.
+
+Each scenario runs on a host-core process of its own (what it does to the
+pipes leaves nothing usable behind). As in hostcore_admission.py, answers go
+through rule functions and the scenario goes on after a violation.
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from conformance.evidence import Recorder, StepContext
+from conformance.peers.rpc_client import HostcoreCommand, HostcoreGone, HostcorePeer, handshake_params
+from conformance.protocol import rpc_errors
+from conformance.protocol.violations import Violation, rule
+
+from .hostcore_admission import Scenario
+
+SHUTTING_DOWN = "HOST_SHUTTING_DOWN"
+# Calls written in the same write as stdin EOF: a state read and a listing.
+DRAIN_CALLS = (("drain-1", "app.health"), ("drain-2", "session.list"))
+
+
+@rule("RPC-7-shutting-down")
+def refused_as_shutting_down(method: str, response: dict[str, Any] | None) -> Iterator[Violation]:
+    """A call written just before stdin EOF may have been admitted before the
+    drain began: a result passes, and so does no answer (whether one is owed
+    is RPC-2-final-unterminated-frame's matter). Only a refusal is judged, on
+    its data.errorCode (§7: the string is the contract)."""
+    if response is None or "error" not in response:
+        return
+    error = response["error"]
+    error_code = rpc_errors.error_code_of(error)
+    if error_code != SHUTTING_DOWN:
+        code = error.get("code") if isinstance(error, dict) else None
+        yield Violation(
+            "RPC-7-shutting-down",
+            f"{method} written just before stdin EOF was refused with {code} {error_code}; "
+            f"a refusal while draining is {SHUTTING_DOWN}",
+        )
+
+
+def shutdown_scenario(command: HostcoreCommand, recorder: Recorder, response_s: float, work: Path) -> None:
+    """§7: two calls and stdin EOF at once; each answer is a result or HOST_SHUTTING_DOWN."""
+    recorder.context = StepContext(scenario="shutting-down")
+    data_dir = Path(tempfile.mkdtemp(prefix="scenario-", dir=work))
+    with HostcorePeer(command, data_dir, recorder, response_s=response_s) as peer:
+        try:
+            response = peer.call("app.handshake", handshake_params())
+            if response is None or "result" not in response:
+                return
+            lines = b"".join(
+                json.dumps({"jsonrpc": "2.0", "id": rid, "method": method, "params": {}}).encode() + b"\n"
+                for rid, method in DRAIN_CALLS
+            )
+            peer.write_raw(lines, intent="calls-then-eof")
+            peer.stdin_eof(response_s)
+            for rid, method in DRAIN_CALLS:
+                peer.add(refused_as_shutting_down(method, peer.await_answer(rid, timeout=0)))
+        except HostcoreGone:
+            return
+
+
+SCENARIOS: tuple[tuple[str, Scenario], ...] = (("shutting down scenario", shutdown_scenario),)
