@@ -8,6 +8,7 @@ through rule functions and the scenario goes on after a violation.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import tempfile
 from collections.abc import Iterator
@@ -66,4 +67,36 @@ def shutdown_scenario(command: HostcoreCommand, recorder: Recorder, response_s: 
             return
 
 
-SCENARIOS: tuple[tuple[str, Scenario], ...] = (("shutting down scenario", shutdown_scenario),)
+@rule("RPC-2-pipe-error-ends-host")
+def ended_on_pipe_error(exit_status: int | None, waited: float) -> Iterator[Violation]:
+    """``exit_status``: None while the process still runs (any status passes)."""
+    if exit_status is None:
+        yield Violation(
+            "RPC-2-pipe-error-ends-host",
+            f"the host-core still ran {waited:.1f} s after a request it had to answer on a closed stdout",
+        )
+
+
+def pipe_error_scenario(command: HostcoreCommand, recorder: Recorder, response_s: float, work: Path) -> None:
+    """§2: the harness closes its read end of the host-core's stdout, then
+    sends app.health; writing the answer fails, and the host-core must exit
+    within the patience. The peer kills the process group afterwards either way."""
+    recorder.context = StepContext(scenario="pipe-error")
+    data_dir = Path(tempfile.mkdtemp(prefix="scenario-", dir=work))
+    with HostcorePeer(command, data_dir, recorder, response_s=response_s) as peer:
+        try:
+            response = peer.call("app.handshake", handshake_params())
+        except HostcoreGone:
+            return
+        if response is None or "result" not in response:
+            return
+        peer.target.close_stdout()
+        with contextlib.suppress(HostcoreGone):  # it stopped reading stdin: it may be exiting already
+            peer.send("app.health")
+        peer.add(ended_on_pipe_error(peer.target.wait_exit(response_s), response_s))
+
+
+SCENARIOS: tuple[tuple[str, Scenario], ...] = (
+    ("shutting down scenario", shutdown_scenario),
+    ("pipe error scenario", pipe_error_scenario),
+)

@@ -32,3 +32,9 @@ def test_drain_answers_that_pass(answer: dict[str, Any] | None) -> None:
 @pytest.mark.parametrize("answer", [error(-32603, "INTERNAL"), error(1001, "UNAUTHORIZED"), error(1001)])
 def test_drain_refusals_that_fail(answer: dict[str, Any]) -> None:
     assert broken(judges.refused_as_shutting_down("app.health", answer)) == ["RPC-7-shutting-down"]
+
+
+def test_an_exit_with_any_status_passes_a_pipe_error() -> None:
+    for status in (0, 1, -9):
+        assert broken(judges.ended_on_pipe_error(status, 3.0)) == []
+    assert broken(judges.ended_on_pipe_error(None, 3.0)) == ["RPC-2-pipe-error-ends-host"]

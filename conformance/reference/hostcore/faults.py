@@ -1320,3 +1320,15 @@ class DrainRefusesInternal(Server):
 
 SERVER_FAULTS["drain-refuses-internal"] = DrainRefusesInternal
 NAMES = tuple(sorted({*NAMES, *SERVER_FAULTS}))
+
+
+class IgnoresPipeError(FrameWriter):
+    """Goes on running when stdout breaks, dropping every frame (§2): it
+    writes to the stream itself, not through the exiting sink of stdio.py."""
+
+    def __init__(self, sink: Any, *, max_frame_bytes: int) -> None:
+        super().__init__(getattr(sink, "inner", sink), max_frame_bytes=max_frame_bytes)
+
+
+WRITER_FAULTS["ignores-pipe-error"] = IgnoresPipeError
+NAMES = tuple(sorted({*NAMES, *WRITER_FAULTS}))
