@@ -17,10 +17,10 @@ from typing import Any
 
 from conformance.evidence import Recorder, StepContext
 from conformance.peers.rpc_client import HostcoreCommand, HostcoreGone, HostcorePeer, handshake_params
-from conformance.protocol import rpc_errors
+from conformance.protocol import rpc_errors, rpc_limits
 from conformance.protocol.violations import Violation, rule
 
-from .hostcore_admission import Scenario
+from .hostcore_admission import Scenario, rig
 
 SHUTTING_DOWN = "HOST_SHUTTING_DOWN"
 # Calls written in the same write as stdin EOF: a state read and a listing.
@@ -96,7 +96,43 @@ def pipe_error_scenario(command: HostcoreCommand, recorder: Recorder, response_s
         peer.add(ended_on_pipe_error(peer.target.wait_exit(response_s), response_s))
 
 
+@rule("RPC-2.1-wait-timeout")
+def wait_settled(answer: dict[str, Any] | None, waited: float) -> Iterator[Violation]:
+    """Any answer passes: what a call whose wait ran out receives is not stated."""
+    if answer is None:
+        yield Violation(
+            "RPC-2.1-wait-timeout",
+            f"a Bash call kept waiting for admission was still unanswered after {waited:.0f} s "
+            f"(a wait ends after {rpc_limits.ADMISSION_WAIT_S:g} s)",
+        )
+
+
+def wait_timeout_scenario(command: HostcoreCommand, recorder: Recorder, response_s: float, work: Path) -> None:
+    """§2.1: two Bash blockers fill one session's shell budget, a third waits;
+    it must be settled within the 30 s wait plus the patience. Slow: only the
+    thorough profile runs it (or a run that names it)."""
+    with rig(command, recorder, response_s, work, "admission-wait-timeout") as r:
+        if r is None:
+            return
+        sid = r.session()
+        if sid is None:
+            return
+        for name in ("h1", "h2"):
+            r.blocker(sid, name)
+        if not r.wait_for(lambda: {"h1", "h2"} <= r.started()):
+            return  # the budget checks judge a host that never runs them
+        sent = r.peer.target.now()
+        waiter = r.blocker(sid, "h3")
+        limit = rpc_limits.ADMISSION_WAIT_S + response_s
+        r.wait_for(lambda: waiter.answer is not None or "h3" in r.started(), timeout=limit)
+        if "h3" not in r.started():  # admitted past the budget: RPC-2.1-bash-session-budget's matter
+            r.peer.add(wait_settled(waiter.answer, r.peer.target.now() - sent))
+
+
 SCENARIOS: tuple[tuple[str, Scenario], ...] = (
     ("shutting down scenario", shutdown_scenario),
     ("pipe error scenario", pipe_error_scenario),
+    ("admission wait scenario", wait_timeout_scenario),
 )
+# Scenarios only the thorough profile runs unless a run names them (runner/hostcore.py).
+THOROUGH_ONLY = frozenset({"admission wait scenario"})

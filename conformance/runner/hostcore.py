@@ -80,7 +80,7 @@ def certify_hostcore(
                     recorder, "oversized scenario", lambda: oversized_scenario(command, recorder, response_s, work)
                 )
             for name, scenario in (*hostcore_admission.SCENARIOS, *hostcore_ending.SCENARIOS):
-                if scenarios is not None and name not in scenarios:
+                if not _runs(name, profile, scenarios):
                     continue
                 _guarded(recorder, name, functools.partial(scenario, command, recorder, response_s, work))
             machine = machine_for(command, recorder, response_s=response_s, work_root=work)
@@ -103,6 +103,14 @@ def certify_hostcore(
         strays=tuple(recorder.strays),
         role="hostcore",
     )
+
+
+def _runs(name: str, profile: Profile, scenarios: Sequence[str] | None) -> bool:
+    """Only the named fixed scenarios when some are named; else all, the
+    slow ones (hostcore_ending.THOROUGH_ONLY) in the thorough profile only."""
+    if scenarios is not None:
+        return name in scenarios
+    return name not in hostcore_ending.THOROUGH_ONLY or profile.name == "thorough"
 
 
 def described(command: HostcoreCommand) -> Manifest:

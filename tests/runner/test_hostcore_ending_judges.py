@@ -38,3 +38,9 @@ def test_an_exit_with_any_status_passes_a_pipe_error() -> None:
     for status in (0, 1, -9):
         assert broken(judges.ended_on_pipe_error(status, 3.0)) == []
     assert broken(judges.ended_on_pipe_error(None, 3.0)) == ["RPC-2-pipe-error-ends-host"]
+
+
+def test_any_answer_settles_an_admission_wait() -> None:
+    assert broken(judges.wait_settled(result(ok=False), 31.0)) == []
+    assert broken(judges.wait_settled(error(-32029, "HOST_OVERLOADED"), 31.0)) == []
+    assert broken(judges.wait_settled(None, 40.0)) == ["RPC-2.1-wait-timeout"]

@@ -1332,3 +1332,14 @@ class IgnoresPipeError(FrameWriter):
 
 WRITER_FAULTS["ignores-pipe-error"] = IgnoresPipeError
 NAMES = tuple(sorted({*NAMES, *WRITER_FAULTS}))
+
+
+class WaitsForever(Admission):
+    """A call waiting for admission waits until capacity frees, however long (§2.1: 30 s)."""
+
+    def __init__(self, budget: Budget | None = None, *, wait_s: float = limits.ADMISSION_WAIT_S) -> None:
+        super().__init__(budget, wait_s=1e9)
+
+
+ADMISSION_FAULTS["admission-waits-forever"] = WaitsForever
+NAMES = tuple(sorted({*NAMES, *ADMISSION_FAULTS}))
