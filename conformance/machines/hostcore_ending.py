@@ -1,5 +1,6 @@
 """Fixed host-core scenarios about how a generation ends: §7 refusals while
-draining after stdin EOF, and §2 exit on a broken stdout.
+draining after stdin EOF, §2 exit on a broken stdout, and §2.1 the end of a
+call's admission wait (30 s: the thorough profile only).
 
 Each scenario runs on a host-core process of its own (what it does to the
 pipes leaves nothing usable behind). As in hostcore_admission.py, answers go
@@ -90,6 +91,7 @@ def pipe_error_scenario(command: HostcoreCommand, recorder: Recorder, response_s
             return
         if response is None or "result" not in response:
             return
+        peer.trace.action("close-stdout", step=peer.step)
         peer.target.close_stdout()
         with contextlib.suppress(HostcoreGone):  # it stopped reading stdin: it may be exiting already
             peer.send("app.health")
