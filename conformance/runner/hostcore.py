@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from conformance.evidence import Recorder, StepContext
-from conformance.machines import hostcore_admission
+from conformance.machines import hostcore_admission, hostcore_ending
 from conformance.machines.hostcore import UNKNOWN_METHOD, HostcoreMachine, machine_for, scripted_example
 from conformance.manifest import Manifest
 from conformance.peers.rpc_client import DATA_DIR, HostcoreCommand, HostcoreGone, HostcorePeer, handshake_params
@@ -53,11 +53,13 @@ def certify_hostcore(
     judged: frozenset[str] | None = None,
     watch: Callable[[Recorder], None] | None = None,
     walks: Sequence[str] | None = None,
+    scenarios: Sequence[str] | None = None,
 ) -> RunResult:
     """``oversized``: also run the 64 MiB line scenario (tests that certify
     many targets switch it off where it proves nothing new); ``walks``: the
     parts of the scripted walk to take (machines.hostcore.WALKS; all when
-    None), for the same reason. ``judged`` and ``watch`` as for
+    None), for the same reason; ``scenarios``: the fixed scenarios to run, by
+    name (all when None). ``judged`` and ``watch`` as for
     :func:`conformance.runner.extension.certify_extension`."""
     recorder = Recorder(trace_dir=trace_dir, run_info={"profile": profile.name, "seed": run_seed}, judged=judged)
     if watch is not None:
@@ -77,7 +79,9 @@ def certify_hostcore(
                 _guarded(
                     recorder, "oversized scenario", lambda: oversized_scenario(command, recorder, response_s, work)
                 )
-            for name, scenario in hostcore_admission.SCENARIOS:
+            for name, scenario in (*hostcore_admission.SCENARIOS, *hostcore_ending.SCENARIOS):
+                if not _runs(name, profile, scenarios):
+                    continue
                 _guarded(recorder, name, functools.partial(scenario, command, recorder, response_s, work))
             machine = machine_for(command, recorder, response_s=response_s, work_root=work)
             _guarded(recorder, "scripted example", lambda: scripted_example(machine, walks))
@@ -99,6 +103,14 @@ def certify_hostcore(
         strays=tuple(recorder.strays),
         role="hostcore",
     )
+
+
+def _runs(name: str, profile: Profile, scenarios: Sequence[str] | None) -> bool:
+    """Only the named fixed scenarios when some are named; else all, the
+    slow ones (hostcore_ending.THOROUGH_ONLY) in the thorough profile only."""
+    if scenarios is not None:
+        return name in scenarios
+    return name not in hostcore_ending.THOROUGH_ONLY or profile.name == "thorough"
 
 
 def described(command: HostcoreCommand) -> Manifest:

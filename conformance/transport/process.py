@@ -500,6 +500,15 @@ class TargetProcess:
             with contextlib.suppress(OSError):
                 self.proc.stdin.close()
 
+    def close_stdout(self) -> None:
+        """Close the harness's read end of the target's stdout, so its next
+        write fails (EPIPE); nothing more is read. Waits go on as after end
+        of file."""
+        self._stdout_ended = True
+        if self.proc.stdout is not None:
+            with contextlib.suppress(OSError):
+                self.proc.stdout.close()
+
     # -- ending ------------------------------------------------------------------
     def wait_exit(self, timeout: float) -> int | None:
         """The exit status, or None if the leader still runs after ``timeout``.

@@ -427,6 +427,14 @@ def test_stdin_eof_ends_the_process(hostcore: HostcorePeer) -> None:
     assert hostcore.wait_exit() == 0
 
 
+def test_a_broken_stdout_ends_the_process(hostcore: HostcorePeer) -> None:
+    assert hostcore.proc.stdout is not None
+    hostcore.proc.stdout.close()  # its next answer has no reader (EPIPE)
+    hostcore.send_raw(_request_line(96, "app.health") + b"\n")
+    assert hostcore.wait_exit() == 1
+    assert "no longer writable" in hostcore.stderr_text()
+
+
 def test_blank_lines_are_skipped(hostcore: HostcorePeer) -> None:
     hostcore.send_raw(b"\n\r\n  \n" + _request_line(95, "app.health") + b"\n")
     assert hostcore.read()["id"] == 95

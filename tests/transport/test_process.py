@@ -65,6 +65,15 @@ def test_frames_round_trip_then_stdout_closes(tmp_path: Path) -> None:
         assert proc.wait_exit(WAIT_S) == 0
 
 
+def test_closing_stdout_makes_the_next_write_fail(tmp_path: Path) -> None:
+    # The echo child dies of BrokenPipeError (exit 1) once its stdout has no reader.
+    with target(tmp_path, ECHO) as proc:
+        proc.close_stdout()
+        proc.write(b'{"a":1}\n', timeout=WAIT_S)
+        assert proc.next_event(0) is None  # nothing is read any more, and no error
+        assert proc.wait_exit(WAIT_S) == 1
+
+
 def test_a_final_unterminated_frame_is_delivered(tmp_path: Path) -> None:
     with target(tmp_path, "import sys; sys.stdout.write('{\"tail\":true}')") as proc:
         events = drain_all(proc)

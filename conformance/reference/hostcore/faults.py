@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import select
 import tempfile
 import threading
 from collections.abc import Callable
@@ -1287,3 +1288,58 @@ def admission_for(fault: str, admission: Admission) -> Admission:
     if fault in ADMISSION_FAULTS:
         return ADMISSION_FAULTS[fault](admission.budget, wait_s=admission.wait_s)
     return admission
+
+
+# -- faults of §7 draining and §2 pipe errors (the rpc-rest scenarios) ---------------------------
+# Each breaks one requirement judged by conformance/machines/hostcore_ending.py.
+
+
+class DrainRefusesInternal(Server):
+    """Calls that arrive together with stdin EOF are refused as INTERNAL,
+    not HOST_SHUTTING_DOWN (§7). It looks a moment past each read for EOF."""
+
+    draining = False
+    _ahead: bytes | None = None
+
+    def _read(self, fd: int) -> bytes:
+        if self._ahead is not None:
+            chunk, self._ahead = self._ahead, None
+        else:
+            chunk = super()._read(fd)
+        if chunk and select.select([fd], [], [], 0.05)[0]:
+            self._ahead = super()._read(fd)
+            self.draining = not self._ahead
+        return chunk
+
+    def _request(self, request: Request) -> None:
+        if self.draining:
+            self._send_error(request.id, HostError("INTERNAL", "the host is shutting down").to_error())
+            return
+        super()._request(request)
+
+
+SERVER_FAULTS["drain-refuses-internal"] = DrainRefusesInternal
+NAMES = tuple(sorted({*NAMES, *SERVER_FAULTS}))
+
+
+class IgnoresPipeError(FrameWriter):
+    """Goes on running when stdout breaks, dropping every frame (§2): it
+    writes to the stream itself, not through the exiting sink of stdio.py."""
+
+    def __init__(self, sink: Any, *, max_frame_bytes: int) -> None:
+        super().__init__(getattr(sink, "inner", sink), max_frame_bytes=max_frame_bytes)
+
+
+WRITER_FAULTS["ignores-pipe-error"] = IgnoresPipeError
+NAMES = tuple(sorted({*NAMES, *WRITER_FAULTS}))
+
+
+class WaitsForever(Admission):
+    """A call waiting for admission waits until capacity frees, however long (§2.1: 30 s)."""
+
+    def __init__(self, budget: Budget | None = None, *, wait_s: float = limits.ADMISSION_WAIT_S) -> None:
+        super().__init__(budget, wait_s=1e9)
+
+
+ADMISSION_FAULTS["admission-waits-forever"] = WaitsForever
+NAMES = tuple(sorted({*NAMES, *ADMISSION_FAULTS}))

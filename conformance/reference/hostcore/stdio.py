@@ -5,8 +5,9 @@ from __future__ import annotations
 import logging
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from conformance.reference.extension.writer import FrameWriter
 
@@ -15,6 +16,32 @@ from .admission import Admission
 from .clock import Clock
 from .host import HostCore
 from .server import Server
+
+log = logging.getLogger(__name__)
+PIPE_ERROR_EXIT = 1  # §2: stdout broke; the status is ours to choose
+
+
+class ExitOnPipeError:
+    """stdout as the writer's sink: a write or flush that fails ends the
+    process (§2: without its control channel a host-core has nothing to serve).
+    ``inner`` is the stream itself."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+
+    def write(self, data: bytes, /) -> object:
+        return self._guarded(self.inner.write, data)
+
+    def flush(self) -> object:
+        return self._guarded(self.inner.flush)
+
+    def _guarded(self, operation: Callable[..., object], *args: object) -> object:
+        try:
+            return operation(*args)
+        except OSError as exc:
+            log.error("stdout is no longer writable (%s); exiting", exc)
+            sys.stderr.flush()
+            os._exit(PIPE_ERROR_EXIT)
 
 
 def serve(
@@ -31,7 +58,7 @@ def serve(
     """Serve until stdin EOF, then exit the process."""
     # Diagnostics go to stderr; stdout carries frames only (§2).
     logging.basicConfig(stream=sys.stderr, level=logging.INFO if verbose else logging.WARNING)
-    stdout = sys.stdout.buffer
+    stdout = ExitOnPipeError(sys.stdout.buffer)
     sys.stdout = sys.stderr  # a stray print() must never corrupt the stream
     host = host_class(data_dir, clock=clock, admission=admission, plan_approval_ttl_s=plan_approval_ttl_s)
     code = server_class(host, writer_class(stdout, max_frame_bytes=limits.MAX_LINE_BYTES)).serve(sys.stdin.fileno())
