@@ -642,25 +642,34 @@ def hostcore_command(argv: list[str]) -> HostcoreCommand:
 
 def certify_hostcore_command(args: argparse.Namespace) -> int:
     """``octet-conformance hostcore [-- CMD ...]``: the harness plays the client."""
-    from .protocol.rpc_limits import PROTOCOL_VERSION
-
-    options = run_options(args, "hostcore")
-    if options is None:
-        return EXIT_HARNESS
-    command = hostcore_command(list(args.target_argv))
-    profile = PROFILES[args.profile]
-    run_seed = profile.default_seed if args.seed is None else args.seed
-    if options.dry_run:
-        return dry_run(options, str(PROTOCOL_VERSION), f"host-core {shlex.join(command.argv)}")
     from .runner.hostcore import certify_hostcore
 
+    return _certify_rpc(args, "hostcore", "host-core", hostcore_command(list(args.target_argv)), certify_hostcore)
+
+
+def _certify_rpc(
+    args: argparse.Namespace, role: str, label: str, command: Any, certify: Callable[..., RunResult]
+) -> int:
+    """``hostcore`` and ``client``: the same options, selection, run and report;
+    ``certify(command, profile, seed, ...)`` plays the other side."""
+    from .protocol.rpc_limits import PROTOCOL_VERSION
+
+    options = run_options(args, role)
+    if options is None:
+        return EXIT_HARNESS
+    profile = PROFILES[args.profile]
+    run_seed = profile.default_seed if args.seed is None else args.seed
+    what = f"{label} {shlex.join(command.argv)}"
+    if options.dry_run:
+        return dry_run(options, str(PROTOCOL_VERSION), what)
+
     def produce(trace_dir: Path, watch: Watch) -> RunResult:
-        return certify_hostcore(
+        return certify(
             command, profile, run_seed, response_s=args.patience, trace_dir=trace_dir, judged=options.judged,
             watch=watch,
         )  # fmt: skip
 
-    title = f"host-core {shlex.join(command.argv)}, profile {profile.name}, seed {run_seed}"
+    title = f"{what}, profile {profile.name}, seed {run_seed}"
     return run_and_report(args.report_dir, produce, title, options=options, budget=profile.examples)
 
 
@@ -679,30 +688,14 @@ def client_command(argv: list[str]) -> ClientCommand:
 
 def certify_client_command(args: argparse.Namespace) -> int:
     """``octet-conformance client [-- CMD ...]``: the harness plays the host-core."""
-    from .protocol.rpc_limits import PROTOCOL_VERSION
     from .runner.client import certify_client
 
-    options = run_options(args, "client")
-    if options is None:
-        return EXIT_HARNESS
     command = client_command(list(args.target_argv))
     try:
         check_startable(list(command.argv), command.cwd, sanitized_env())
     except StartFailure as exc:
         return refused(exc)
-    profile = PROFILES[args.profile]
-    run_seed = profile.default_seed if args.seed is None else args.seed
-    if options.dry_run:
-        return dry_run(options, str(PROTOCOL_VERSION), f"client {shlex.join(command.argv)}")
-
-    def produce(trace_dir: Path, watch: Watch) -> RunResult:
-        return certify_client(
-            command, profile, run_seed, response_s=args.patience, trace_dir=trace_dir, judged=options.judged,
-            watch=watch,
-        )  # fmt: skip
-
-    title = f"client {shlex.join(command.argv)}, profile {profile.name}, seed {run_seed}"
-    return run_and_report(args.report_dir, produce, title, options=options, budget=profile.examples)
+    return _certify_rpc(args, "client", "client", command, certify_client)
 
 
 # -- commands that only read finished run directories (ARCHITECTURE rule 6) --------------------

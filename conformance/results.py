@@ -6,8 +6,10 @@ It sits below the runner (ARCHITECTURE: imports point down), so
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
+from conformance.evidence import Recorder
 from conformance.manifest import Manifest
 from conformance.profiles import Profile
 from conformance.verdicts import Verdict
@@ -29,3 +31,29 @@ class RunResult:
     short_deadlines: tuple[tuple[str, str], ...] = ()
     role: str = "extension"  # the side certified ("host": ``manifest`` describes the driver)
     selection: str = ""  # the options that narrowed the judged requirements ("": all; conformance/selection.py)
+
+    @classmethod
+    def recorded(
+        cls,
+        manifest: Manifest,
+        profile: Profile,
+        seed: int,
+        verdicts: Iterable[Verdict],
+        recorder: Recorder,
+        *,
+        role: str = "extension",
+    ) -> RunResult:
+        """The result of a run: its verdicts, and the run details its recorder kept."""
+        return cls(
+            manifest,
+            profile,
+            seed,
+            tuple(verdicts),
+            tuple(recorder.harness_errors),
+            recorder.first_violation_after,
+            started=recorder.started_utc,
+            duration_s=recorder.elapsed(),
+            strays=tuple(recorder.strays),
+            short_deadlines=tuple(recorder.short_deadlines.items()),
+            role=role,
+        )

@@ -120,18 +120,7 @@ def certify_client(
         with_trace(v, recorder.traces.get(v.requirement.id))
         for v in decide(load_catalog(), recorder, role="client", api_version=API_VERSION)
     ]
-    return RunResult(
-        described(command),
-        profile,
-        run_seed,
-        tuple(verdicts),
-        tuple(recorder.harness_errors),
-        recorder.first_violation_after,
-        started=recorder.started_utc,
-        duration_s=recorder.elapsed(),
-        strays=tuple(recorder.strays),
-        role="client",
-    )
+    return RunResult.recorded(described(command), profile, run_seed, verdicts, recorder, role="client")
 
 
 # -- the handshake ---------------------------------------------------------------------------

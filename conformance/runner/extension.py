@@ -136,18 +136,7 @@ def certify_extension(
         with_trace(v, recorder.traces.get(v.requirement.id))
         for v in decide(load_catalog(), recorder, role="extension", api_version=manifest.api_version)
     ]
-    return RunResult(
-        manifest,
-        profile,
-        run_seed,
-        tuple(verdicts),
-        tuple(recorder.harness_errors),
-        recorder.first_violation_after,
-        started=recorder.started_utc,
-        duration_s=recorder.elapsed(),
-        strays=tuple(recorder.strays),
-        short_deadlines=tuple(recorder.short_deadlines.items()),
-    )
+    return RunResult.recorded(manifest, profile, run_seed, verdicts, recorder)
 
 
 def machine_settings(profile: Profile) -> settings:

@@ -287,17 +287,7 @@ def _result(
         contributes={},
         capabilities={},
     )
-    return RunResult(
-        described,
-        profile,
-        run_seed,
-        tuple(verdicts),
-        tuple(recorder.harness_errors),
-        recorder.first_violation_after,
-        started=recorder.started_utc,
-        duration_s=recorder.elapsed(),
-        role="host",
-    )
+    return RunResult.recorded(described, profile, run_seed, verdicts, recorder, role="host")
 
 
 # -- replay ----------------------------------------------------------------------------------

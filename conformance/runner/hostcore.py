@@ -91,18 +91,7 @@ def certify_hostcore(
         _with_trace(v, recorder.traces.get(v.requirement.id))
         for v in decide(load_catalog(), recorder, role="hostcore", api_version=API_VERSION)
     ]
-    return RunResult(
-        described(command),
-        profile,
-        run_seed,
-        tuple(verdicts),
-        tuple(recorder.harness_errors),
-        recorder.first_violation_after,
-        started=recorder.started_utc,
-        duration_s=recorder.elapsed(),
-        strays=tuple(recorder.strays),
-        role="hostcore",
-    )
+    return RunResult.recorded(described(command), profile, run_seed, verdicts, recorder, role="hostcore")
 
 
 def _runs(name: str, profile: Profile, scenarios: Sequence[str] | None) -> bool:

@@ -22,6 +22,11 @@ CLIENTS = ROOT / "fixtures" / "clients"
 TINY = Profile("tiny", examples=1, steps=5)
 
 
+# Both-side entries judged for host-cores only: a read split inside a UTF-8
+# sequence cannot be forced through the probe relay's pipe (docs/catalog.md).
+HOSTCORE_ONLY = {"RPC-2-utf8-split-reads"}
+
+
 def test_reference_certifies_clean(
     tmp_path: Path, no_leftover_processes: None, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -35,7 +40,7 @@ def test_reference_certifies_clean(
         r.id
         for r in load_catalog()
         if r.has_check and r.side in TARGET_SIDES["client"] and r.document == "host-rpc-protocol"
-    }
+    } - HOSTCORE_ONLY
     passed = {r["id"] for r in matrix["results"] if r["verdict"] == "pass"}
     assert checked <= passed, sorted(checked - passed)
     assert all(r["document"] == "host-rpc-protocol" for r in matrix["results"])
