@@ -63,20 +63,34 @@ def _deliver_filter(keep: Callable[[Connection, Frame], bool]) -> None:
     Connection._deliver = _deliver  # type: ignore[method-assign]
 
 
-def _notification_as_answer(self: Connection, frame: Frame) -> bool:
-    """A notification that arrives while a call waits is taken for its answer (§8)."""
-    try:
-        message = json.loads(frame.payload)
-    except ValueError:
-        return True
-    if isinstance(message, dict) and "method" in message and "id" not in message:
-        with self._lock:
-            waiting = list(self._slots.values())
-        if waiting:
-            waiting[0].message = message  # the fault
-            waiting[0].done.set()
-            return False
-    return True
+def _notification_as_answer() -> None:
+    """A notification that arrives while a call waits is taken for its answer (§8).
+
+    Every notification is still delivered as usual; a call during which one
+    arrived returns the first such notification instead of its answer. The
+    reader handles frames in order, so notifications written before an answer
+    are always seen by the time the call wakes up."""
+    seen: list[Message] = []
+    deliver = Connection._deliver
+    request = Connection.request
+
+    def _deliver(self: Connection, event: Any) -> None:
+        if isinstance(event, Frame):
+            try:
+                message = json.loads(event.payload)
+            except ValueError:
+                message = None
+            if isinstance(message, dict) and "method" in message and "id" not in message:
+                seen.append(message)
+        deliver(self, event)
+
+    def _request(self: Connection, request_id: int, line: bytes, timeout_s: float) -> Message:
+        before = len(seen)
+        answer = request(self, request_id, line, timeout_s)
+        return seen[before] if len(seen) > before else answer  # the fault
+
+    Connection._deliver = _deliver  # type: ignore[method-assign]
+    Connection.request = _request  # type: ignore[method-assign]
 
 
 def _split_on_separators(self: Connection, frame: Frame) -> bool:
@@ -160,7 +174,7 @@ def _faults(command_module: ModuleType) -> dict[str, Callable[[], None]]:
         "retries-any-error": _retry_any_error,
         "writes-oversized": _set(limits, "MAX_LINE_BYTES", 1 << 62),
         "retries-oversized": _retry_oversized_once,
-        "notification-as-answer": lambda: _deliver_filter(_notification_as_answer),
+        "notification-as-answer": _notification_as_answer,
         "drops-crlf-lines": lambda: _deliver_filter(lambda self, frame: frame.terminator != "crlf"),
         "splits-on-line-separators": lambda: _deliver_filter(_split_on_separators),
         "stops-after-bad-line": lambda: _deliver_filter(_stop_after_bad_line),
