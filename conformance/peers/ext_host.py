@@ -29,6 +29,7 @@ from conformance.protocol.ext_requests import (
     artifact_limits,
     artifact_publish,
     inline_bytes,
+    over_generation_budget,
     single_writer,
     tools_register,
     tools_unregister,
@@ -566,7 +567,7 @@ class ExtensionHostPeer:
         assert self.session is not None and self.session.negotiated is not None
         params = msg.params if isinstance(msg.params, dict) else {}
         findings = list(artifact_publish(params, negotiated=self.session.negotiated))
-        findings += artifact_limits(params, issued=self.session.artifacts)
+        findings += artifact_limits(params)
         content = inline_bytes(params.get("data")) if params.get("data") is not None else None
         path = params.get("path")
         if params.get("data") is None and isinstance(path, str):
@@ -578,6 +579,8 @@ class ExtensionHostPeer:
             findings += artifact_bytes(params, content)
         if content is None or any(isinstance(f, Violation) for f in findings):
             return jsonrpc.error(msg.id, jsonrpc.INVALID_PARAMS, "artifact publication rejected")
+        if (spent := over_generation_budget(params, self.session.artifacts)) is not None:
+            return jsonrpc.error(msg.id, jsonrpc.INVALID_PARAMS, f"artifact publication rejected: {spent}")
         self.children.artifacts_issued += 1
         return jsonrpc.result(msg.id, {"artifact_id": f"artifact-{self.children.artifacts_issued}"})
 

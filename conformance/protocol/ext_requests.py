@@ -26,8 +26,10 @@ Decisions where the text leaves room (never stricter than the document):
   parameters. Media signatures are the formats' magic numbers; MPEG audio and
   AAC accept an ID3 tag or a frame sync, Opus an Ogg page.
 * §2.8 limits are the host's documented *defaults*: a host may configure
-  others, so they are a should (EXT-2.8-artifact-limits), counted against
-  what this generation was issued.
+  others, so the per-publication ones are a should (EXT-2.8-artifact-limits).
+  The per-generation count and bytes are the host's budget, not the
+  extension's: a correct tool asked to publish a 65th time publishes, and the
+  host refuses it (:func:`over_generation_budget` is that refusal for a host).
 * §2.9: §4 lists no members of the intent, so only the example's members are
   judged when present; ``kind`` and ``operation`` are required strings.
   approval_token needs the approvals feature (the host refuses it otherwise)
@@ -68,8 +70,6 @@ class ChildContext:
 
     negotiated: Negotiated
     secret_names: frozenset[str] = frozenset()
-    # §2.8: what this generation was issued so far (the per-generation budget).
-    issued: Mapping[str, IssuedArtifact] = field(default_factory=dict)
     # §2.11: the tool names of the current catalog epoch.
     catalog: frozenset[str] = frozenset()
     # §2.9: canonical intents the host answered ask with a token, by token.
@@ -241,14 +241,13 @@ def _has_signature(media: str, head: bytes) -> bool:
 
 
 @rule("EXT-2.8-artifact-limits")
-def artifact_limits(params: object, *, issued: Mapping[str, IssuedArtifact]) -> Iterator[Violation]:
-    """The host's default bounds: 256 KiB inline, 20 MiB per artifact, 64
-    artifacts and 64 MiB per generation, 4096-byte/64-component paths."""
+def artifact_limits(params: object) -> Iterator[Violation]:
+    """The host's per-publication defaults: 256 KiB inline, 20 MiB per
+    artifact, 4096-byte/64-component paths."""
     rid = "EXT-2.8-artifact-limits"
     if not isinstance(params, dict):
         return
-    raw_size = params.get("size")
-    size = int(raw_size) if isinstance(raw_size, int | float) and is_integer(raw_size) else 0
+    size = _declared_size(params)
     inline = inline_bytes(params.get("data")) if params.get("data") is not None else None
     if inline is not None and len(inline) > limits.ARTIFACT_INLINE_MAX_BYTES:
         yield Violation(
@@ -266,19 +265,27 @@ def artifact_limits(params: object, *, issued: Mapping[str, IssuedArtifact]) -> 
                 f"{limits.ARTIFACT_PATH_MAX_BYTES:,} bytes, {limits.ARTIFACT_PATH_MAX_COMPONENTS} components",
                 ("path",),
             )
+
+
+def over_generation_budget(params: object, issued: Mapping[str, IssuedArtifact]) -> str | None:
+    """§2.8: why a host at its default per-generation budget (64 artifacts,
+    64 MiB) refuses this publication, or None. A host's decision, never a
+    finding against the extension that asked."""
     if len(issued) >= limits.ARTIFACT_GENERATION_MAX_COUNT:
-        yield Violation(
-            rid,
-            f"{len(issued)} artifacts already issued to this generation; "
-            f"default limit {limits.ARTIFACT_GENERATION_MAX_COUNT}",
+        return (
+            f"{len(issued)} artifacts already issued to this generation; limit {limits.ARTIFACT_GENERATION_MAX_COUNT}"
         )
-    total = sum(a.size for a in issued.values()) + max(size, 0)
+    total = sum(a.size for a in issued.values()) + _declared_size(params)
     if total > limits.ARTIFACT_GENERATION_MAX_BYTES:
-        yield Violation(
-            rid,
-            f"this publication brings the generation to {total:,} bytes; "
-            f"default limit {limits.ARTIFACT_GENERATION_MAX_BYTES:,}",
+        return (
+            f"this publication brings the generation to {total:,} bytes; limit {limits.ARTIFACT_GENERATION_MAX_BYTES:,}"
         )
+    return None
+
+
+def _declared_size(params: object) -> int:
+    raw = params.get("size") if isinstance(params, dict) else None
+    return max(int(raw), 0) if isinstance(raw, int | float) and is_integer(raw) else 0
 
 
 # -- §2.9 policy/evaluate --------------------------------------------------------
@@ -546,9 +553,11 @@ def _secret_get(params: object, context: ChildContext) -> Iterator[Finding]:
 
 def _wave1(method: str, params: object, context: ChildContext) -> Iterator[Finding]:
     yield from check_wave1_params(method, params, negotiated=context.negotiated)
+
+
 def _artifact_publish(params: object, context: ChildContext) -> Iterator[Finding]:
     yield from artifact_publish(params, negotiated=context.negotiated)
-    yield from artifact_limits(params, issued=context.issued)
+    yield from artifact_limits(params)
     content = inline_bytes(params.get("data")) if isinstance(params, dict) else None
     if content is not None and isinstance(params, dict):
         yield from artifact_bytes(params, content)

@@ -354,7 +354,6 @@ class HostSession:
             context = ChildContext(
                 negotiated,
                 self.manifest.secret_names(),
-                issued=self.artifacts,
                 catalog=frozenset(self.tools),
                 approvals=self.approvals,
             )

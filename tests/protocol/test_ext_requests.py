@@ -211,10 +211,18 @@ def test_inline_default_bound(size: int, warned: bool) -> None:
     assert service("artifact/publish", publication(data)) == (["EXT-2.8-artifact-limits"] if warned else [])
 
 
-@pytest.mark.parametrize(("count", "warned"), [(63, False), (64, True)])
-def test_artifact_count_default_bound(count: int, warned: bool) -> None:
+@pytest.mark.parametrize(("count", "refused"), [(63, False), (64, True)])
+def test_generation_count_is_the_hosts_refusal(count: int, refused: bool) -> None:
+    # A 65th publication is refused by the host, never held against the extension.
     issued = {f"a{i}": IssuedArtifact(f"a{i}", "image/png", 1) for i in range(count)}
-    assert service("artifact/publish", publication(), issued=issued) == (["EXT-2.8-artifact-limits"] if warned else [])
+    assert service("artifact/publish", publication()) == []
+    assert (er.over_generation_budget(publication(), issued) is not None) == refused
+
+
+def test_generation_bytes_is_the_hosts_refusal() -> None:
+    issued = {"a": IssuedArtifact("a", "image/png", limits.ARTIFACT_GENERATION_MAX_BYTES - 10)}
+    assert er.over_generation_budget(publication(), issued) is not None
+    assert er.over_generation_budget(publication(), {}) is None
 
 
 @pytest.mark.parametrize(
