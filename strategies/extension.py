@@ -56,9 +56,49 @@ def offers(*, api_version: str, secrets: bool = False) -> st.SearchStrategy[Offe
     return st.one_of(st.just(drawn), st.just(()), subsets).map(make)
 
 
+_MERGED_CACHE_SIZE = 1024
+
+
+def _memoize_object_members() -> None:
+    """hypothesis-jsonschema (0.23.1, its newest) builds an object's member
+    strategies inside every draw: for each drawn key it merges that key's
+    schemas and converts the result again (resolving references, making
+    validators), which dominated the simulated pair's steps. The conversion
+    depends only on its arguments, so keep the strategies it returns: the
+    same strategy objects draw the same choices, so every draw is unchanged
+    (``tests/strategies/test_extension_strategies.py`` pins the hook and that).
+    Only calls without custom formats are kept (we never pass any)."""
+    from hypothesis_jsonschema import _from_schema as module
+    from hypothesis_jsonschema._encode import encode_canonical_json
+
+    original = module.merged_as_strategies
+    if getattr(original, "memoized", False):
+        return
+    cache: dict[tuple[int, str], tuple[Any, st.SearchStrategy[Any]]] = {}
+
+    @functools.wraps(original)
+    def merged_as_strategies(schemas: list[Any], *, alphabet: Any, custom_formats: Any) -> st.SearchStrategy[Any]:
+        if custom_formats is not None:
+            return original(schemas, alphabet=alphabet, custom_formats=custom_formats)
+        key = (id(alphabet), json.dumps([encode_canonical_json(s) for s in schemas]))
+        hit = cache.get(key)
+        if hit is not None and hit[0] is alphabet:  # the alphabet is held, so its id is never reused
+            return hit[1]
+        strategy = original(schemas, alphabet=alphabet, custom_formats=None)
+        if len(cache) >= _MERGED_CACHE_SIZE:
+            cache.clear()
+        cache[key] = (alphabet, strategy)
+        return strategy
+
+    merged_as_strategies.memoized = True  # type: ignore[attr-defined]
+    module.merged_as_strategies = merged_as_strategies
+
+
 @functools.lru_cache(maxsize=256)
 def _from_schema(schema_json: str) -> st.SearchStrategy[Any]:
     from hypothesis_jsonschema import from_schema
+
+    _memoize_object_members()
 
     schema = json.loads(schema_json)
     try:
