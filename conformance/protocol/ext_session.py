@@ -72,7 +72,7 @@ from .jsonrpc import (
     Response,
 )
 from .members import is_integer
-from .violations import Exercise, Finding, Violation, exercise_of
+from .violations import Exercise, Finding, Violation, exercise_of, exercises_of
 
 
 class RequestState(enum.Enum):
@@ -334,7 +334,7 @@ class HostSession:
 
     # -- what the extension wrote -------------------------------------------
     def received(self, decoded: Decoded) -> list[Finding]:
-        findings: list[Finding] = [exercise_of(r) for r in decoded.rules]
+        findings: list[Finding] = list(exercises_of(decoded.rules))
         findings.extend(decoded.violations)
         msg = decoded.message
         if decoded.raw is not None or msg is not None:

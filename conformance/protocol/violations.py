@@ -51,6 +51,13 @@ Finding = Violation | Exercise
 _EXERCISES: dict[str, Exercise] = {}
 
 
+@functools.lru_cache(maxsize=64)
+def exercises_of(requirements: tuple[str, ...]) -> tuple[Exercise, ...]:
+    """:func:`exercise_of` for each id, for the same few tuples of ids that
+    every frame evaluates."""
+    return tuple(exercise_of(r) for r in requirements)
+
+
 def exercise_of(requirement: str) -> Exercise:
     """The :class:`Exercise` of ``requirement`` (no detail): frozen, so one
     instance per id serves every frame instead of a new one each time."""
