@@ -125,6 +125,15 @@ def invalid_arguments(schema: Any) -> st.SearchStrategy[tuple[Any, str]]:
     with jsonschema; yields (arguments, which mutation made it invalid)."""
     if not isinstance(schema, dict):
         return st.just(([], "arguments is an array, not an object"))
+    # Kept per schema, like tool_arguments: Hypothesis reads a composite's
+    # source each time one is defined. Member order is kept (not sorted): it
+    # orders the mutations drawn from.
+    return _invalid_arguments(json.dumps(schema))
+
+
+@functools.lru_cache(maxsize=256)
+def _invalid_arguments(schema_json: str) -> st.SearchStrategy[tuple[Any, str]]:
+    schema = json.loads(schema_json)
     raw_properties = schema.get("properties")
     properties: dict[str, Any] = raw_properties if isinstance(raw_properties, dict) else {}
     raw_required = schema.get("required")
