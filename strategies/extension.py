@@ -64,30 +64,32 @@ def _memoize_object_members() -> None:
     strategies inside every draw: for each drawn key it merges that key's
     schemas and converts the result again (resolving references, making
     validators), which dominated the simulated pair's steps. The conversion
-    depends only on its arguments, so keep the strategies it returns: the
-    same strategy objects draw the same choices, so every draw is unchanged
+    depends only on its arguments -- the same schema objects of the object
+    schema, draw after draw -- so keep the strategies it returns, keyed by
+    those objects (held, so their ids are never reused). The same strategy
+    objects draw the same choices: every draw is unchanged
     (``tests/strategies/test_extension_strategies.py`` pins the hook and that).
     Only calls without custom formats are kept (we never pass any)."""
     from hypothesis_jsonschema import _from_schema as module
-    from hypothesis_jsonschema._encode import encode_canonical_json
 
     original = module.merged_as_strategies
     if getattr(original, "memoized", False):
         return
-    cache: dict[tuple[int, str], tuple[Any, st.SearchStrategy[Any]]] = {}
+    cache: dict[tuple[int, ...], tuple[tuple[Any, ...], st.SearchStrategy[Any]]] = {}
 
     @functools.wraps(original)
     def merged_as_strategies(schemas: list[Any], *, alphabet: Any, custom_formats: Any) -> st.SearchStrategy[Any]:
         if custom_formats is not None:
             return original(schemas, alphabet=alphabet, custom_formats=custom_formats)
-        key = (id(alphabet), json.dumps([encode_canonical_json(s) for s in schemas]))
+        held = (alphabet, *schemas)
+        key = tuple(map(id, held))
         hit = cache.get(key)
-        if hit is not None and hit[0] is alphabet:  # the alphabet is held, so its id is never reused
+        if hit is not None and all(a is b for a, b in zip(hit[0], held, strict=True)):
             return hit[1]
         strategy = original(schemas, alphabet=alphabet, custom_formats=None)
         if len(cache) >= _MERGED_CACHE_SIZE:
             cache.clear()
-        cache[key] = (alphabet, strategy)
+        cache[key] = (held, strategy)
         return strategy
 
     merged_as_strategies.memoized = True  # type: ignore[attr-defined]
@@ -169,6 +171,7 @@ def _is_valid(value: Any, schema: dict[str, Any]) -> bool:
     return False
 
 
+@functools.cache  # one strategy serves every draw (its filter is analysed once)
 def malformed_frames() -> st.SearchStrategy[bytes]:
     """Lines whose id cannot be read: not JSON, not UTF-8, truncated, scalar."""
     fixed = st.sampled_from(
