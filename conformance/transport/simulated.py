@@ -124,6 +124,10 @@ class Scheduler:
             if not task.dead:
                 task.switch(value)
 
+    def has_work(self) -> bool:
+        """Would :meth:`run_until_idle` run anything now?"""
+        return not self.dead and bool(self._ready or (self._timers and self._timers[0][0] <= self.clock.now))
+
     def next_timer(self) -> float | None:
         while self._timers and self._timers[0][2].done:
             heapq.heappop(self._timers)
@@ -336,6 +340,8 @@ class SimulatedTarget:
                 logger.propagate = propagate
 
     def _run(self) -> None:
+        if not self.scheduler.has_work():
+            return  # nothing would run: no loggers to take over and give back
         with self._running():
             self.scheduler.run_until_idle()
 
