@@ -109,9 +109,10 @@ class Recorder:
     short_deadlines: dict[str, str] = field(default_factory=dict)
 
     def add(self, findings: Iterable[Finding], *, stderr: str = "") -> None:
+        exercised = self.exercised
         for f in findings:
             if isinstance(f, Exercise):
-                self.exercised[f.requirement] = self.exercised.get(f.requirement, 0) + 1
+                exercised[f.requirement] = exercised.get(f.requirement, 0) + 1
             else:
                 self.violate(f, stderr=stderr)
 

@@ -56,9 +56,51 @@ def offers(*, api_version: str, secrets: bool = False) -> st.SearchStrategy[Offe
     return st.one_of(st.just(drawn), st.just(()), subsets).map(make)
 
 
+_MERGED_CACHE_SIZE = 1024
+
+
+def _memoize_object_members() -> None:
+    """hypothesis-jsonschema (0.23.1, its newest) builds an object's member
+    strategies inside every draw: for each drawn key it merges that key's
+    schemas and converts the result again (resolving references, making
+    validators), which dominated the simulated pair's steps. The conversion
+    depends only on its arguments -- the same schema objects of the object
+    schema, draw after draw -- so keep the strategies it returns, keyed by
+    those objects (held, so their ids are never reused). The same strategy
+    objects draw the same choices: every draw is unchanged
+    (``tests/strategies/test_extension_strategies.py`` pins the hook and that).
+    Only calls without custom formats are kept (we never pass any)."""
+    from hypothesis_jsonschema import _from_schema as module
+
+    original = module.merged_as_strategies
+    if getattr(original, "memoized", False):
+        return
+    cache: dict[tuple[int, ...], tuple[tuple[Any, ...], st.SearchStrategy[Any]]] = {}
+
+    @functools.wraps(original)
+    def merged_as_strategies(schemas: list[Any], *, alphabet: Any, custom_formats: Any) -> st.SearchStrategy[Any]:
+        if custom_formats is not None:
+            return original(schemas, alphabet=alphabet, custom_formats=custom_formats)
+        held = (alphabet, *schemas)
+        key = tuple(map(id, held))
+        hit = cache.get(key)
+        if hit is not None and all(a is b for a, b in zip(hit[0], held, strict=True)):
+            return hit[1]
+        strategy = original(schemas, alphabet=alphabet, custom_formats=None)
+        if len(cache) >= _MERGED_CACHE_SIZE:
+            cache.clear()
+        cache[key] = (held, strategy)
+        return strategy
+
+    merged_as_strategies.memoized = True  # type: ignore[attr-defined]
+    module.merged_as_strategies = merged_as_strategies
+
+
 @functools.lru_cache(maxsize=256)
 def _from_schema(schema_json: str) -> st.SearchStrategy[Any]:
     from hypothesis_jsonschema import from_schema
+
+    _memoize_object_members()
 
     schema = json.loads(schema_json)
     try:
@@ -85,6 +127,15 @@ def invalid_arguments(schema: Any) -> st.SearchStrategy[tuple[Any, str]]:
     with jsonschema; yields (arguments, which mutation made it invalid)."""
     if not isinstance(schema, dict):
         return st.just(([], "arguments is an array, not an object"))
+    # Kept per schema, like tool_arguments: Hypothesis reads a composite's
+    # source each time one is defined. Member order is kept (not sorted): it
+    # orders the mutations drawn from.
+    return _invalid_arguments(json.dumps(schema))
+
+
+@functools.lru_cache(maxsize=256)
+def _invalid_arguments(schema_json: str) -> st.SearchStrategy[tuple[Any, str]]:
+    schema = json.loads(schema_json)
     raw_properties = schema.get("properties")
     properties: dict[str, Any] = raw_properties if isinstance(raw_properties, dict) else {}
     raw_required = schema.get("required")
@@ -120,6 +171,7 @@ def _is_valid(value: Any, schema: dict[str, Any]) -> bool:
     return False
 
 
+@functools.cache  # one strategy serves every draw (its filter is analysed once)
 def malformed_frames() -> st.SearchStrategy[bytes]:
     """Lines whose id cannot be read: not JSON, not UTF-8, truncated, scalar."""
     fixed = st.sampled_from(

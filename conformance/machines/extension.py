@@ -104,12 +104,15 @@ class ExtensionMachine(RuleBasedStateMachine):
         return self.ready and self.peer.alive
 
     @property
-    def tools(self) -> list[str]:
+    def tools(self) -> tuple[str, ...]:
         """The initialize catalog (§1.1): tools registered later (§2.11) are
-        called by the services scenario, so draws do not hang on them."""
+        called by the services scenario, so draws do not hang on them. A
+        tuple, so ``st.sampled_from(self.tools)`` is a strategy Hypothesis
+        builds once and reuses (a list makes a new one every draw; the draws
+        are the same)."""
         assert self.peer.session is not None
         initial = self.peer.session.epochs.get(0, self.peer.session.tools)
-        return sorted(initial) or list(self.manifest.info.declared_names("tools"))
+        return tuple(sorted(initial)) or tuple(self.manifest.info.declared_names("tools"))
 
     def _tool_call(self, name: str, arguments: Any) -> dict[str, Any]:
         """tool/call params; with dynamic_tools negotiated they name the
@@ -466,9 +469,20 @@ def model_turn_requests(manifest: Manifest) -> list[tuple[str, dict[str, Any]]]:
     ]
 
 
+# Hypothesis digests every machine class it runs by its source (a key for an
+# example database, which certifications do not use). A class made by type()
+# has no source of its own, so inspect parsed all of this module looking for
+# it and gave up -- tens of milliseconds per run of the machine, that is per
+# shard, a tenth of a quick certification. A bound class names a module that
+# has no file instead: the search ends at once, and the digest is the same
+# (of the class name, as when the search failed).
+BOUND_MODULE = f"{__name__}.bound"
+
+
 def machine_for(
     manifest: Manifest, recorder: Recorder, patience: Patience, launcher: Launcher = spawn_process
 ) -> type[ExtensionMachine]:
     """A machine class bound to one target (Hypothesis instantiates it per example)."""
     bound = {"manifest": manifest, "recorder": recorder, "patience": patience, "launcher": staticmethod(launcher)}
-    return type("BoundExtensionMachine", (ExtensionMachine,), {**bound, "example_counter": [0]})
+    namespace = {**bound, "example_counter": [0], "__module__": BOUND_MODULE}
+    return type("BoundExtensionMachine", (ExtensionMachine,), namespace)

@@ -74,14 +74,16 @@ def host_sizes_step(peer: ExtensionHostPeer, data: st.DataObject, *, method: str
     ``method`` is a method the extension does not implement. Raises
     :class:`TargetGone` when the extension legally ended the generation."""
     events = settled_events(peer)
-    bounds = [FRAME, SETTLED_REASON] if events else [FRAME]
+    bounds = (
+        (FRAME, SETTLED_REASON) if events else (FRAME,)
+    )  # tuples: strategies built once (see ExtensionMachine.tools)
     bound = data.draw(st.sampled_from(bounds), label="host-sent bound")
     shapes = FRAME_SHAPES if bound is FRAME else None
     recipe = data.draw(oversized(bound, offsets=offsets_for(bound), shapes=shapes), label="size")
     if bound is FRAME:
         _frame_at(peer, recipe, method)
     else:
-        event = data.draw(st.sampled_from(events), label="settled event")
+        event = data.draw(st.sampled_from(tuple(events)), label="settled event")
         _settled_reason_at(peer, recipe, event, tools[0] if tools else "tool")
         _probe(peer, method)
 

@@ -72,7 +72,7 @@ from .jsonrpc import (
     Response,
 )
 from .members import is_integer
-from .violations import Exercise, Finding, Violation
+from .violations import Exercise, Finding, Violation, exercise_of, exercises_of
 
 
 class RequestState(enum.Enum):
@@ -334,7 +334,7 @@ class HostSession:
 
     # -- what the extension wrote -------------------------------------------
     def received(self, decoded: Decoded) -> list[Finding]:
-        findings: list[Finding] = [Exercise(r) for r in decoded.rules]
+        findings: list[Finding] = list(exercises_of(decoded.rules))
         findings.extend(decoded.violations)
         msg = decoded.message
         if decoded.raw is not None or msg is not None:
@@ -384,7 +384,7 @@ class HostSession:
     def _before_ready(self, method: str) -> list[Finding]:
         """§0 and §2 each say it: messages to the host follow the initialize
         answer (shortcut/register excepted, §2.20)."""
-        out: list[Finding] = [Exercise("EXT-2-after-initialize-completes")]
+        out: list[Finding] = [exercise_of("EXT-2-after-initialize-completes")]
         if self.lifecycle in (Lifecycle.STARTING, Lifecycle.INITIALIZING) and method not in ALLOWED_BEFORE_READY:
             message = f"{method} was sent before the extension answered initialize"
             out.append(Violation("EXT-0-messages-after-initialize", message))
@@ -396,7 +396,7 @@ class HostSession:
         req = self.requests.get(_key(msg.id))
         if req is None:
             return self._unmatched(msg)
-        findings: list[Finding] = [Exercise("JSONRPC-5-id-echo"), Exercise("JSONRPC-5-one-response")]
+        findings: list[Finding] = [exercise_of("JSONRPC-5-id-echo"), exercise_of("JSONRPC-5-one-response")]
         first = req.state in ACTIVE
         # Judged before this answer counts as proof of reading: it answers a
         # request written before its own cancellation.
@@ -843,6 +843,9 @@ def _legal_child_id(cid: Any) -> bool:
 def _key(rid: Any) -> Any:
     """Ids as dictionary keys: 1 and "1" differ; 1.0 is the number 1 (JSON
     has one number type, so an answer to 1 written as 1.0 echoes it)."""
+    kind = type(rid)
+    if kind is int or kind is str:  # the usual ids, as the general case keys them
+        return (kind.__name__, rid)
     if isinstance(rid, float) and rid.is_integer():
         rid = int(rid)
     return (

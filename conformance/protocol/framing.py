@@ -32,6 +32,7 @@ decoded as usual.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
@@ -260,5 +261,12 @@ def pad_frame(frame: bytes, size: int, *, member: str = "pad", filler: str = "x"
     grow = size - len(payload)
     if marker not in payload or grow < 0:
         raise ValueError(f"cannot pad a {len(payload)}-byte frame to {size} bytes")
-    fill = utf8_fill(grow, filler).encode("utf-8")
-    return payload.replace(marker, marker[:-1] + fill + b'"', 1) + b"\n"
+    head, _, tail = payload.partition(marker)
+    return b"".join((head, marker[:-1], _encoded_fill(grow, filler), b'"', tail, b"\n"))
+
+
+@functools.lru_cache(maxsize=32)
+def _encoded_fill(size: int, filler: str) -> bytes:
+    # The same few sizes (a bound and its neighbours) and fillers come back
+    # step after step: a megabyte of filler is built once, not per frame.
+    return utf8_fill(size, filler).encode("utf-8")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import itertools
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import ParamSpec
@@ -47,6 +48,24 @@ class Exercise:
 
 Finding = Violation | Exercise
 
+_EXERCISES: dict[str, Exercise] = {}
+
+
+@functools.lru_cache(maxsize=64)
+def exercises_of(requirements: tuple[str, ...]) -> tuple[Exercise, ...]:
+    """:func:`exercise_of` for each id, for the same few tuples of ids that
+    every frame evaluates."""
+    return tuple(exercise_of(r) for r in requirements)
+
+
+def exercise_of(requirement: str) -> Exercise:
+    """The :class:`Exercise` of ``requirement`` (no detail): frozen, so one
+    instance per id serves every frame instead of a new one each time."""
+    found = _EXERCISES.get(requirement)
+    if found is None:
+        found = _EXERCISES[requirement] = Exercise(requirement)
+    return found
+
 
 def rule(requirement: str) -> Callable[[Callable[P, Iterable[Violation]]], Callable[P, Iterator[Finding]]]:
     """Tie a small check function to the requirement it covers.
@@ -63,8 +82,11 @@ def rule(requirement: str) -> Callable[[Callable[P, Iterable[Violation]]], Calla
     def decorate(fn: Callable[P, Iterable[Violation]]) -> Callable[P, Iterator[Finding]]:
         @functools.wraps(fn)
         def wrapper(*args: P.args, **kwargs: P.kwargs) -> Iterator[Finding]:
-            yield exercised
-            yield from fn(*args, **kwargs)
+            # Bodies are generator functions, so calling one runs nothing yet:
+            # a chain yields the same findings in the same order, lazily, for
+            # less than a generator wrapped around a generator (every frame
+            # goes through a few dozen rules).
+            return itertools.chain((exercised,), fn(*args, **kwargs))
 
         wrapper.requirement = requirement  # type: ignore[attr-defined]
         return wrapper

@@ -331,6 +331,9 @@ class TargetProcess:
         os.set_blocking(self._stdin_fd, False)
         self._stdout_fd = self.proc.stdout.fileno()
         os.set_blocking(self._stdout_fd, False)
+        # Waits for stdout alone (the common wait, once per frame) reuse one poller.
+        self._stdout_poller = select.poll()
+        self._stdout_poller.register(self._stdout_fd, select.POLLIN)
         self._pending: collections.deque[Received | StdoutClosed] = collections.deque()
         self._pending_bytes = 0
         self._stdout_ended = False  # end of file read (StdoutClosed is pending or was returned)
@@ -378,9 +381,7 @@ class TargetProcess:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 return
-            poller = select.poll()
-            poller.register(self._stdout_fd, select.POLLIN)
-            if poller.poll(_poll_ms(remaining)):
+            if self._stdout_poller.poll(_poll_ms(remaining)):
                 self._woke()
 
     def _woke(self) -> None:

@@ -124,6 +124,10 @@ class Scheduler:
             if not task.dead:
                 task.switch(value)
 
+    def has_work(self) -> bool:
+        """Would :meth:`run_until_idle` run anything now?"""
+        return not self.dead and bool(self._ready or (self._timers and self._timers[0][0] <= self.clock.now))
+
     def next_timer(self) -> float | None:
         while self._timers and self._timers[0][2].done:
             heapq.heappop(self._timers)
@@ -202,6 +206,7 @@ class SimStdin:
     def __init__(self, scheduler: Scheduler) -> None:
         self._scheduler = scheduler
         self._chunks: collections.deque[bytes] = collections.deque()
+        self._offset = 0  # bytes of the first chunk already read
         self._arrived = scheduler.event()
         self.closed = False
 
@@ -222,11 +227,16 @@ class SimStdin:
             self._arrived.wait()
         if not self._chunks:
             return b""
-        chunk = self._chunks.popleft()
-        if 0 < size < len(chunk):
-            chunk, rest = chunk[:size], chunk[size:]
-            self._chunks.appendleft(rest)
-        return chunk
+        # A large write is read in pieces: keep an offset into it rather than
+        # copying what is left on every read (quadratic in the frame size).
+        chunk, start = self._chunks[0], self._offset
+        end = len(chunk) if size <= 0 else min(len(chunk), start + size)
+        if end == len(chunk):
+            self._chunks.popleft()
+            self._offset = 0
+        else:
+            self._offset = end
+        return chunk if start == 0 and end == len(chunk) else chunk[start:end]
 
     read = read1
 
@@ -330,6 +340,8 @@ class SimulatedTarget:
                 logger.propagate = propagate
 
     def _run(self) -> None:
+        if not self.scheduler.has_work():
+            return  # nothing would run: no loggers to take over and give back
         with self._running():
             self.scheduler.run_until_idle()
 

@@ -4,9 +4,12 @@ every seed."""
 
 from __future__ import annotations
 
+import inspect
 from typing import Any, ClassVar
 
+import pytest
 from hypothesis import strategies as st
+from hypothesis.internal.reflection import function_digest
 from hypothesis.stateful import RuleBasedStateMachine, initialize, precondition, rule
 
 from conformance.cli import default_manifest
@@ -108,3 +111,17 @@ def test_the_extension_sweep_cancels_in_every_mode(monkeypatch: Any) -> None:
         sweep(machine)
     assert set(CANCEL_MODES) <= set(modes)
     assert not recorder.violations and machine.example_counter == [1]
+
+
+def test_a_bound_machine_is_digested_without_parsing_its_module() -> None:
+    """Hypothesis digests each machine class it runs (once per shard). The
+    bound class names a module without a file, so inspect gives up at once
+    instead of parsing machines/extension.py, and the digest is the one a
+    plain ``type()`` class of that name got (its name: the search failed)."""
+    bound = machine_for(load_manifest(default_manifest()), Recorder(), Patience(), simulated_reference)
+    with pytest.raises(TypeError):  # no file to read: no parse
+        inspect.getsource(bound)
+    plain = type("BoundExtensionMachine", (ExtensionMachine,), {})
+    with pytest.raises(OSError, match="could not find class definition"):
+        inspect.getsource(plain)  # what used to happen, after parsing the whole module
+    assert function_digest(bound) == function_digest(plain)

@@ -131,3 +131,55 @@ def test_oversized_sizes() -> None:
     assert oversized_sizes(limits.MAX_FRAME_BYTES) == (1_048_575, 1_048_576, 1_048_577)
     with pytest.raises(InvalidArgument):
         oversized_sizes(0)
+
+
+# A schema whose members hypothesis-jsonschema merges per drawn key, with a
+# nested object, a pattern property and a $ref, like real tool parameters.
+MEMBERS_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "definitions": {"n": {"type": "integer", "minimum": -3, "maximum": 40}},
+    "properties": {
+        "text": {"type": "string", "maxLength": 8},
+        "count": {"$ref": "#/definitions/n"},
+        "inner": {"type": "object", "properties": {"flag": {"type": "boolean"}}},
+    },
+    "patternProperties": {"^x-": {"type": "number"}},
+    "required": ["text"],
+}
+
+
+def _drawn(schema: dict[str, Any]) -> list[Any]:
+    from hypothesis import Phase, seed
+
+    out: list[Any] = []
+
+    @seed(11)
+    @settings(max_examples=25, database=None, deadline=None, phases=[Phase.generate])
+    @given(st.data())
+    def draw(data: st.DataObject) -> None:
+        out.append(data.draw(tool_arguments(schema)))
+
+    draw()
+    return out
+
+
+def test_member_strategies_are_kept_and_draw_exactly_as_before(monkeypatch: pytest.MonkeyPatch) -> None:
+    """strategies/extension.py keeps hypothesis-jsonschema's per-key member
+    strategies (a pinned internal hook): fails loudly when an upgrade moves
+    it, or when keeping them changes a single draw."""
+    from conformance.strategies import extension
+    from hypothesis_jsonschema import _from_schema as module
+
+    extension.tool_arguments({"type": "object", "properties": {"warm": {"type": "string"}}})
+    memoized = module.merged_as_strategies
+    assert getattr(memoized, "memoized", False), "the hook into hypothesis-jsonschema is not in place"
+    original = memoized.__wrapped__
+    kept = _drawn(MEMBERS_SCHEMA)
+    assert kept == _drawn(MEMBERS_SCHEMA)  # second run: every member strategy comes from the cache
+    extension._from_schema.cache_clear()
+    monkeypatch.setattr(module, "merged_as_strategies", original)
+    monkeypatch.setattr(extension, "_memoize_object_members", lambda: None)
+    try:
+        assert _drawn(MEMBERS_SCHEMA) == kept
+    finally:
+        extension._from_schema.cache_clear()
