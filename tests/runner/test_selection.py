@@ -6,6 +6,7 @@ nothing is refused, and should violations fail a strict run."""
 from __future__ import annotations
 
 import json
+import re
 from fnmatch import fnmatchcase
 from pathlib import Path
 
@@ -130,4 +131,6 @@ def test_a_selected_run_reports_only_the_selection(tmp_path: Path, capsys) -> No
     assert matrix["suite"]["selection"] == "--only EXT-1.9-* --section 1.9"
     assert "selection: --only EXT-1.9-* --section 1.9" in out
     assert "\r" not in err and "\x1b" not in err  # not a terminal: plain progress lines (with --verbose)
-    assert "state machine: example " in err and "/10, step " in err
+    # Which phases a 0.5 s tick happens to see depends on the machine's speed;
+    # what a line says is proven deterministically in test_progress.py.
+    assert all(re.fullmatch(r"\[\s*\d+\.\ds\] .+", line) for line in err.splitlines()), err
