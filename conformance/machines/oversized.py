@@ -74,9 +74,8 @@ def host_sizes_step(peer: ExtensionHostPeer, data: st.DataObject, *, method: str
     ``method`` is a method the extension does not implement. Raises
     :class:`TargetGone` when the extension legally ended the generation."""
     events = settled_events(peer)
-    bounds = (
-        (FRAME, SETTLED_REASON) if events else (FRAME,)
-    )  # tuples: strategies built once (see ExtensionMachine.tools)
+    # Tuples: Hypothesis builds each sampled_from strategy once (see ExtensionMachine.tools).
+    bounds = (FRAME, SETTLED_REASON) if events else (FRAME,)
     bound = data.draw(st.sampled_from(bounds), label="host-sent bound")
     shapes = FRAME_SHAPES if bound is FRAME else None
     recipe = data.draw(oversized(bound, offsets=offsets_for(bound), shapes=shapes), label="size")

@@ -48,8 +48,6 @@ class Exercise:
 
 Finding = Violation | Exercise
 
-_EXERCISES: dict[str, Exercise] = {}
-
 
 @functools.lru_cache(maxsize=64)
 def exercises_of(requirements: tuple[str, ...]) -> tuple[Exercise, ...]:
@@ -58,13 +56,11 @@ def exercises_of(requirements: tuple[str, ...]) -> tuple[Exercise, ...]:
     return tuple(exercise_of(r) for r in requirements)
 
 
+@functools.cache
 def exercise_of(requirement: str) -> Exercise:
     """The :class:`Exercise` of ``requirement`` (no detail): frozen, so one
     instance per id serves every frame instead of a new one each time."""
-    found = _EXERCISES.get(requirement)
-    if found is None:
-        found = _EXERCISES[requirement] = Exercise(requirement)
-    return found
+    return Exercise(requirement)
 
 
 def rule(requirement: str) -> Callable[[Callable[P, Iterable[Violation]]], Callable[P, Iterator[Finding]]]:
