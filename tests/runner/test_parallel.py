@@ -13,6 +13,7 @@ import pytest
 from conformance.cli import default_manifest, main
 from conformance.evidence import Recorder
 from conformance.manifest import load_manifest
+from conformance.peers.ext_host import spawn_process
 from conformance.peers.simulated import simulated_reference
 from conformance.protocol.violations import Violation
 from conformance.report.matrix import matrix, results
@@ -22,11 +23,16 @@ from conformance.runner.parallel import exploration_shards, merge, shard_seed
 from conformance.runner.profiles import PROFILES, Profile
 
 SMALL = Profile("small", examples=4, steps=12, shards=2)
+ROOT = Path(__file__).resolve().parents[2]
+# Fails in every unit of the run (initialize echoes the wrong api_version), so
+# with two jobs later units can finish first and still must not win the trace.
+EVERYWHERE = ROOT / "fixtures" / "extensions" / "api-version-mismatch" / "extension.toml"
 
 
-def certify(report: Path, jobs: int) -> dict[str, Any]:
-    manifest = load_manifest(default_manifest())
-    run = certify_extension(manifest, SMALL, 7, trace_dir=report / "traces", launcher=simulated_reference, jobs=jobs)
+def certify(report: Path, jobs: int, manifest_path: Path | None = None) -> dict[str, Any]:
+    manifest = load_manifest(manifest_path or default_manifest())
+    launcher = simulated_reference if manifest_path is None else spawn_process
+    run = certify_extension(manifest, SMALL, 7, trace_dir=report / "traces", launcher=launcher, jobs=jobs)
     matrix_: dict[str, Any] = json.loads(json.dumps(matrix(run, report)))
     return matrix_
 
@@ -35,6 +41,15 @@ def test_one_job_and_two_jobs_give_the_same_matrix(tmp_path: Path) -> None:
     one, two = certify(tmp_path / "one", 1), certify(tmp_path / "two", 2)
     assert results(one) == results(two)
     assert one["summary"]["pass"] > 50  # not vacuous: the reference was certified
+
+
+@pytest.mark.slow
+def test_a_failing_target_in_processes_gives_the_same_matrix_for_one_and_two_jobs(tmp_path: Path) -> None:
+    one, two = certify(tmp_path / "one", 1, EVERYWHERE), certify(tmp_path / "two", 2, EVERYWHERE)
+    assert results(one) == results(two)
+    failed = {r["id"]: r for r in one["results"] if r["verdict"] == "fail"}
+    assert "EXT-1.1-api-version-echo" in failed  # not vacuous: failures, evidence and traces were compared
+    assert failed["EXT-1.1-api-version-echo"]["trace"]
 
 
 def test_jobs_is_checked_before_anything_runs(capsys: pytest.CaptureFixture[str]) -> None:
