@@ -2,18 +2,18 @@
 
 A certification of an extension is cut into *units* that do not depend on
 one another: the stdin-EOF scenario, the sweep generation
-(:mod:`conformance.runner.search`), the profile's exploration cut into
-``profile.shards`` shards (each its own Hypothesis run, with its share of the
-examples and a seed derived from the run's seed and the shard's number), and
-the frame-size scenario. Each unit records into a fresh :class:`Recorder`
+(:mod:`conformance.runner.search`), the frame-size, Wave-1 and services
+scenarios (runner/wave1.py, ``services_scenario``), and the profile's
+exploration cut into ``profile.shards`` shards (each its own Hypothesis run,
+with its share of the examples and a seed derived from the run's seed and the
+shard's number). Each unit records into a fresh :class:`Recorder`
 and, with a trace directory, into a folder of its own. The units are the
 same whatever ``jobs`` is; ``jobs`` only says how many run at once (``1``:
 one after another in this process; more: a pool of worker processes). The
 unit recorders are then merged *in unit order* (:func:`merge`), so the same
 seed gives the same matrix for any ``jobs``: the first violation of a
 requirement, its evidence and its trace come from the first unit (in that
-order) that broke it, never from whichever finished first. The Wave-1 and
-services scenarios (runner/wave1.py, ``services_scenario``) are units too.
+order) that broke it, never from whichever finished first.
 
 What a unit measured (durations, counts, time-to-detect) stays a run detail,
 as it always was (docs/matrix-format.md).

@@ -64,13 +64,13 @@ def test_units_are_fixed_by_the_profile() -> None:
     assert [u.label for u in units] == [
         "stdin-eof",
         "sweep",
+        "frame-size",
+        "wave1",
+        "services",
         "explore 0",
         "explore 1",
         "explore 2",
         "explore 3",
-        "frame-size",
-        "wave1",
-        "services",
     ]
     assert sum(u.examples for u in units) == PROFILES["default"].examples
     assert [(u.examples, u.numbered_before) for u in exploration_shards(10, 4)] == [(3, 1), (3, 4), (2, 7), (2, 9)]
