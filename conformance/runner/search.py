@@ -16,9 +16,11 @@ the machine at least once:
   generates is the all-simplest one): the full offer, the plain schedule,
   the smallest arguments. So the sweep is the same for every seed.
 
-A rule whose precondition is false when its turn comes is tried again after
-the others. A rule calls at most :data:`MAX_CALLS_PER_RULE` times. Then
-exploration runs the profile's budget at the run's seed, as before.
+The sweep goes breadth first: each rule's first variant, in the order of the
+source, then each rule's further variants. A rule whose precondition is false
+when its turn comes is tried again after the others. A rule calls at most
+:data:`MAX_CALLS_PER_RULE` times. Then exploration runs the profile's
+budget at the run's seed, as before.
 
 Draws in both depend only on the seed (:mod:`conformance.runner.draws`).
 """
@@ -162,15 +164,22 @@ def sweep(machine: type[RuleBasedStateMachine]) -> None:
 
 
 def _sweep_rules(instance: RuleBasedStateMachine, rules: Sequence[Any], data: st.DataObject) -> None:
-    pending = list(rules)
+    """Breadth first: every rule's first variant, then the further variants
+    rule by rule. A fault any call of a rule shows is found within one pass
+    over the rules, before the variants that wait (a slow tool to cancel,
+    a reload under load) have spent their seconds."""
+    variants: dict[int, int] = {}  # position in ``rules`` -> how many variants it has
+    pending = list(enumerate(rules))
     for _ in range(2):  # a rule disabled at its turn gets a second chance after the others
         later = []
-        for rule in pending:
-            if not _enabled(instance, rule):
-                later.append(rule)
-                continue
-            index, needed = 0, 1
-            while index < min(needed, MAX_CALLS_PER_RULE) and (index == 0 or _enabled(instance, rule)):
-                needed = max(needed, _call(instance, rule, data, index))
-                index += 1
+        for at, rule in pending:
+            if _enabled(instance, rule):
+                variants[at] = _call(instance, rule, data, 0)
+            else:
+                later.append((at, rule))
         pending = later
+    for at, rule in enumerate(rules):
+        index, needed = 1, variants.get(at, 0)
+        while index < min(needed, MAX_CALLS_PER_RULE) and _enabled(instance, rule):
+            needed = max(needed, _call(instance, rule, data, index))
+            index += 1

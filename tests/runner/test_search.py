@@ -89,6 +89,10 @@ def test_the_sweep_calls_every_rule_and_every_value_in_one_generation() -> None:
         (True, "s", []),
     ]
     assert [c[1] for c in calls if c[0] == "many"] == list(range(MAX_CALLS_PER_RULE))  # bounded
+    # Breadth first: every rule once before any rule's second variant.
+    rules = [c[0] for c in calls if c[0] not in ("start", "teardown")]
+    assert rules[:4] == ["open", "inner", "many", "needs_open"]
+    assert [c[1:] for c in calls[1:5]] == [(), (False, "p", []), (0,), ("x",)]
     assert sweep_plan(Toy) == ["needs_open", "open", "inner", "many"]
 
 
