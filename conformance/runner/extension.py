@@ -82,16 +82,18 @@ def with_trace(verdict: Verdict, trace: Path | None) -> Verdict:
     return replace(verdict, trace=str(trace), replay=f"octet-conformance replay {shlex.quote(str(trace))}")
 
 
-def full_offer(api_version: str, *, secrets: bool = False) -> Offer:
+def full_offer(api_version: str, *, secrets: bool = False, optional: bool = True) -> Offer:
+    """Every feature the harness hosts; with ``optional=False`` the required
+    ones alone (API 0.1 has none to offer)."""
     if api_version == "0.1":
         return Offer("0.1", None)
-    return Offer(
-        api_version,
-        PROTOCOL_VERSION,
-        limits.REQUIRED_FEATURES,
-        HOSTED_OPTIONAL_FEATURES[api_version] + ((SECRETS_FEATURE,) if secrets else ()),
-        OFFERED_CONCURRENCY,
-    )
+    hosted = HOSTED_OPTIONAL_FEATURES[api_version] + ((SECRETS_FEATURE,) if secrets else ())
+    offered = hosted if optional else ()
+    return Offer(api_version, PROTOCOL_VERSION, limits.REQUIRED_FEATURES, offered, OFFERED_CONCURRENCY)
+
+
+def required_offer(api_version: str) -> Offer:
+    return full_offer(api_version, optional=False)
 
 
 def certify_extension(
@@ -223,9 +225,11 @@ def _started(
     launcher: Launcher = spawn_process,
     *,
     secrets: bool = False,
+    offer: Offer | None = None,
 ) -> ExtensionHostPeer | None:
+    """A started, initialized peer under ``offer`` (default: the full offer)."""
     peer = ExtensionHostPeer(manifest, recorder, patience, launcher=launcher)
-    offer = full_offer(manifest.api_version, secrets=secrets and bool(manifest.info.secret_names()))
+    offer = offer or full_offer(manifest.api_version, secrets=secrets and bool(manifest.info.secret_names()))
     try:
         peer.start(offer)
         if peer.initialize(offer):
@@ -355,7 +359,11 @@ def stdin_eof_scenario(
     manifest: Manifest, recorder: Recorder, patience: Patience, launcher: Launcher = spawn_process
 ) -> None:
     recorder.context = StepContext(scenario="stdin-eof")
-    peer = _started(manifest, recorder, patience, launcher)
+    # The only offer of required features alone before exploration: the sweep
+    # and the fixed scenarios offer everything, and a fault that shows only
+    # when less is offered (a feature claimed without its prerequisite) would
+    # otherwise wait for exploration to draw such an offer.
+    peer = _started(manifest, recorder, patience, launcher, offer=required_offer(manifest.api_version))
     if peer is None:
         return
     try:
