@@ -4,6 +4,7 @@ reported under EXT-1.8-shutdown-ack, and the exit is judged in every case."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -46,8 +47,9 @@ class Shutdown(Server):
             self._runtime.event().wait(self.linger_s)
 
 
-def shut_down(reply: str, delay_s: float, linger_s: float) -> Recorder:
-    server = type("S", (Shutdown,), {"reply": reply, "delay_s": delay_s, "linger_s": linger_s})
+def ended(server: type[Server], end: Callable[[ExtensionHostPeer], None]) -> Recorder:
+    """Start ``server`` on the virtual clock, initialize it, ``end`` it (a
+    shutdown request or stdin EOF) and return what was recorded."""
 
     def launch(_: object) -> SimulatedTarget:
         def program(stdin: SimStdin, stdout: Sink, scheduler: Scheduler) -> int:
@@ -59,9 +61,14 @@ def shut_down(reply: str, delay_s: float, linger_s: float) -> Recorder:
     offer = full_offer("0.2")
     peer.start(offer)
     assert peer.initialize(offer)
-    peer.shutdown()
+    end(peer)
     peer.close()
     return peer.recorder
+
+
+def shut_down(reply: str, delay_s: float, linger_s: float) -> Recorder:
+    server = type("S", (Shutdown,), {"reply": reply, "delay_s": delay_s, "linger_s": linger_s})
+    return ended(server, ExtensionHostPeer.shutdown)
 
 
 @pytest.mark.parametrize(
@@ -93,28 +100,13 @@ class LingersAfterEof(Server):
 
     linger_s = 0.0
 
-    def serve(self, source: SimStdin) -> int:  # type: ignore[override]
-        code = super().serve(source)
+    def _stdin_ended(self) -> None:
+        super()._stdin_ended()
         self._runtime.event().wait(self.linger_s)
-        return code
 
 
 def close_stdin(linger_s: float) -> Recorder:
-    server = type("S", (LingersAfterEof,), {"linger_s": linger_s})
-
-    def launch(_: object) -> SimulatedTarget:
-        def program(stdin: SimStdin, stdout: Sink, scheduler: Scheduler) -> int:
-            return server(ReferenceExtension("0.2"), FrameWriter(stdout), scheduler).serve(stdin)
-
-        return SimulatedTarget(program, MAX_FRAME_BYTES, log_names=(REFERENCE_MODULE,))
-
-    peer = ExtensionHostPeer(load_manifest(MANIFEST), Recorder(), launcher=launch)
-    offer = full_offer("0.2")
-    peer.start(offer)
-    assert peer.initialize(offer)
-    peer.stdin_eof()
-    peer.close()
-    return peer.recorder
+    return ended(type("S", (LingersAfterEof,), {"linger_s": linger_s}), ExtensionHostPeer.stdin_eof)
 
 
 @pytest.mark.parametrize("linger_s", [0.0, 3.0, 3.9])
