@@ -642,9 +642,16 @@ def hostcore_command(argv: list[str]) -> HostcoreCommand:
 
 def certify_hostcore_command(args: argparse.Namespace) -> int:
     """``octet-conformance hostcore [-- CMD ...]``: the harness plays the client."""
+    from .peers.rpc_client import DATA_DIR
     from .runner.hostcore import certify_hostcore
 
-    return _certify_rpc(args, "hostcore", "host-core", hostcore_command(list(args.target_argv)), certify_hostcore)
+    command = hostcore_command(list(args.target_argv))
+    # Before anything starts: a command that cannot receive its data directory
+    # would run against the wrong one, or create "{datadir}" right here.
+    problem = arguments.data_dir_problem(command.argv, DATA_DIR)
+    if problem is not None:
+        return refused(ValueError(problem))
+    return _certify_rpc(args, "hostcore", "host-core", command, certify_hostcore)
 
 
 def _certify_rpc(

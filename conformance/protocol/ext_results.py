@@ -259,14 +259,15 @@ def is_error_bool(result: dict[str, Any]) -> Iterator[Violation]:
     yield from bool_member(result, "is_error", "EXT-1.2-is-error-bool", ROOT)
 
 
-def _is_error_result(result: dict[str, Any]) -> bool:
-    return result.get("is_error") is True
+def is_error_result(result: Any) -> bool:
+    """A tool result that reports a tool error (``is_error: true``, §1.2)."""
+    return isinstance(result, dict) and result.get("is_error") is True
 
 
 @rule("EXT-1.2-structured-required")
 def structured_required(result: dict[str, Any], *, tool: ToolInfo) -> Iterator[Violation]:
     # Error results are exempt; see the module docstring.
-    if _is_error_result(result) or present(result, "structured_content"):
+    if is_error_result(result) or present(result, "structured_content"):
         return
     shown = "null" if "structured_content" in result else "absent"
     yield Violation(
@@ -394,7 +395,7 @@ def check_tool_result(
         else:
             yield from structured_required(result, tool=tool)
             drafts = validators(tool.output_schema)
-            if drafts and present(result, "structured_content") and not _is_error_result(result):
+            if drafts and present(result, "structured_content") and not is_error_result(result):
                 yield from structured_valid(result, tool=tool, drafts=drafts)
     if present(result, "structured_content"):
         yield from structured_content_bounds(result["structured_content"])

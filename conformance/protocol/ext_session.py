@@ -59,6 +59,7 @@ from .ext_results import (
     check_render_result,
     check_status_result,
     check_tool_result,
+    is_error_result,
 )
 from .ext_types import IssuedArtifact, ManifestInfo, Negotiated, Offer, ToolInfo
 from .ext_wave1 import PARENTED_WAVE1, ParentView, shortcut_bounds, wave1_parent
@@ -486,7 +487,13 @@ class HostSession:
         """A call under an epoch never published is refused with -32602; a
         call under a published epoch is dispatched against that epoch's
         catalog, so a tool it does not hold is never run. Refusing an older
-        epoch (-32602, retired) is always allowed."""
+        epoch (-32602, retired) is always allowed.
+
+        §2.12 names -32602 only for an unknown or retired epoch: how a call
+        for a tool a known epoch lacks is turned down is not stated, so a
+        JSON-RPC error and a tool error result (``is_error: true``, §1.2) both
+        pass. Only a successful result shows that some handler outside the
+        snapshot ran."""
         params = req.params if isinstance(req.params, dict) else {}
         revision, name = params.get("catalog_revision"), params.get("name")
         if self.negotiated is None or not self.negotiated.has("dynamic_tools"):
@@ -499,12 +506,13 @@ class HostSession:
         if revision == self.catalog_revision and name in epoch:
             return []  # an ordinary call under the current catalog
         out: list[Finding] = [Exercise("EXT-1.2-catalog-revision-snapshot")]
-        if name not in epoch and isinstance(msg, Response):
+        if name not in epoch and isinstance(msg, Response) and not is_error_result(msg.result):
             out.append(
                 Violation(
                     "EXT-1.2-catalog-revision-snapshot",
                     f"tool/call {req.id!r} for {name!r} under catalog_revision {revision}, whose catalog does not "
-                    "hold that tool, was answered with a result: it was dispatched against another catalog",
+                    "hold that tool, was answered with a successful result: it was dispatched against another "
+                    "catalog (a JSON-RPC error or an is_error result would decline it)",
                     ("result",),
                 )
             )

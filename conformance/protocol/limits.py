@@ -39,6 +39,10 @@ MAX_SETTLED_REASON_BYTES = 4 * KIB  # EXT-1.10-host-settled-reason-bound (host s
 # §1.8, §1.9 (host defaults; the harness uses them as its patience)
 SHUTDOWN_TIMEOUT_S = 2.0  # EXT-1.8-exit-after-shutdown
 CANCEL_GRACE_S = 2.0  # EXT-1.9-settle-within-grace
+# §0 gives stdin EOF no time bound. A host following §1.8's default stages
+# kills the group after its reply stage and its exit stage, so an extension
+# still running past both would have been killed: only then is it judged.
+EOF_EXIT_BOUND_S = 2 * SHUTDOWN_TIMEOUT_S  # EXT-0-stdin-eof-exit
 
 # §2
 MAX_CHILD_ID_BYTES = 256  # EXT-2-child-id-type

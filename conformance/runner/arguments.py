@@ -125,3 +125,37 @@ def feature(text: str) -> str:
     if not re.fullmatch(r"[a-z][a-z0-9_]*", text):
         raise argparse.ArgumentTypeError(f"--feature takes a feature name such as request_cancellation (got {text!r})")
     return text
+
+
+# A brace group that reads like the data directory placeholder but is not it
+# ({datadir}, {DATA_DIR}, { data_dir }, {data-dir}, {data_directory}, {dir}), or
+# the placeholder inside one more layer of braces or a shell expansion
+# (${data_dir}, {{data_dir}}): each would reach the target half replaced, or
+# literally, as a relative directory created in the current one.
+_BRACES = re.compile(r"\$?\{+[\w\s.-]+\}+")  # a word in braces; JSON such as {"a": 1} is not one
+
+
+def data_dir_problem(argv: tuple[str, ...] | list[str], placeholder: str) -> str | None:
+    """Why a host-core command cannot receive its data directory, or None.
+
+    ``placeholder`` (``{data_dir}``) must appear, exactly, at least once; a
+    near miss anywhere refuses the command, naming it."""
+    for position, arg in enumerate(argv):
+        for match in _BRACES.finditer(arg):
+            group = match.group()
+            if group != placeholder and _looks_like_data_dir(group):
+                return (
+                    f"{group!r} in argument {position} of the host-core command is not the placeholder: write "
+                    f"{placeholder} exactly (the harness replaces it with a fresh data directory)"
+                )
+    if not any(placeholder in arg for arg in argv):
+        return (
+            f"the host-core command names no {placeholder}: put it where the host-core takes its data "
+            f"directory, for example -- my-hostcore --data-dir {placeholder}"
+        )
+    return None
+
+
+def _looks_like_data_dir(group: str) -> bool:
+    letters = re.sub(r"[^a-z]", "", group.lower())
+    return "data" in letters or letters in ("dir", "directory")

@@ -166,6 +166,8 @@ def _open_handshake(peer: ClientPeer, answer: dict[str, object]) -> tuple[Reques
 
 
 def _judge_order(peer: ClientPeer, answered_after: int, answer: dict[str, object]) -> None:
+    if not peer.requests:
+        return  # no request, no order: a client that never wrote one exercised nothing here
     messages = [r.message for r in peer.requests]
     peer.add(rpc_client.judge_before_handshake(messages, answered_after=answered_after, answer=answer))
 
@@ -179,23 +181,26 @@ def session_scenario(command: ClientCommand, recorder: Recorder, response_s: flo
     with ClientPeer(command, recorder, response_s=response_s, scenario="session") as peer:
         good: dict[str, object] = {"result": handshake_result()}
         answered_after = 0
-        ready = False
+        ready = judged = False
         try:
             peer.operate("app.health", "queued-before-handshake")
             handshake, answered_after = _open_handshake(peer, good)
-            first = peer.requests[0].method if peer.requests else None
             if handshake is not None:
                 peer.policy = _serve
                 outcome = peer.outcome(2 * response_s)
                 ready = outcome is not None and outcome.get("kind") == "handshake"
-            peer.add(rpc_client.handshake_completed(first, ready=ready, waited_s=2 * response_s))
+            _judge_handshake(peer, ready)
+            judged = True
             if not ready:
                 _judge_order(peer, answered_after, good)
                 return False
             _outcome(peer)  # the operation queued before the handshake
             _steps(peer, oversized=oversized)
         except ClientGone:
-            pass
+            if not judged:
+                # Gone before the handshake completed (say, it exited at once):
+                # acceptance item 1 is judged all the same, never left to pass.
+                _judge_handshake(peer, ready=False)
         except ContractBroken as exc:
             recorder.harness_errors.append(f"session scenario: the client broke the driver contract: {exc}")
         _judge_order(peer, answered_after if peer.requests else 0, good)
@@ -208,6 +213,12 @@ def session_scenario(command: ClientCommand, recorder: Recorder, response_s: flo
             # The client has exited: its whole stderr tail is in.
             peer.add(rpc_client.diagnostic_without_payload(peer.client.stderr_excerpt(1 << 20), INVALID_MARKER))
         return ready
+
+
+def _judge_handshake(peer: ClientPeer, ready: bool) -> None:
+    """§10 item 1: the client started its host-core and completed the handshake."""
+    first = peer.requests[0].method if peer.requests else None
+    peer.add(rpc_client.handshake_completed(first, ready=ready, waited_s=2 * peer.response_s))
 
 
 def _serve(request: Request, count: int) -> bytes | None:

@@ -368,6 +368,6 @@ def stdin_eof_scenario(
         return
     try:
         peer.drain()
-        peer.stdin_eof(patience.shutdown_s)
+        peer.stdin_eof()
     finally:
         peer.close()

@@ -191,7 +191,7 @@ def _perform(peer: ExtensionHostPeer, entry: dict[str, Any]) -> None:
         peer.shutdown()
         return
     if action == "stdin_eof":
-        peer.stdin_eof(peer.patience.shutdown_s)
+        peer.stdin_eof()
         return
     if action == "reload":
         peer.reload(str(entry.get("mode", "shutdown")))

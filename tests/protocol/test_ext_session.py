@@ -446,9 +446,29 @@ def test_a_call_under_an_epoch_never_published(reply: dict[str, Any], expected: 
     assert call(services_session(), 3, "echo", 3, reply) == expected
 
 
-@pytest.mark.parametrize(("reply", "expected"), [(TEXT, ["EXT-1.2-catalog-revision-snapshot"]), (REFUSED, [])])
+TOOL_ERROR = {"result": {"content": [{"type": "text", "text": "no such tool"}], "is_error": True}}
+DECLINES = [REFUSED, TOOL_ERROR, {"error": {"code": -32603, "message": "no such tool"}}]
+
+
+@pytest.mark.parametrize(
+    ("reply", "expected"), [(TEXT, ["EXT-1.2-catalog-revision-snapshot"]), *((r, []) for r in DECLINES)]
+)
 def test_an_older_epoch_lacking_the_tool_must_not_run_it(reply: dict[str, Any], expected: list[str]) -> None:
+    """A successful result ran a handler outside the snapshot; §2.12 names no
+    way to decline a tool the epoch lacks, so any error or tool error will do."""
     assert call(services_session(), 3, "picture", 0, reply) == expected
+
+
+@pytest.mark.parametrize(
+    ("reply", "expected"), [(TEXT, ["EXT-1.2-catalog-revision-snapshot"]), *((r, []) for r in DECLINES)]
+)
+def test_an_unknown_tool_under_the_current_epoch(reply: dict[str, Any], expected: list[str]) -> None:
+    assert call(services_session(), 3, "no-such-tool", 1, reply) == expected
+
+
+def test_a_tool_error_under_an_epoch_never_published_is_still_dispatch() -> None:
+    """-32602 is owed for an unknown epoch (§2.12), whatever the tool."""
+    assert call(services_session(), 3, "no-such-tool", 3, TOOL_ERROR) == ["EXT-1.2-catalog-revision-dispatch"]
 
 
 def test_an_older_epoch_holding_the_tool_may_dispatch_or_refuse() -> None:

@@ -79,6 +79,19 @@ def test_a_client_that_never_starts_its_hostcore_fails_in_bounded_time(
     assert matrix["run"]["duration_s"] < 60  # a guard against hanging, not a performance goal
 
 
+@pytest.mark.parametrize("argv", [["sh", "-c", "exit 0"], ["python3", str(CLIENTS / "exits-at-once" / "main.py")]])
+def test_a_client_that_exits_at_once_passes_nothing(
+    argv: list[str], tmp_path: Path, no_leftover_processes: None
+) -> None:
+    """No handshake, no operation: §10 item 1 fails and no rule passes on
+    requests that were never written."""
+    assert main(["client", "--patience", "2", "--report-dir", str(tmp_path), "--", *argv]) == 1
+    matrix = json.loads((tmp_path / "matrix.json").read_text(encoding="utf-8"))
+    verdicts = {r["id"]: r["verdict"] for r in matrix["results"]}
+    assert verdicts["RPC-10-01-handshake"] == "fail"
+    assert not [i for i, v in verdicts.items() if v == "pass"]
+
+
 def test_a_command_that_cannot_start_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["client", "--report-dir", str(tmp_path), "--", str(tmp_path / "no-such-client")]) == 2
     assert "no-such-client" in capsys.readouterr().err

@@ -73,7 +73,7 @@ def test_a_silent_or_flooding_hostcore_gets_a_verdict_in_bounded_time(
 
 
 def test_a_command_that_cannot_start_is_a_harness_error(tmp_path: Path) -> None:
-    argv = ["hostcore", "--report-dir", str(tmp_path), "--", str(tmp_path / "no-such-hostcore")]
+    argv = ["hostcore", "--report-dir", str(tmp_path), "--", str(tmp_path / "no-such-hostcore"), DATA_DIR]
     assert main(argv) == 2
 
 

@@ -23,6 +23,8 @@ from pathlib import Path
 import pytest
 
 from conformance.cli import cache_dir, main
+from conformance.peers.rpc_client import DATA_DIR
+from conformance.runner import arguments
 from conformance.transport.process import SPAWNED_GROUPS, group_exists
 from conformance.transport.trace import TRACE_FORMAT
 
@@ -256,3 +258,54 @@ def test_cache_dir_never_lands_at_the_root(
     monkeypatch.setattr(os.path, "isdir", lambda p: p == "/home/u" or p == "/")
     fallback = Path(tempfile.gettempdir()) / f"octet-conformance-{os.getuid()}"
     assert cache_dir() == (Path(expected) if expected else fallback)
+
+
+# -- hostcore: the {data_dir} placeholder, checked before anything starts ------------------
+
+HOSTCORE_PLACEHOLDER_CASES: dict[str, tuple[list[str], str]] = {
+    "missing": (["octet-hostcore"], "names no {data_dir}"),
+    "missing-with-other-args": (["octet-hostcore", "--data-dir", "data"], "names no {data_dir}"),
+    "no-underscore": (["octet-hostcore", "--data-dir", "{datadir}"], "'{datadir}' in argument 2"),
+    "hyphen": (["octet-hostcore", "--data-dir", "{data-dir}"], "'{data-dir}' in argument 2"),
+    "upper-case": (["octet-hostcore", "--data-dir", "{DATA_DIR}"], "'{DATA_DIR}' in argument 2"),
+    "spaces": (["octet-hostcore", "--data-dir", "{ data_dir }"], "'{ data_dir }' in argument 2"),
+    "inside-an-option": (["octet-hostcore", "--data-dir={data_directory}"], "'{data_directory}' in argument 1"),
+    "shell-expansion": (["sh", "-c", "octet-hostcore --data-dir ${data_dir}"], "'${data_dir}' in argument 2"),
+    "double-braces": (["octet-hostcore", "--data-dir", "{{data_dir}}"], "'{{data_dir}}' in argument 2"),
+    "beside-the-right-one": (
+        ["octet-hostcore", "--data-dir", "{data_dir}", "--cache", "{datadir}/cache"],
+        "'{datadir}' in argument 4",
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(HOSTCORE_PLACEHOLDER_CASES))
+def test_hostcore_command_without_its_placeholder_is_refused(
+    name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Refused with exit 2 and one line naming the placeholder, before any
+    process, report directory or literal "{datadir}" folder exists."""
+    command, message = HOSTCORE_PLACEHOLDER_CASES[name]
+    monkeypatch.chdir(tmp_path)  # the default report directory and a literal placeholder would land here
+    started = len(SPAWNED_GROUPS)
+    code = run_main(["hostcore", "--profile", "quick", "--", *command])
+    out, err = capsys.readouterr()
+    assert code == 2, (out, err)
+    assert message in err and "{data_dir}" in err, err
+    assert len(err.strip().splitlines()) == 1, err
+    assert "Traceback" not in err + out
+    assert len(SPAWNED_GROUPS) == started
+    assert not list(tmp_path.iterdir())
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["octet-hostcore", "--data-dir", "{data_dir}"],
+        ["octet-hostcore", "--data-dir={data_dir}/state"],
+        ["sh", "-c", "exec octet-hostcore --data-dir {data_dir}"],
+        ["octet-hostcore", "--data-dir", "{data_dir}", "--config", '{"data": {"dir": 1}}', "{}"],
+    ],
+)
+def test_hostcore_placeholder_written_right_is_accepted(command: list[str]) -> None:
+    assert arguments.data_dir_problem(command, DATA_DIR) is None

@@ -86,7 +86,7 @@ def test_strict_makes_a_should_violation_fail_the_run(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("command", "glob"),
     [(["extension"], "EXT-1.9-*"), (["host", "--dry-run"], "EXT-1.9-host-*"),
-     (["hostcore", "--", "no-such-program-xyz"], "RPC-3-*")],
+     (["hostcore", "--", "no-such-program-xyz", "{data_dir}"], "RPC-3-*")],
 )  # fmt: skip
 def test_dry_run_lists_and_starts_nothing(command: list[str], glob: str, tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
     report = tmp_path / "never"

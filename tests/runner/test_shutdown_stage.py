@@ -4,6 +4,7 @@ reported under EXT-1.8-shutdown-ack, and the exit is judged in every case."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -46,8 +47,9 @@ class Shutdown(Server):
             self._runtime.event().wait(self.linger_s)
 
 
-def shut_down(reply: str, delay_s: float, linger_s: float) -> Recorder:
-    server = type("S", (Shutdown,), {"reply": reply, "delay_s": delay_s, "linger_s": linger_s})
+def ended(server: type[Server], end: Callable[[ExtensionHostPeer], None]) -> Recorder:
+    """Start ``server`` on the virtual clock, initialize it, ``end`` it (a
+    shutdown request or stdin EOF) and return what was recorded."""
 
     def launch(_: object) -> SimulatedTarget:
         def program(stdin: SimStdin, stdout: Sink, scheduler: Scheduler) -> int:
@@ -59,9 +61,14 @@ def shut_down(reply: str, delay_s: float, linger_s: float) -> Recorder:
     offer = full_offer("0.2")
     peer.start(offer)
     assert peer.initialize(offer)
-    peer.shutdown()
+    end(peer)
     peer.close()
     return peer.recorder
+
+
+def shut_down(reply: str, delay_s: float, linger_s: float) -> Recorder:
+    server = type("S", (Shutdown,), {"reply": reply, "delay_s": delay_s, "linger_s": linger_s})
+    return ended(server, ExtensionHostPeer.shutdown)
 
 
 @pytest.mark.parametrize(
@@ -81,3 +88,37 @@ def test_shutdown_stage(reply: str, delay_s: float, linger_s: float, violated: s
     assert set(recorder.violations) == violated, recorder.violations
     assert recorder.exercised.get(EXIT), "the exit is judged whatever the acknowledgement"
     assert ANSWERED not in recorder.violations
+
+
+# -- §0 stdin EOF: no time is stated; judged where a default host would kill ---------------
+
+EOF_EXIT = "EXT-0-stdin-eof-exit"
+
+
+class LingersAfterEof(Server):
+    """Exits ``linger_s`` (virtual) seconds after its stdin reaches EOF."""
+
+    linger_s = 0.0
+
+    def _stdin_ended(self) -> None:
+        super()._stdin_ended()
+        self._runtime.event().wait(self.linger_s)
+
+
+def close_stdin(linger_s: float) -> Recorder:
+    return ended(type("S", (LingersAfterEof,), {"linger_s": linger_s}), ExtensionHostPeer.stdin_eof)
+
+
+@pytest.mark.parametrize("linger_s", [0.0, 3.0, 3.9])
+def test_an_exit_within_the_default_stages_after_eof_passes(linger_s: float) -> None:
+    """2 s for the reply and 2 s for the exit (§1.8): slower than either
+    stage alone, still never killed by a default host."""
+    recorder = close_stdin(linger_s)
+    assert recorder.exercised.get(EOF_EXIT) and EOF_EXIT not in recorder.violations
+
+
+def test_running_past_the_default_stages_after_eof_warns_with_the_delay_measured() -> None:
+    seen = [recorder.violations[EOF_EXIT] for recorder in (close_stdin(4.5), close_stdin(60.0))]
+    assert [len(s) for s in seen] == [1, 1]
+    assert all(dict(s[0].measured)["running_after_s"] >= 4.0 for s in seen)
+    assert seen[0][0].violation.message == seen[1][0].violation.message  # the delay stays out of it

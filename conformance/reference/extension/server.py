@@ -118,10 +118,15 @@ class Server:
             if not self._handle_events(decoder.feed(chunk)):
                 return 0
         if self._handle_events(decoder.close()):
-            # §0: stdin EOF means the transport is gone: stop work, exit 0.
-            log.info("stdin closed; cancelling in-flight work and exiting")
-            self._drain()
+            self._stdin_ended()
         return 0
+
+    def _stdin_ended(self) -> None:
+        """§0: stdin EOF without a shutdown means the transport is gone: stop
+        work and return, so the process exits 0. (A seam: fixtures that exit
+        late, or never, after EOF replace it.)"""
+        log.info("stdin closed; cancelling in-flight work and exiting")
+        self._drain()
 
     def _handle_events(self, events: list[FrameEvent]) -> bool:
         """False once shutdown has been answered."""
