@@ -26,6 +26,7 @@ from conformance.evidence import Recorder, StepContext
 from conformance.machines.hostcore_tools import BashScenario
 from conformance.peers.rpc_client import HostcoreCommand, HostcoreGone, HostcorePeer, handshake_params
 from conformance.protocol import rpc_errors, rpc_handshake, rpc_limits, rpc_results, rpc_session
+from conformance.protocol.rpc_answers import id_key
 from conformance.protocol.violations import Violation
 
 UNKNOWN_METHOD = "octetConformance.noSuchMethod"
@@ -89,7 +90,16 @@ class HostcoreMachine(BashScenario, RuleBasedStateMachine):
     def _call(self, method: str, params: object = None) -> dict[str, Any] | None:
         """The response, or None (recorded as unanswered; the generation ends)."""
         try:
-            response = self.peer.call(method, params)
+            rid = self.peer.send(method, params)
+        except HostcoreGone as exc:
+            self.peer.violate(Violation("RPC-2-jsonrpc-2.0", f"{method} got no response: {exc}"))
+            self.ready = False
+            return None
+        return self._await(method, rid)
+
+    def _await(self, method: str, rid: object) -> dict[str, Any] | None:
+        try:
+            response = self.peer.await_answer(rid)
         except HostcoreGone as exc:
             self.peer.violate(Violation("RPC-2-jsonrpc-2.0", f"{method} got no response: {exc}"))
             self.ready = False
@@ -105,14 +115,18 @@ class HostcoreMachine(BashScenario, RuleBasedStateMachine):
         return response.get("result") if response is not None else None
 
     def _handshake(self) -> None:
-        response = self._call("app.handshake", handshake_params())
+        try:
+            rid = self.peer.send("app.handshake", handshake_params())
+        except HostcoreGone as exc:
+            self.peer.violate(Violation("RPC-2-jsonrpc-2.0", f"app.handshake got no response: {exc}"))
+            return
+        response = self._await("app.handshake", rid)
         if response is None:
             return
         if "result" not in response:
             self.peer.violate(Violation("RPC-10-01-handshake", "app.handshake with version 11 was refused"))
             return
-        self.recorder.exercise("RPC-10-01-handshake")
-        self.peer.add(rpc_handshake.handshake_result(response["result"]))
+        self.peer.add(rpc_handshake.handshake_completed(response, exact_id=id_key(rid) not in self.peer.loose))
         self.ready = True
 
     # -- rules -----------------------------------------------------------------------

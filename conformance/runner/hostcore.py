@@ -21,6 +21,7 @@ from conformance.machines.hostcore import UNKNOWN_METHOD, HostcoreMachine, machi
 from conformance.manifest import Manifest
 from conformance.peers.rpc_client import DATA_DIR, HostcoreCommand, HostcoreGone, HostcorePeer, handshake_params
 from conformance.protocol import rpc_errors, rpc_handshake, rpc_limits, rpc_results
+from conformance.protocol.rpc_answers import id_key
 from conformance.protocol.violations import Violation
 from conformance.requirements import load_catalog
 from conformance.results import RunResult
@@ -134,14 +135,14 @@ def _peer(command: HostcoreCommand, recorder: Recorder, response_s: float, work:
 
 def handshake(peer: HostcorePeer) -> bool:
     """Acceptance item 1 (RPC-10-01-handshake): version 11 is accepted."""
-    response = peer.call("app.handshake", handshake_params())
+    rid = peer.send("app.handshake", handshake_params())
+    response = peer.await_answer(rid)
     if response is None or "result" not in response:
         why = "no answer" if response is None else "an error"
         message = f"app.handshake with protocolVersion 11 got {why} within {peer.response_s:g}s"
         peer.violate(Violation("RPC-10-01-handshake", message))
         return False
-    peer.recorder.exercise("RPC-10-01-handshake")
-    peer.add(rpc_handshake.handshake_result(response["result"]))
+    peer.add(rpc_handshake.handshake_completed(response, exact_id=id_key(rid) not in peer.loose))
     return True
 
 

@@ -1343,3 +1343,67 @@ class WaitsForever(Admission):
 
 ADMISSION_FAULTS["admission-waits-forever"] = WaitsForever
 NAMES = tuple(sorted({*NAMES, *ADMISSION_FAULTS}))
+
+
+# -- faults of JSON-RPC 2.0 §5 and §5.1 (judged by conformance/protocol/rpc_answers.py) ----------
+
+
+class AnswersTwice(RewritingWriter):
+    """Writes every successful answer twice (JSON-RPC §5: one response per request)."""
+
+    def rewrite(self, message: dict[str, Any]) -> list[dict[str, Any]]:
+        return [message, message] if "result" in message and "method" not in message else [message]
+
+
+class StringIds(RewritingWriter):
+    """Echoes every request id as a string: "4" for 4 (JSON-RPC §5: the same id)."""
+
+    def rewrite(self, message: dict[str, Any]) -> list[dict[str, Any]]:
+        if "method" in message or message.get("id") is None:
+            return [message]
+        return [{**message, "id": str(message["id"])}]
+
+
+class UnknownMethodWithResult(RewritingWriter):
+    """Its -32601 answers also carry "result": null (JSON-RPC §5: result or error, not both)."""
+
+    def rewrite(self, message: dict[str, Any]) -> list[dict[str, Any]]:
+        error = message.get("error")
+        if isinstance(error, dict) and error.get("code") == METHOD_NOT_FOUND:
+            return [{**message, "result": None}]
+        return [message]
+
+
+class ErrorWithoutMessage(RewritingWriter):
+    """Its error objects have no message member (JSON-RPC §5.1: a string message)."""
+
+    def rewrite(self, message: dict[str, Any]) -> list[dict[str, Any]]:
+        error = message.get("error")
+        if isinstance(error, dict):
+            return [{**message, "error": {k: v for k, v in error.items() if k != "message"}}]
+        return [message]
+
+
+class ReservedErrorCode(RewritingWriter):
+    """Files INVALID_ARGUMENT (a string §7's table gives no slot) under -32100,
+    a code of JSON-RPC's reserved block that is neither predefined nor in the
+    server range (§5.1)."""
+
+    def rewrite(self, message: dict[str, Any]) -> list[dict[str, Any]]:
+        error = message.get("error")
+        data = error.get("data") if isinstance(error, dict) else None
+        if isinstance(data, dict) and data.get("errorCode") == "INVALID_ARGUMENT":
+            return [{**message, "error": {**error, "code": -32100}}]  # type: ignore[dict-item]
+        return [message]
+
+
+WRITER_FAULTS.update(
+    {
+        "answers-twice": AnswersTwice,
+        "string-ids": StringIds,
+        "unknown-method-with-result": UnknownMethodWithResult,
+        "error-without-message": ErrorWithoutMessage,
+        "reserved-error-code": ReservedErrorCode,
+    }
+)
+NAMES = tuple(sorted({*NAMES, *WRITER_FAULTS}))
