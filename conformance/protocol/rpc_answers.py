@@ -171,9 +171,7 @@ def id_echoed(matched: Matched) -> Iterator[Violation]:
             ("id",),
         )
     elif matched.how == "none":
-        yield Violation(
-            "JSONRPC-5-hostcore-id-echo", f"response id {excerpt(matched.rid)} matches no request", ("id",)
-        )
+        yield Violation("JSONRPC-5-hostcore-id-echo", f"response id {excerpt(matched.rid)} matches no request", ("id",))
 
 
 @rule("JSONRPC-5-hostcore-one-response")

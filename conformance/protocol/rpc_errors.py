@@ -160,6 +160,24 @@ def is_overload(response: object) -> bool:
     return isinstance(result, dict) and result.get("ok") is False and result.get("errorCode") == HOST_OVERLOADED
 
 
+def invalid_input_refusal(response: object) -> str | None:
+    """The errorCode of a refusal for invalid input (INVALID_PARAMS and its
+    kin, :data:`INVALID_INPUT_CODES`), whether a JSON-RPC error or a
+    tools.execute result with ok false; None for any other answer. A call
+    whose shape the document leaves open, refused this way, judges nothing
+    (docs/hostcore-requests.md)."""
+    if not isinstance(response, dict):
+        return None
+    result = response.get("result")
+    if "error" in response:
+        code: object = error_code_of(response["error"])
+    elif isinstance(result, dict) and result.get("ok") is False:
+        code = result.get("errorCode")
+    else:
+        return None
+    return code if isinstance(code, str) and code in INVALID_INPUT_CODES else None
+
+
 # -- checks over one error response -----------------------------------------------------
 # Each takes the whole parsed response object ({"jsonrpc", "id", "error"});
 # paths are relative to it.

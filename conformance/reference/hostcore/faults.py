@@ -15,6 +15,7 @@ import select
 import tempfile
 import threading
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -1407,3 +1408,39 @@ WRITER_FAULTS.update(
     }
 )
 NAMES = tuple(sorted({*NAMES, *WRITER_FAULTS}))
+
+
+# -- faults of §2.1 the dispatcher and the health counters (machines/hostcore_admission.py) -----
+
+
+class HealthActiveCountsQueued(Admission):
+    """app.health's toolBudget.active counts queued calls as well as admitted
+    ones (§2.1: the counters report only admitted reservations)."""
+
+    def health(self) -> dict[str, int]:
+        counters = super().health()
+        return counters | {"active": counters["active"] + counters["queued"]}
+
+
+class NoDispatcherCap(Server):
+    """No dispatcher cap, and a thread for every long-running request (§2.1:
+    the dispatcher caps active requests at 32). The tool queue still holds
+    64, so a flood of runnable calls is refused by the queue all the same."""
+
+    def __init__(self, host: HostCore, writer: FrameWriter) -> None:
+        super().__init__(host, writer)
+        self._workers = ThreadPoolExecutor(max_workers=1024, thread_name_prefix="rpc")
+
+    def _request(self, request: Request) -> None:
+        method = self._host.method(request.method)
+        if method is None or not method.blocking:
+            super()._request(request)
+            return
+        with self._active_changed:
+            self._active += 1
+        self._workers.submit(self._work, request)
+
+
+ADMISSION_FAULTS["health-active-counts-queued"] = HealthActiveCountsQueued
+SERVER_FAULTS["no-dispatcher-cap"] = NoDispatcherCap
+NAMES = tuple(sorted({*NAMES, *ADMISSION_FAULTS, *SERVER_FAULTS}))
