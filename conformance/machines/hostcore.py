@@ -426,6 +426,8 @@ def _tools_walk(m: HostcoreMachine) -> None:
     m.file_tools()
     for escape, answer in (("absolute", "deny"), ("dotdot", "abort"), ("symlink", "allow-once")):
         m.outside_path(escape, answer)
+    m.denied_write("absolute", "deny")
+    m.denied_write("symlink", "abort")
 
 
 def _plans_walk(m: HostcoreMachine) -> None:

@@ -450,7 +450,13 @@ class ToolRules:
         if asked is not None and "result" in asked and not isinstance(evaluated, dict):
             message = f"permissions.evaluate answered {type(evaluated).__name__}; expected a decision object"
             self.peer.violate(Violation("RPC-4-permissions.evaluate", message))
-        open_ = self._execute(sid, "Read", {"path": path}, answer=None, judges=(requirement,))
+        judges = (
+            requirement,
+            "RPC-10-04-permission-pending",
+            "RPC-6-pending-until-decided",
+            "RPC-10-03-denied-tool-denied",
+        )
+        open_ = self._execute(sid, "Read", {"path": path}, answer=None, judges=judges)
         if open_.refused is not None:
             return
         self.recorder.exercise(requirement)
@@ -465,6 +471,43 @@ class ToolRules:
             call_id = str((open_.request or {}).get("toolCallId"))
             done = self._judged(Executed(early, open_.request), call_id, "Read", (requirement,))
             self._judge_decided(done, answer, world)
+
+    @rule(escape=ESCAPES, answer=st.sampled_from(("deny", "abort")))
+    @survives
+    def denied_write(self, escape: str, answer: str) -> None:
+        """RPC-5-outside-path-permission and RPC-5-escape-classification: a
+        Write outside the root in ask mode prompts, and denied or cancelled at
+        its prompt it answers TOOL_DENIED and writes nothing (§5: "without
+        executing the operation"). A Read could not show that: it changes
+        nothing either way."""
+        if not self._guard():
+            return
+        world = self.world()
+        sid = self._session_in(world.a)
+        if sid is None:
+            return
+        name = f"denied-{self._call_id()}.txt"
+        path = {
+            "absolute": str(world.outside / name),
+            "dotdot": f"../{world.outside.name}/{name}",
+            "symlink": f"escape/{name}",
+        }[escape]
+        requirement = "RPC-5-outside-path-permission" if escape == "absolute" else "RPC-5-escape-classification"
+        done = self._execute(sid, "Write", {"path": path, "content": "denied"}, answer=answer, judges=(requirement,))
+        if done.result is None:
+            return
+        self.recorder.exercise(requirement)
+        how = "denied" if answer == "deny" else "cancelled by tools.abort"
+        if done.request is None:
+            message = f"a Write of {path!r} outside the session root in ask mode raised no permissions.request"
+            self.peer.violate(Violation(requirement, message))
+        elif (world.outside / name).exists():
+            self.peer.violate(Violation(requirement, f"a Write outside the root {how} at its prompt wrote the file"))
+        elif done.result.get("ok") is not False or _code(done.result) != "TOOL_DENIED":
+            message = (
+                f"a Write {how} at its prompt answered ok {done.result.get('ok')!r}, errorCode {_code(done.result)!r}"
+            )
+            self.peer.violate(Violation(requirement, message + "; expected TOOL_DENIED"))
 
     def _still_pending(self, open_: Executed, sid: str) -> dict[str, Any] | None:
         """The response, if one came while the prompt was open (a violation)."""

@@ -1444,3 +1444,23 @@ class NoDispatcherCap(Server):
 ADMISSION_FAULTS["health-active-counts-queued"] = HealthActiveCountsQueued
 SERVER_FAULTS["no-dispatcher-cap"] = NoDispatcherCap
 NAMES = tuple(sorted({*NAMES, *ADMISSION_FAULTS, *SERVER_FAULTS}))
+
+
+# -- faults of §5 and §6 permission outcomes (machines/hostcore_tools.py, runner/hostcore.py) ---
+
+
+def _denied_write_runs(original: Callable[..., Any]) -> Callable[..., Any]:
+    """A Write denied at its prompt answers TOOL_DENIED but writes all the
+    same (§5: denial returns TOOL_DENIED without executing the operation)."""
+
+    def gated(host: Any, call: Any, session: Any, entry: Any, tool_class: Any, outside: Any, action: Any) -> Any:
+        outcome = original(host, call, session, entry, tool_class, outside, action)
+        if call.tool_name == "Write" and outcome.content == {"message": "permission deny"}:  # denied, not cancelled
+            action()  # the fault
+        return outcome
+
+    return gated
+
+
+PATCH_FAULTS["denied-write-runs"] = _patch("tools", "_gated", _denied_write_runs)
+NAMES = tuple(sorted({*NAMES, *PATCH_FAULTS}))
