@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from conformance.evidence import Recorder, StepContext
-from conformance.machines import hostcore_admission, hostcore_ending
+from conformance.machines import hostcore_admission, hostcore_ending, hostcore_held
 from conformance.machines.hostcore import UNKNOWN_METHOD, HostcoreMachine, machine_for, scripted_example
 from conformance.manifest import Manifest
 from conformance.peers.rpc_client import DATA_DIR, HostcoreCommand, HostcoreGone, HostcorePeer, handshake_params
@@ -80,19 +80,42 @@ def certify_hostcore(
                 _guarded(
                     recorder, "oversized scenario", lambda: oversized_scenario(command, recorder, response_s, work)
                 )
-            for name, scenario in (*hostcore_admission.SCENARIOS, *hostcore_ending.SCENARIOS):
-                if not _runs(name, profile, scenarios):
-                    continue
-                _guarded(recorder, name, functools.partial(scenario, command, recorder, response_s, work))
-            machine = machine_for(command, recorder, response_s=response_s, work_root=work)
-            _guarded(recorder, "scripted example", lambda: scripted_example(machine, walks))
-            if profile.examples > 0:  # a profile of no examples runs the scripted walk only
-                _guarded(recorder, "state machine", lambda: _run_machine(machine, profile, run_seed))
+            held: list[hostcore_held.HeldPrompt] = []
+            if _runs(hostcore_held.NAME, profile, scenarios):  # open for the rest of the run (§6)
+                opened = functools.partial(hostcore_held.open_prompt, command, recorder, response_s, work)
+                _guarded(recorder, hostcore_held.NAME, lambda: held.extend(filter(None, [opened()])))
+            try:
+                _run_all(command, recorder, response_s, work, profile, run_seed, walks, scenarios)
+            finally:
+                hold_s = hostcore_held.hold_seconds(profile.name)
+                for prompt in held:
+                    _guarded(recorder, hostcore_held.NAME, functools.partial(prompt.judge, hold_s))
     verdicts = [
         _with_trace(v, recorder.traces.get(v.requirement.id))
         for v in decide(load_catalog(), recorder, role="hostcore", api_version=API_VERSION)
     ]
     return RunResult.recorded(described(command), profile, run_seed, verdicts, recorder, role="hostcore")
+
+
+def _run_all(
+    command: HostcoreCommand,
+    recorder: Recorder,
+    response_s: float,
+    work: Path,
+    profile: Profile,
+    run_seed: int,
+    walks: Sequence[str] | None,
+    scenarios: Sequence[str] | None,
+) -> None:
+    """The fixed scenarios, the scripted walk and the state machine."""
+    for name, scenario in (*hostcore_admission.SCENARIOS, *hostcore_ending.SCENARIOS):
+        if not _runs(name, profile, scenarios):
+            continue
+        _guarded(recorder, name, functools.partial(scenario, command, recorder, response_s, work))
+    machine = machine_for(command, recorder, response_s=response_s, work_root=work)
+    _guarded(recorder, "scripted example", lambda: scripted_example(machine, walks))
+    if profile.examples > 0:  # a profile of no examples runs the scripted walk only
+        _guarded(recorder, "state machine", lambda: _run_machine(machine, profile, run_seed))
 
 
 def _runs(name: str, profile: Profile, scenarios: Sequence[str] | None) -> bool:

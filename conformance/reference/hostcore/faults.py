@@ -1464,3 +1464,21 @@ def _denied_write_runs(original: Callable[..., Any]) -> Callable[..., Any]:
 
 PATCH_FAULTS["denied-write-runs"] = _patch("tools", "_gated", _denied_write_runs)
 NAMES = tuple(sorted({*NAMES, *PATCH_FAULTS}))
+
+
+def _prompt_times_out(original: Callable[..., str]) -> Callable[..., str]:
+    """Every permission prompt denies itself after 1.5 s: longer than the
+    machine's short look at an open prompt, shorter than any hold of the
+    held-prompt scenario (§6: no deadline)."""
+
+    def ask(self: Any, prompt: Any, cancelled: Callable[[], bool]) -> str:
+        timer = threading.Timer(1.5, lambda: self.settle(prompt, "deny"))
+        timer.daemon = True
+        timer.start()
+        return original(self, prompt, cancelled)
+
+    return ask
+
+
+PATCH_FAULTS["prompt-times-out"] = _patch("permissions", "Permissions.ask", _prompt_times_out)
+NAMES = tuple(sorted({*NAMES, *PATCH_FAULTS}))
