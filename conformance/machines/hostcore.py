@@ -88,14 +88,21 @@ class HostcoreMachine(BashScenario, RuleBasedStateMachine):
         return self.ready and self.peer.alive
 
     def _call(self, method: str, params: object = None) -> dict[str, Any] | None:
-        """The response, or None (recorded as unanswered; the generation ends)."""
+        """The response, or None: unanswered (recorded; the generation ends),
+        or refused for params the document leaves to the suite (nothing to
+        judge: ``RPC-4-<method>`` is untested with that reason)."""
         try:
             rid = self.peer.send(method, params)
         except HostcoreGone as exc:
             self.peer.violate(Violation("RPC-2-jsonrpc-2.0", f"{method} got no response: {exc}"))
             self.ready = False
             return None
-        return self._await(method, rid)
+        response = self._await(method, rid)
+        refused = rpc_errors.shape_refusal(method, params, response)
+        if refused is not None:
+            self.recorder.untestable(refused, f"RPC-4-{method}")
+            return None
+        return response
 
     def _await(self, method: str, rid: object) -> dict[str, Any] | None:
         try:
@@ -184,7 +191,10 @@ class HostcoreMachine(BashScenario, RuleBasedStateMachine):
             return
         sid = self._session(pick)
         message = {"id": message_id, "role": "user", "content": [{"type": "text", "text": "conformance"}]}
-        result = self._result("session.appendMessage", {"sessionId": sid, "message": message})
+        response = self._call("session.appendMessage", {"sessionId": sid, "message": message})
+        if response is None:
+            return  # unanswered (reported) or its params refused (untested)
+        result = response.get("result")
         if not isinstance(result, dict):
             self.peer.violate(
                 Violation("RPC-4-session.appendMessage", "session.appendMessage did not answer with an object result")
@@ -209,7 +219,7 @@ class HostcoreMachine(BashScenario, RuleBasedStateMachine):
         turn_id = self._begin(sid)
         if turn_id is None:
             return
-        params: dict[str, Any] = {"sessionId": sid, "turnId": turn_id, "status": status}
+        params: dict[str, Any] = {"turnId": turn_id, "status": status}  # §4a SessionEndTurnParams
         if notify is not None:
             params["createNotification"] = notify
         self._end_turn(params, was_running=True)
@@ -229,7 +239,7 @@ class HostcoreMachine(BashScenario, RuleBasedStateMachine):
         if second is not None and "result" in second:
             self.peer.add(rpc_session.begin_turn_result(second["result"]))
         for tid in [t for t in (turn_id, _turn_id(second)) if t is not None]:
-            self._end_turn({"sessionId": sid, "turnId": tid, "status": "aborted"}, was_running=True)
+            self._end_turn({"turnId": tid, "status": "aborted"}, was_running=True)
 
     def _begin(self, sid: str) -> str | None:
         begun = self._result("session.beginTurn", {"sessionId": sid})

@@ -255,11 +255,9 @@ class Rig:
 
 def _shape_accepted(call: Call) -> None:
     """Raise ShapeRefused when ``call`` was refused for the arguments the suite chose."""
-    code = rpc_errors.invalid_input_refusal(call.answer)
-    if code is not None and call.tool in rpc_limits.UNSPECIFIED_ARGS_TOOLS:
-        raise ShapeRefused(
-            f"the host-core refused {call.tool} with the arguments the suite chose ({code}); the document names none"
-        )
+    reason = rpc_errors.shape_refusal("tools.execute", {"toolName": call.tool}, call.answer)
+    if reason is not None:
+        raise ShapeRefused(reason)
 
 
 @contextlib.contextmanager
@@ -697,9 +695,15 @@ def transport_scenario(command: HostcoreCommand, recorder: Recorder, response_s:
             _split_utf8(peer)
             if not _invalid_line(peer):
                 return  # no answer after an invalid line: RPC-2-invalid-json-later-frames says so
-            for method, fallback in (("session.get", False), ("tools.execute", True)):
-                params = {"sessionId": "ses_octet_missing", "toolCallId": "missing", "toolName": "Read", "args": {}}
-                peer.add(session_not_found(method, peer.call(method, params), fallback=fallback))
+            missing = {"sessionId": "ses_octet_missing"}
+            call = {"toolCallId": "missing", "toolName": "Read", "args": {"path": "notes.txt"}}
+            for method, fallback, params in (("session.get", False, missing), ("tools.execute", True, missing | call)):
+                response = peer.call(method, params)
+                refused = rpc_errors.shape_refusal(method, params, response)
+                if refused is not None:
+                    recorder.untestable(refused, "RPC-7-session-not-found")
+                    continue
+                peer.add(session_not_found(method, response, fallback=fallback))
             peer.add(no_a2a_notifications(peer.notifications))
             # Its stderr is complete once it has exited (the reader thread is joined then).
             peer.stdin_eof(response_s)

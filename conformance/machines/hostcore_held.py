@@ -107,6 +107,7 @@ def open_prompt(command: HostcoreCommand, recorder: Recorder, response_s: float,
     recorder.context = StepContext(scenario="held-prompt")
     folder = Path(tempfile.mkdtemp(prefix="held-", dir=work))
     (folder / "project").mkdir()
+    (folder / "data").mkdir()  # like every generation's {data_dir}: it exists, empty
     (folder / "outside.txt").write_text("outside\n", encoding="utf-8")
     peer = HostcorePeer(command, folder / "data", recorder, response_s=response_s)
     held = None

@@ -161,7 +161,7 @@ class ToolRules:
     def _end(self, sid: str, turn: str) -> None:
         # No inbox row (createNotification false): the notification rules of
         # the machine keep their own model of the inbox.
-        params = {"sessionId": sid, "turnId": turn, "status": "completed", "createNotification": False}
+        params = {"turnId": turn, "status": "completed", "createNotification": False}  # §4a SessionEndTurnParams
         self._result("session.endTurn", params)
 
     def _notes(self, start: int, method: str) -> list[dict[str, Any]]:
@@ -227,11 +227,10 @@ class ToolRules:
         self.peer.add(rpc_tools.tool_outcome_not_error(done.response))
         if "result" in done.response:
             self.peer.add(rpc_tools.execute_result(done.response["result"], tool_call_id=call_id))
-        code = rpc_errors.invalid_input_refusal(done.response)
-        if tool not in rpc_limits.UNSPECIFIED_ARGS_TOOLS or code is None:
+        reason = rpc_errors.shape_refusal("tools.execute", {"toolName": tool}, done.response)
+        if reason is None:
             return done
         # A side effect is judged only after the call it depends on succeeded.
-        reason = f"the host-core refused {tool} with the arguments the suite chose ({code}); the document names none"
         self.recorder.untestable(reason, *judges)
         return replace(done, refused=reason)
 
@@ -280,8 +279,9 @@ class ToolRules:
             ("workspace.set", world.a, rpc_results.workspace_set_result),
             ("workspace.get", None, rpc_results.workspace_get_result),
         ):
-            result = self._result(method, {"path": str(folder)} if folder else {})
-            self.peer.add(judge(result))
+            response = self._call(method, {"path": str(folder)} if folder else {})
+            if response is not None:  # None: unanswered (reported) or its params refused (untested)
+                self.peer.add(judge(response.get("result")))
         before = self._result("workspace.get", {})
         created = self._result("projects.create", {"path": str(world.b)})
         self.peer.add(rpc_results.projects_create_result(created))
@@ -298,7 +298,9 @@ class ToolRules:
         if sid is None:
             return
         self._read_root(sid, MARK_A, "RPC-10-05-workspace-switch-isolated", "with A selected")
-        self.peer.add(rpc_results.workspace_set_result(self._result("workspace.set", {"path": str(world.b)})))
+        selected = self._call("workspace.set", {"path": str(world.b)})
+        if selected is not None:
+            self.peer.add(rpc_results.workspace_set_result(selected.get("result")))
         self._read_root(sid, MARK_A, "RPC-10-05-workspace-switch-isolated", "after selecting B")
         self._read_root(sid, MARK_A, "RPC-5-workspace-not-consulted", "after selecting B")
         self._read_root(sid, MARK_A, "RPC-5-session-root", "")
@@ -445,8 +447,9 @@ class ToolRules:
         # The params are not documented; these are tools.execute's. Judged
         # only when a result comes: an object holding the decision.
         asked = self._call("permissions.evaluate", {"sessionId": sid, "toolName": "Read", "args": {"path": path}})
-        self.recorder.exercise("RPC-4-permissions.evaluate")
         evaluated = asked.get("result") if asked is not None else None
+        if asked is not None:
+            self.recorder.exercise("RPC-4-permissions.evaluate")
         if asked is not None and "result" in asked and not isinstance(evaluated, dict):
             message = f"permissions.evaluate answered {type(evaluated).__name__}; expected a decision object"
             self.peer.violate(Violation("RPC-4-permissions.evaluate", message))
@@ -627,7 +630,10 @@ class ToolRules:
         return mine[-1]
 
     def _pending(self, sid: str) -> Any:
-        pending = self._result("plans.pending", {"sessionId": sid})
+        response = self._call("plans.pending", {"sessionId": sid})
+        if response is None:
+            return None  # unanswered (reported) or its params refused (untested)
+        pending = response.get("result")
         self.peer.add(rpc_plans.plans_pending_result(pending))
         return pending
 
@@ -746,6 +752,8 @@ class ToolRules:
         self, sid: str, call_id: str, kind: str, args: dict[str, str]
     ) -> tuple[str, dict[str, Any]] | None:
         pending = self._pending(sid)
+        if pending is None:
+            return None  # unanswered (reported) or its params refused (untested)
         plans = pending.get("plans") if isinstance(pending, dict) else None
         found = [p for p in plans or [] if isinstance(p, dict) and p.get("toolCallId") == call_id]
         self.recorder.exercise("RPC-4-plans.pending")
@@ -940,7 +948,10 @@ class ToolRules:
 
     def _artifacts_listed(self, sid: str, *proposals: dict[str, Any]) -> None:
         """RPC-4-artifacts.list: both submissions' artifacts are listed."""
-        listed = self._result("artifacts.list", {"sessionId": sid})
+        response = self._call("artifacts.list", {"sessionId": sid})
+        if response is None:
+            return  # unanswered (reported) or its params refused (untested)
+        listed = response.get("result")
         self.recorder.exercise("RPC-4-artifacts.list")
         for proposal in proposals:
             artifact = proposal.get("artifact")
