@@ -480,9 +480,9 @@ class ToolRules:
     def denied_write(self, escape: str, answer: str) -> None:
         """RPC-5-outside-path-permission and RPC-5-escape-classification: a
         Write outside the root in ask mode prompts, and denied or cancelled at
-        its prompt it answers TOOL_DENIED and writes nothing (§5: "without
-        executing the operation"). A Read could not show that: it changes
-        nothing either way."""
+        its prompt writes nothing (§5: nothing is executed; a Read could not
+        show that, it changes nothing either way); RPC-10-03-denied-tool-denied:
+        it answers TOOL_DENIED."""
         if not self._guard():
             return
         world = self.world()
@@ -496,7 +496,8 @@ class ToolRules:
             "symlink": f"escape/{name}",
         }[escape]
         requirement = "RPC-5-outside-path-permission" if escape == "absolute" else "RPC-5-escape-classification"
-        done = self._execute(sid, "Write", {"path": path, "content": "denied"}, answer=answer, judges=(requirement,))
+        judges = (requirement, "RPC-10-03-denied-tool-denied")
+        done = self._execute(sid, "Write", {"path": path, "content": "denied"}, answer=answer, judges=judges)
         if done.result is None:
             return
         self.recorder.exercise(requirement)
@@ -504,13 +505,14 @@ class ToolRules:
         if done.request is None:
             message = f"a Write of {path!r} outside the session root in ask mode raised no permissions.request"
             self.peer.violate(Violation(requirement, message))
-        elif (world.outside / name).exists():
+            return
+        if (world.outside / name).exists():
             self.peer.violate(Violation(requirement, f"a Write outside the root {how} at its prompt wrote the file"))
-        elif done.result.get("ok") is not False or _code(done.result) != "TOOL_DENIED":
-            message = (
-                f"a Write {how} at its prompt answered ok {done.result.get('ok')!r}, errorCode {_code(done.result)!r}"
-            )
-            self.peer.violate(Violation(requirement, message + "; expected TOOL_DENIED"))
+        self.recorder.exercise("RPC-10-03-denied-tool-denied")
+        if done.result.get("ok") is not False or _code(done.result) != "TOOL_DENIED":
+            got = f"ok {done.result.get('ok')!r}, errorCode {_code(done.result)!r}"
+            message = f"a Write {how} at its prompt answered {got}; expected TOOL_DENIED"
+            self.peer.violate(Violation("RPC-10-03-denied-tool-denied", message))
 
     def _still_pending(self, open_: Executed, sid: str) -> dict[str, Any] | None:
         """The response, if one came while the prompt was open (a violation)."""

@@ -7,17 +7,19 @@ host-core's reader would); every response the host-core writes goes through
 request the response answers, and how -- and the rules below judge it:
 
 * the id echoes the request's id exactly, type included (a string ``"5"``
-  does not answer request ``5``); an id no request carried, or a null id when
-  every line was readable, answers nothing;
+  does not answer request ``5``); an id no request carried answers nothing;
 * no request is answered twice;
 * a response has exactly one of ``result`` and ``error``; an error is an
   object with an integer ``code`` and a string ``message``, and inside the
   reserved block -32768..-32000 only the predefined codes and the server
   range -32099..-32000 are used (-32029 HOST_OVERLOADED lies in that range).
 
-A null id is the right answer to a line whose id nobody can read: invalid
-JSON, or a line over the size a reader keeps (its id may also be peeked from
-the start, §7 LIMIT_EXCEEDED); the ledger counts such lines. A response whose
+A null id is JSON-RPC's answer to a line whose id the server could not read
+(invalid JSON, a line over the size it keeps, §7 LIMIT_EXCEEDED): an error
+with id null is the host-core saying so, and whether it read the harness's
+lines right is for the §2 and §7 framing rules to judge, not this one. A
+result with id null answers nothing (the harness never sends a null id). A
+response whose
 id differs from an open request's only in type is matched to it *loosely*:
 the id rule fails, and the harness can still go on with the run (one broken
 requirement never hides the others).
@@ -46,7 +48,7 @@ from .violations import Finding, Violation, exercises_of, rule
 # (the one such line is the 64 MiB + 1 request of the oversized scenario).
 PARSED_LINE_BYTES = 1 * MIB
 
-How = Literal["exact", "loose", "again", "unreadable", "none"]
+How = Literal["exact", "loose", "again", "unreadable", "none"]  # unreadable: an error with id null
 
 
 def id_key(rid: object) -> object:
@@ -87,7 +89,6 @@ class AnswerLedger:
 
     open: dict[object, tuple[object, str | None]] = field(default_factory=dict)  # key -> (id, method)
     answered: dict[object, str | None] = field(default_factory=dict)  # key -> method
-    unreadable: int = 0  # lines written whose id no reader can know, not yet answered
     _decoder: FrameDecoder = field(
         default_factory=lambda: FrameDecoder(max_frame_bytes=PARSED_LINE_BYTES, prefix_bytes=ID_PEEK_PREFIX_BYTES)
     )
@@ -111,7 +112,6 @@ class AnswerLedger:
         """A line over PARSED_LINE_BYTES that starts with ``head`` (written in
         pieces, never whole): its answer may carry the id peeked from its
         start, or null (§7 LIMIT_EXCEEDED)."""
-        self.unreadable += 1
         peeked = peek_id(head[:ID_PEEK_PREFIX_BYTES])
         if peeked is not None and peeked.value is not None:
             self._sent(peeked.value, None)
@@ -122,8 +122,7 @@ class AnswerLedger:
         try:
             message = json.loads(payload)
         except (UnicodeDecodeError, ValueError, RecursionError):
-            self.unreadable += 1
-            return
+            return  # its answer, if any, carries id null
         if isinstance(message, dict) and "id" in message and "method" in message:
             method = message["method"]
             self._sent(message["id"], method if isinstance(method, str) else None)
@@ -131,8 +130,9 @@ class AnswerLedger:
     def _sent(self, rid: object, method: str | None) -> None:
         self.open[id_key(rid)] = (rid, method)
 
-    def answer(self, rid: object) -> Matched:
-        """Record one response carrying ``rid``; what it answers."""
+    def answer(self, rid: object, *, error: bool) -> Matched:
+        """Record one response carrying ``rid`` (``error``: an error
+        response); what it answers."""
         key = id_key(rid)
         if key in self.open:
             sent, method = self.open.pop(key)
@@ -140,8 +140,7 @@ class AnswerLedger:
             return Matched("exact", rid, key, sent, method)
         if key in self.answered:
             return Matched("again", rid, key, rid, self.answered[key])
-        if rid is None and self.unreadable:
-            self.unreadable -= 1
+        if rid is None and error:
             return Matched("unreadable", rid)
         loose = _loose_key(rid)
         for other, (sent, method) in list(self.open.items()):
@@ -165,11 +164,7 @@ def id_echoed(matched: Matched) -> Iterator[Violation]:
             ("id",),
         )
     elif matched.how == "none" and matched.rid is None:
-        yield Violation(
-            "JSONRPC-5-hostcore-id-echo",
-            "a response with id null arrived, but every line the harness wrote had a readable id",
-            ("id",),
-        )
+        yield Violation("JSONRPC-5-hostcore-id-echo", "a result with id null answers no request", ("id",))
     elif matched.how == "none":
         yield Violation("JSONRPC-5-hostcore-id-echo", f"response id {excerpt(matched.rid)} matches no request", ("id",))
 
@@ -214,7 +209,7 @@ def judge_response(ledger: AnswerLedger, message: Mapping[str, Any]) -> tuple[Ma
         missing = Violation("JSONRPC-5-hostcore-id-echo", "a response has no id member (null when unknown)", ("id",))
         findings: list[Finding] = [*exercises_of(("JSONRPC-5-hostcore-id-echo",)), missing]
     else:
-        matched = ledger.answer(message["id"])
+        matched = ledger.answer(message["id"], error="error" in message)
         findings = [*id_echoed(matched), *answered_once(matched)]
     findings.extend(response_envelope(message))
     return matched, findings
