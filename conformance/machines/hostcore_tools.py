@@ -90,6 +90,17 @@ def survives(step: Callable[..., None]) -> Callable[..., None]:
     return guarded
 
 
+def _outside(world: World, escape: str, name: str) -> tuple[str, str]:
+    """A path, as a session of project A writes it, to ``name`` in the
+    outside folder, and the requirement that classifies that escape."""
+    path = {
+        "absolute": str(world.outside / name),
+        "dotdot": f"../{world.outside.name}/{name}",
+        "symlink": f"escape/{name}",
+    }[escape]
+    return path, "RPC-5-outside-path-permission" if escape == "absolute" else "RPC-5-escape-classification"
+
+
 def _succeeded(done: Executed) -> bool:
     return done.result is not None and done.result.get("ok") is True
 
@@ -152,6 +163,15 @@ class ToolRules:
                 self.peer.violate(Violation("RPC-4-session.create", f"session.create with {params} was refused"))
             return None
         return rpc_session.session_id(response["result"])
+
+    def _session_in_a(self) -> tuple[World, str] | None:
+        """The world and a new session of its project A (None: the generation
+        is not ready, or session.create failed, which is reported)."""
+        if not self._guard():
+            return None
+        world = self.world()
+        sid = self._session_in(world.a)
+        return None if sid is None else (world, sid)
 
     def _begin(self, sid: str) -> str | None:
         begun = self._result("session.beginTurn", {"sessionId": sid})
@@ -432,18 +452,11 @@ class ToolRules:
         TOOL_DENIED), RPC-4-permissions.resolve, RPC-5-outside-result-path
         (allow: the canonical absolute path) and RPC-4-permissions.evaluate.
         Each prompt is judged by RPC-6-request-shape."""
-        if not self._guard():
+        ready = self._session_in_a()
+        if ready is None:
             return
-        world = self.world()
-        sid = self._session_in(world.a)
-        if sid is None:
-            return
-        path = {
-            "absolute": str(world.outside / SECRET),
-            "dotdot": f"../{world.outside.name}/{SECRET}",
-            "symlink": f"escape/{SECRET}",
-        }[escape]
-        requirement = "RPC-5-outside-path-permission" if escape == "absolute" else "RPC-5-escape-classification"
+        world, sid = ready
+        path, requirement = _outside(world, escape, SECRET)
         # The params are not documented; these are tools.execute's. Judged
         # only when a result comes: an object holding the decision.
         asked = self._call("permissions.evaluate", {"sessionId": sid, "toolName": "Read", "args": {"path": path}})
@@ -483,19 +496,12 @@ class ToolRules:
         its prompt writes nothing (§5: nothing is executed; a Read could not
         show that, it changes nothing either way); RPC-10-03-denied-tool-denied:
         it answers TOOL_DENIED."""
-        if not self._guard():
+        ready = self._session_in_a()
+        if ready is None:
             return
-        world = self.world()
-        sid = self._session_in(world.a)
-        if sid is None:
-            return
+        world, sid = ready
         name = f"denied-{self._call_id()}.txt"
-        path = {
-            "absolute": str(world.outside / name),
-            "dotdot": f"../{world.outside.name}/{name}",
-            "symlink": f"escape/{name}",
-        }[escape]
-        requirement = "RPC-5-outside-path-permission" if escape == "absolute" else "RPC-5-escape-classification"
+        path, requirement = _outside(world, escape, name)
         judges = (requirement, "RPC-10-03-denied-tool-denied")
         done = self._execute(sid, "Write", {"path": path, "content": "denied"}, answer=answer, judges=judges)
         if done.result is None:

@@ -1422,23 +1422,15 @@ class HealthActiveCountsQueued(Admission):
         return counters | {"active": counters["active"] + counters["queued"]}
 
 
-class NoDispatcherCap(Server):
+class NoDispatcherCap(UnboundedDispatcher):
     """No dispatcher cap, and a thread for every long-running request (§2.1:
-    the dispatcher caps active requests at 32). The tool queue still holds
-    64, so a flood of runnable calls is refused by the queue all the same."""
+    the dispatcher caps active requests at 32). Unlike unbounded-dispatcher,
+    no call waits for a worker: the tool queue still holds 64, so a flood of
+    runnable calls is refused by the queue all the same."""
 
     def __init__(self, host: HostCore, writer: FrameWriter) -> None:
         super().__init__(host, writer)
         self._workers = ThreadPoolExecutor(max_workers=1024, thread_name_prefix="rpc")
-
-    def _request(self, request: Request) -> None:
-        method = self._host.method(request.method)
-        if method is None or not method.blocking:
-            super()._request(request)
-            return
-        with self._active_changed:
-            self._active += 1
-        self._workers.submit(self._work, request)
 
 
 ADMISSION_FAULTS["health-active-counts-queued"] = HealthActiveCountsQueued
