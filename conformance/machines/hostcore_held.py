@@ -69,7 +69,8 @@ class HeldPrompt:
     opened_at: float
 
     def judge(self, hold_s: float) -> None:
-        """Wait out the rest of ``hold_s``, judge, deny the prompt, close."""
+        """Wait out the rest of ``hold_s``, judge, deny the prompt (the
+        caller closes the generation)."""
         peer = self.peer
         peer.recorder.context = StepContext(scenario="held-prompt")
         try:
@@ -86,8 +87,6 @@ class HeldPrompt:
         except HostcoreGone as exc:
             # A process that ended ended its prompts too (§6 allows shutdown).
             peer.recorder.untestable(f"the host-core holding the prompt ended ({exc})", *JUDGES)
-        finally:
-            peer.close()
 
     def _answered_by(self, deadline: float) -> dict[str, Any] | None:
         while self.peer.target.now() < deadline:

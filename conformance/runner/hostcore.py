@@ -86,10 +86,12 @@ def certify_hostcore(
                 _guarded(recorder, hostcore_held.NAME, lambda: held.extend(filter(None, [opened()])))
             try:
                 _run_all(command, recorder, response_s, work, profile, run_seed, walks, scenarios)
-            finally:
                 hold_s = hostcore_held.hold_seconds(profile.name)
                 for prompt in held:
                     _guarded(recorder, hostcore_held.NAME, functools.partial(prompt.judge, hold_s))
+            finally:
+                for prompt in held:
+                    prompt.peer.close()  # judged or not (a signal stops the run): nothing outlives it
     verdicts = [
         _with_trace(v, recorder.traces.get(v.requirement.id))
         for v in decide(load_catalog(), recorder, role="hostcore", api_version=API_VERSION)
