@@ -107,6 +107,9 @@ class Recorder:
     # requirement -> where it first failed on a deadline: later waits judged
     # against it are short (the verdict cannot change; only time would be lost)
     short_deadlines: dict[str, str] = field(default_factory=dict)
+    # requirement -> why the run could not judge it (the first reason given):
+    # an ``untested`` verdict says this instead of "never exercised"
+    untested_reasons: dict[str, str] = field(default_factory=dict)
 
     def add(self, findings: Iterable[Finding], *, stderr: str = "") -> None:
         exercised = self.exercised
@@ -152,6 +155,14 @@ class Recorder:
         failed, so no verdict changes; a target that hangs stops costing a full
         deadline per step."""
         return min(full_s, SHORT_DEADLINE_S) if requirement in self.short_deadlines else full_s
+
+    def untestable(self, reason: str, *requirements: str) -> None:
+        """The run could not judge ``requirements`` here, for ``reason`` (say,
+        the target refused a request shape the document does not define).
+        Only the verdict's evidence changes: a requirement judged elsewhere
+        in the run keeps that verdict."""
+        for r in requirements:
+            self.untested_reasons.setdefault(r, reason)
 
     def exercise(self, *requirements: str) -> None:
         for r in requirements:

@@ -137,6 +137,9 @@ def _one(req: Requirement, rec: Recorder, api_version: str) -> Verdict:
         # No count here: how often a rule fires can depend on timing (progress
         # frames per call), and equal seeds must give equal matrices.
         return Verdict(req, "pass", "exercised, never violated")
+    reason = rec.untested_reasons.get(req.id)
+    if reason is not None:
+        return Verdict(req, "untested", f"applicable, not judged: {reason}")
     return Verdict(req, "untested", "applicable, but the run never exercised it")
 
 

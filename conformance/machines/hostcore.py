@@ -26,6 +26,7 @@ from conformance.evidence import Recorder, StepContext
 from conformance.machines.hostcore_tools import BashScenario
 from conformance.peers.rpc_client import HostcoreCommand, HostcoreGone, HostcorePeer, handshake_params
 from conformance.protocol import rpc_errors, rpc_handshake, rpc_limits, rpc_results, rpc_session
+from conformance.protocol.rpc_answers import id_key
 from conformance.protocol.violations import Violation
 
 UNKNOWN_METHOD = "octetConformance.noSuchMethod"
@@ -87,9 +88,25 @@ class HostcoreMachine(BashScenario, RuleBasedStateMachine):
         return self.ready and self.peer.alive
 
     def _call(self, method: str, params: object = None) -> dict[str, Any] | None:
-        """The response, or None (recorded as unanswered; the generation ends)."""
+        """The response, or None: unanswered (recorded; the generation ends),
+        or refused for params the document leaves to the suite (nothing to
+        judge: ``RPC-4-<method>`` is untested with that reason)."""
         try:
-            response = self.peer.call(method, params)
+            rid = self.peer.send(method, params)
+        except HostcoreGone as exc:
+            self.peer.violate(Violation("RPC-2-jsonrpc-2.0", f"{method} got no response: {exc}"))
+            self.ready = False
+            return None
+        response = self._await(method, rid)
+        refused = rpc_errors.shape_refusal(method, params, response)
+        if refused is not None:
+            self.recorder.untestable(refused, f"RPC-4-{method}")
+            return None
+        return response
+
+    def _await(self, method: str, rid: object) -> dict[str, Any] | None:
+        try:
+            response = self.peer.await_answer(rid)
         except HostcoreGone as exc:
             self.peer.violate(Violation("RPC-2-jsonrpc-2.0", f"{method} got no response: {exc}"))
             self.ready = False
@@ -105,14 +122,18 @@ class HostcoreMachine(BashScenario, RuleBasedStateMachine):
         return response.get("result") if response is not None else None
 
     def _handshake(self) -> None:
-        response = self._call("app.handshake", handshake_params())
+        try:
+            rid = self.peer.send("app.handshake", handshake_params())
+        except HostcoreGone as exc:
+            self.peer.violate(Violation("RPC-2-jsonrpc-2.0", f"app.handshake got no response: {exc}"))
+            return
+        response = self._await("app.handshake", rid)
         if response is None:
             return
         if "result" not in response:
             self.peer.violate(Violation("RPC-10-01-handshake", "app.handshake with version 11 was refused"))
             return
-        self.recorder.exercise("RPC-10-01-handshake")
-        self.peer.add(rpc_handshake.handshake_result(response["result"]))
+        self.peer.add(rpc_handshake.handshake_completed(response, exact_id=id_key(rid) not in self.peer.loose))
         self.ready = True
 
     # -- rules -----------------------------------------------------------------------
@@ -170,7 +191,10 @@ class HostcoreMachine(BashScenario, RuleBasedStateMachine):
             return
         sid = self._session(pick)
         message = {"id": message_id, "role": "user", "content": [{"type": "text", "text": "conformance"}]}
-        result = self._result("session.appendMessage", {"sessionId": sid, "message": message})
+        response = self._call("session.appendMessage", {"sessionId": sid, "message": message})
+        if response is None:
+            return  # unanswered (reported) or its params refused (untested)
+        result = response.get("result")
         if not isinstance(result, dict):
             self.peer.violate(
                 Violation("RPC-4-session.appendMessage", "session.appendMessage did not answer with an object result")
@@ -195,7 +219,7 @@ class HostcoreMachine(BashScenario, RuleBasedStateMachine):
         turn_id = self._begin(sid)
         if turn_id is None:
             return
-        params: dict[str, Any] = {"sessionId": sid, "turnId": turn_id, "status": status}
+        params: dict[str, Any] = {"turnId": turn_id, "status": status}  # §4a SessionEndTurnParams
         if notify is not None:
             params["createNotification"] = notify
         self._end_turn(params, was_running=True)
@@ -215,7 +239,7 @@ class HostcoreMachine(BashScenario, RuleBasedStateMachine):
         if second is not None and "result" in second:
             self.peer.add(rpc_session.begin_turn_result(second["result"]))
         for tid in [t for t in (turn_id, _turn_id(second)) if t is not None]:
-            self._end_turn({"sessionId": sid, "turnId": tid, "status": "aborted"}, was_running=True)
+            self._end_turn({"turnId": tid, "status": "aborted"}, was_running=True)
 
     def _begin(self, sid: str) -> str | None:
         begun = self._result("session.beginTurn", {"sessionId": sid})
@@ -412,6 +436,8 @@ def _tools_walk(m: HostcoreMachine) -> None:
     m.file_tools()
     for escape, answer in (("absolute", "deny"), ("dotdot", "abort"), ("symlink", "allow-once")):
         m.outside_path(escape, answer)
+    m.denied_write("absolute", "deny")
+    m.denied_write("symlink", "abort")
 
 
 def _plans_walk(m: HostcoreMachine) -> None:

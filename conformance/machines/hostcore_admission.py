@@ -56,12 +56,19 @@ class Unresponsive(Exception):
     """app.health went unanswered: the scenario stops (the rig releases what it started)."""
 
 
+class ShapeRefused(Exception):
+    """The host-core refused a tool call's arguments, which the document
+    leaves to the suite (rpc_limits.UNSPECIFIED_ARGS_TOOLS): the scenario
+    stops, and what it was for is untested with this reason."""
+
+
 @dataclass
 class Call:
     name: str
     session: str
     rid: object
     order: int
+    tool: str = ""
     answer: dict[str, Any] | None = None
 
 
@@ -72,7 +79,7 @@ class Rig:
     data_dir: Path
     pin: dict[str, str] = field(default_factory=dict)
     calls: dict[str, Call] = field(default_factory=dict)
-    answer_prompts: bool = True
+    leave_open: set[str] = field(default_factory=set)  # calls whose permission prompts stay unanswered
     unresponsive: bool = False  # app.health went unanswered once: waits are shortened
     counters_ok: bool = True  # False once app.health failed to account for a call: stop waiting on it
     fifos: dict[str, Path] = field(default_factory=dict)  # Read calls blocked on a named pipe
@@ -90,9 +97,12 @@ class Rig:
     def gate_dir(self) -> Path:
         return self.project / ".octet-gates"
 
-    def session(self, permission_mode: str = "auto", project: Path | None = None) -> str | None:
+    def session(self, project: Path | None = None) -> str | None:
+        """A session in ``project``: only the documented projectPath is sent,
+        so it has the default modes (Agent, and ask: §5.1 calls ask the
+        product default); prompts are answered by :meth:`collect`."""
         folder = str(project or self.project)
-        response = self.peer.call("session.create", {"projectPath": folder, "permissionMode": permission_mode})
+        response = self.peer.call("session.create", {"projectPath": folder})
         result = response.get("result") if response else None
         session = result.get("session") if isinstance(result, dict) else None
         sid = session.get("id") if isinstance(session, dict) else None
@@ -100,7 +110,7 @@ class Rig:
 
     def execute(self, sid: str, name: str, tool: str, args: dict[str, Any], **extra: Any) -> Call:
         params = {"sessionId": sid, "toolCallId": name, "toolName": tool, "args": args, **extra}
-        call = Call(name, sid, self.peer.send("tools.execute", params), next(self._order))
+        call = Call(name, sid, self.peer.send("tools.execute", params), next(self._order), tool)
         self.calls[name] = call
         return call
 
@@ -195,13 +205,13 @@ class Rig:
                 call.answer = self.peer.await_answer(call.rid, timeout=0)
                 if call.answer is not None:
                     self.peer.add(rpc_tools.tool_outcome_not_error(call.answer))
+                    _shape_accepted(call)
         prompts = [n for n in self.peer.notifications if n.get("method") == "permissions.request"]
         for note in prompts[self._resolved :]:
-            if not self.answer_prompts:
-                return
             params = note.get("params")
-            request_id = params.get("requestId") if isinstance(params, dict) else None
-            self.peer.send("permissions.resolve", {"requestId": request_id, "decision": "allow-session"})
+            if not isinstance(params, dict) or params.get("toolCallId") in self.leave_open:
+                continue
+            self.peer.send("permissions.resolve", {"requestId": params.get("requestId"), "decision": "allow-session"})
         self._resolved = len(prompts)
 
     def pending(self) -> list[Call]:
@@ -235,15 +245,33 @@ class Rig:
         self.gate_dir.mkdir(exist_ok=True)
         self.release()
         patience = self.peer.response_s * (1 if self.unresponsive else 4)
-        self.wait_for(lambda: not self.pending(), timeout=patience)
-        for fd in self.held.values():
-            os.close(fd)
-        self.held.clear()
+        try:
+            self.wait_for(lambda: not self.pending(), timeout=patience)
+        finally:
+            for fd in self.held.values():
+                os.close(fd)
+            self.held.clear()
+
+
+def _shape_accepted(call: Call) -> None:
+    """Raise ShapeRefused when ``call`` was refused for the arguments the suite chose."""
+    reason = rpc_errors.shape_refusal("tools.execute", {"toolName": call.tool}, call.answer)
+    if reason is not None:
+        raise ShapeRefused(reason)
 
 
 @contextlib.contextmanager
-def rig(command: HostcoreCommand, recorder: Recorder, response_s: float, work: Path, name: str) -> Iterator[Rig | None]:
-    """A handshaken generation (None when the handshake failed: other scenarios report that)."""
+def rig(
+    command: HostcoreCommand,
+    recorder: Recorder,
+    response_s: float,
+    work: Path,
+    name: str,
+    judges: tuple[str, ...] = (),
+) -> Iterator[Rig | None]:
+    """A handshaken generation (None when the handshake failed: other
+    scenarios report that). ``judges``: the requirements the scenario is
+    for, untested with the reason when it stops on a refused tool shape."""
     recorder.context = StepContext(scenario=name)
     data_dir = Path(tempfile.mkdtemp(prefix="scenario-", dir=work))
     project = Path(tempfile.mkdtemp(prefix="project-", dir=work))
@@ -259,10 +287,12 @@ def rig(command: HostcoreCommand, recorder: Recorder, response_s: float, work: P
                 return
             made.pin = shell_pin(peer)
             yield made
+        except ShapeRefused as exc:
+            recorder.untestable(str(exc), *judges)
         except (HostcoreGone, Unresponsive):
             return
         finally:
-            with contextlib.suppress(HostcoreGone, Unresponsive):
+            with contextlib.suppress(HostcoreGone, Unresponsive, ShapeRefused):
                 if peer.alive:
                     made.finish()
 
@@ -513,7 +543,10 @@ def not_blocked_behind(waiting: list[str]) -> Iterator[Violation]:
 
 @rule("RPC-2.1-health-counters")
 def counters_match(budget: dict[str, Any] | None, *, running: int, waiting: int) -> Iterator[Violation]:
-    """``running``: blockers whose markers exist; ``waiting``: the rest of the unanswered ones."""
+    """``running``: blockers whose markers exist; ``waiting``: the rest of the
+    unanswered ones (every unanswered call is a Bash blocker). ``active``
+    counts admitted reservations only, so never more than run (§2.1: queued
+    calls are counted apart)."""
     if budget is None:
         return
     if budget.get("shell") != running or budget.get("queued") != waiting:
@@ -521,6 +554,12 @@ def counters_match(budget: dict[str, Any] | None, *, running: int, waiting: int)
             "RPC-2.1-health-counters",
             f"toolBudget says shell {budget.get('shell')!r}, queued {budget.get('queued')!r}; "
             f"{running} Bash commands run and {waiting} wait",
+        )
+    elif isinstance(budget.get("active"), int) and budget["active"] > running:
+        yield Violation(
+            "RPC-2.1-health-counters",
+            f"toolBudget says active {budget['active']!r} with {running} Bash commands admitted and {waiting} waiting; "
+            "active counts admitted reservations only",
         )
 
 
@@ -580,11 +619,14 @@ def overload_error_code(refusal: dict[str, Any]) -> Iterator[Violation]:
 
 
 @rule("RPC-2.1-dispatcher-cap")
-def dispatcher_bounded(outstanding: int) -> Iterator[Violation]:
-    """``outstanding``: calls taken on before the first refusal."""
-    if outstanding <= OVERLOAD_LIMIT:
+def dispatcher_bounded(outstanding: int, *, limit: int = OVERLOAD_LIMIT) -> Iterator[Violation]:
+    """``outstanding``: calls taken on before the first refusal; ``limit``:
+    the most that any reading lets the calls of the scenario be taken on."""
+    if outstanding <= limit:
         return
-    yield Violation("RPC-2.1-dispatcher-cap", f"{outstanding} blocking calls were taken on and none refused")
+    yield Violation(
+        "RPC-2.1-dispatcher-cap", f"{outstanding} calls were taken on at once and none refused; limit {limit}"
+    )
 
 
 @rule("RPC-2.1-queue-bound")
@@ -653,9 +695,15 @@ def transport_scenario(command: HostcoreCommand, recorder: Recorder, response_s:
             _split_utf8(peer)
             if not _invalid_line(peer):
                 return  # no answer after an invalid line: RPC-2-invalid-json-later-frames says so
-            for method, fallback in (("session.get", False), ("tools.execute", True)):
-                params = {"sessionId": "ses_octet_missing", "toolCallId": "missing", "toolName": "Read", "args": {}}
-                peer.add(session_not_found(method, peer.call(method, params), fallback=fallback))
+            missing = {"sessionId": "ses_octet_missing"}
+            call = {"toolCallId": "missing", "toolName": "Read", "args": {"path": "notes.txt"}}
+            for method, fallback, params in (("session.get", False, missing), ("tools.execute", True, missing | call)):
+                response = peer.call(method, params)
+                refused = rpc_errors.shape_refusal(method, params, response)
+                if refused is not None:
+                    recorder.untestable(refused, "RPC-7-session-not-found")
+                    continue
+                peer.add(session_not_found(method, response, fallback=fallback))
             peer.add(no_a2a_notifications(peer.notifications))
             # Its stderr is complete once it has exited (the reader thread is joined then).
             peer.stdin_eof(response_s)
@@ -725,7 +773,22 @@ def budget_scenario(command: HostcoreCommand, recorder: Recorder, response_s: fl
     (queued calls hold nothing), then B sends b1..b3 (b1, b2 run past A's
     waiters), then C sends c1 (waits: 4 run). Then a1 ends (a3 must be next),
     c1 is aborted while it waits, and everything is released."""
-    with rig(command, recorder, response_s, work, "admission-budgets") as r:
+    with rig(
+        command,
+        recorder,
+        response_s,
+        work,
+        "admission-budgets",
+        (
+            "RPC-2.1-bash-session-budget",
+            "RPC-2.1-bash-global-budget",
+            "RPC-2.1-no-head-of-line-blocking",
+            "RPC-2.1-queued-holds-nothing",
+            "RPC-2.1-health-counters",
+            "RPC-2.1-oldest-runnable-first",
+            "RPC-2.1-waiter-release",
+        ),
+    ) as r:
         if r is None:
             return
         a, b, c = r.session(), r.session(), r.session()
@@ -767,7 +830,9 @@ def reads_scenario(command: HostcoreCommand, recorder: Recorder, response_s: flo
     the harness closes the write end): session S runs 2 Bash blockers and 3
     Reads (4 per session: one Read waits); then 9 Reads in three more
     sessions (8 reads in all: S's 2 and 6 more run)."""
-    with rig(command, recorder, response_s, work, "admission-reads") as r:
+    with rig(
+        command, recorder, response_s, work, "admission-reads", ("RPC-2.1-read-budget", "RPC-2.1-session-budget")
+    ) as r:
         if r is None:
             return
         s = r.session()
@@ -800,7 +865,14 @@ def mutations_scenario(command: HostcoreCommand, recorder: Recorder, response_s:
     may run in all), judged on toolBudget.mutations. Then, in a fresh
     session, a blocked Write followed by Writes of "2" and "3" to one file:
     released, they must land in arrival order."""
-    with rig(command, recorder, response_s, work, "admission-mutations") as r:
+    with rig(
+        command,
+        recorder,
+        response_s,
+        work,
+        "admission-mutations",
+        ("RPC-2.1-mutation-session-budget", "RPC-2.1-mutation-global-budget", "RPC-8-mutations-fifo"),
+    ) as r:
         if r is None:
             return
         m = r.session()
@@ -853,12 +925,12 @@ def sessions_scenario(command: HostcoreCommand, recorder: Recorder, response_s: 
     """§8.2: session A (project P) gets an allow-session grant for Write and
     runs a Bash blocker; meanwhile session B (project Q) reads its own
     notes.txt and writes, which needs its own prompt."""
-    with rig(command, recorder, response_s, work, "sessions-independent") as r:
+    with rig(command, recorder, response_s, work, "sessions-independent", ("RPC-8-sessions-independent",)) as r:
         if r is None:
             return
         other = Path(tempfile.mkdtemp(prefix="project-", dir=work))
         (other / "notes.txt").write_text(f"{OTHER_TEXT}\n", encoding="utf-8")
-        a, b = r.session("ask"), r.session("ask", other)
+        a, b = r.session(), r.session(other)
         if a is None or b is None:
             return
         first = r.execute(a, "write-a", "Write", {"path": "a.txt", "content": "a"})
@@ -931,16 +1003,15 @@ def approval_scenario(command: HostcoreCommand, recorder: Recorder, response_s: 
     with rig(command, recorder, response_s, work, "one-approval") as r:
         if r is None:
             return
-        created = r.peer.call(
-            "session.create", {"projectPath": str(r.project), "mode": "plan", "permissionMode": "auto"}
-        )
-        result = created.get("result") if created else None
-        session = result.get("session") if isinstance(result, dict) else None
-        sid = session.get("id") if isinstance(session, dict) else None
-        begun = r.peer.call("session.beginTurn", {"sessionId": sid}) if isinstance(sid, str) else None
+        sid = r.session()
+        begun = r.peer.call("session.beginTurn", {"sessionId": sid}) if sid is not None else None
         turn = (begun.get("result") or {}).get("turnId") if begun else None
         if not isinstance(sid, str) or not isinstance(turn, str):
             return
+        # Into Plan mode the documented way (§4 plans.enter from the running turn).
+        entered = r.peer.call("plans.enter", {"sessionId": sid, "turnId": turn, "toolCallId": "enter", "kind": "plan"})
+        if entered is None or "result" not in entered:
+            return  # whether plans.enter works is judged by the state machine
         for n in (1, 2):
             args = {"title": f"Plan {n}", "markdown": f"# Plan {n}\n\nSteps.\n", "question": "Proceed?"}
             call = r.execute(sid, f"submit-{n}", "SubmitPlan", args, turnId=turn)
@@ -1027,7 +1098,9 @@ def _counted(r: Rig) -> bool:
     if budget is None:
         return True
     running = len(r.started())
-    return budget.get("shell") == running and budget.get("queued") == len(r.pending()) - running
+    active = budget.get("active")
+    counted = budget.get("shell") == running and budget.get("queued") == len(r.pending()) - running
+    return counted and (not isinstance(active, int) or active <= running)
 
 
 def _oldest_first(r: Rig, session: str, ending: str) -> None:
@@ -1067,15 +1140,15 @@ def prompt_scenario(command: HostcoreCommand, recorder: Recorder, response_s: fl
     """§2.1: six Bash calls wait on permission prompts in three "ask" sessions;
     the counters show nothing admitted, and four Bash calls of two other
     sessions all start."""
-    with rig(command, recorder, response_s, work, "admission-prompts") as r:
+    with rig(command, recorder, response_s, work, "admission-prompts", ("RPC-2.1-permission-no-slot",)) as r:
         if r is None:
             return
-        r.answer_prompts = False
-        asking = [r.session("ask") for _ in range(3)]
+        asking = [r.session() for _ in range(3)]
         if None in asking:
             return
         for i, sid in enumerate(asking):
             for j in range(2):
+                r.leave_open.add(f"p{i}{j}")
                 r.execute(str(sid), f"p{i}{j}", "Bash", {"command": "true"}, **r.pin)
 
         def prompted() -> int:
@@ -1083,7 +1156,9 @@ def prompt_scenario(command: HostcoreCommand, recorder: Recorder, response_s: fl
 
         if not r.wait_for(lambda: prompted() >= 6):
             r.health()  # still answering? (Unresponsive ends the scenario)
-            return  # this host-core asks no permission for Bash in "ask" mode: nothing to judge
+            # This host-core asks no permission for Bash in the default mode: nothing to judge.
+            recorder.untestable("no Bash call raised a permissions.request", "RPC-2.1-permission-no-slot")
+            return
         budget = r.health()
         free = [r.session(), r.session()]
         if None in free:
@@ -1093,10 +1168,63 @@ def prompt_scenario(command: HostcoreCommand, recorder: Recorder, response_s: fl
             r.blocker(str(free[int(name[1])]), name)
         r.wait_for(lambda: set(names) <= r.started())
         r.peer.add(prompts_hold_nothing(budget, len(set(names) & r.started()), len(names)))
-        for note in r.peer.notifications:
-            params = note.get("params") if note.get("method") == "permissions.request" else None
-            if isinstance(params, dict):
-                r.peer.send("permissions.resolve", {"requestId": params.get("requestId"), "decision": "deny"})
+        _deny_open(r)
+
+
+def _deny_open(r: Rig) -> None:
+    """Deny the prompts the scenario left open."""
+    for note in r.peer.notifications:
+        params = note.get("params") if note.get("method") == "permissions.request" else None
+        if isinstance(params, dict) and params.get("toolCallId") in r.leave_open:
+            r.peer.send("permissions.resolve", {"requestId": params.get("requestId"), "decision": "deny"})
+
+
+def dispatcher_scenario(command: HostcoreCommand, recorder: Recorder, response_s: float, work: Path) -> None:
+    """§2.1: 33 Reads of a path outside their sessions' roots, each left
+    waiting on its permission prompt (§5: ask mode prompts for them). Such a
+    call holds no execution slot and is not queued for admission either (a
+    queued call waits at most 30 s; a prompt has no deadline, §6), so the
+    dispatcher's 32 is all that bounds them: one of the 33 must be refused.
+    The sessions are created first, so a dispatcher that counts every request
+    (app.health, permissions.resolve, ...) refuses only Reads. The prompts are
+    never answered: stdin EOF ends them (§6, host shutdown)."""
+    judges = ("RPC-2.1-dispatcher-cap",)
+    with rig(command, recorder, response_s, work, "admission-dispatcher", judges) as r:
+        if r is None:
+            return
+        outside = Path(tempfile.mkdtemp(prefix="outside-", dir=work)) / "secret.txt"
+        outside.write_text("outside\n", encoding="utf-8")
+        sessions = [r.session() for _ in range(rpc_limits.MAX_ACTIVE_REQUESTS + 1)]
+        if None in sessions:
+            return
+        for n, sid in enumerate(sessions):
+            name = f"d{n}"
+            r.leave_open.add(name)
+            call = r.execute(str(sid), name, "Read", {"path": str(outside)})
+            if not r.wait_for(functools.partial(_prompted_or_answered, r, call)):
+                reason = "a Read of a path outside its session's root raised no permission prompt and got no answer"
+                recorder.untestable(reason, *judges)
+                break
+            if call.answer is not None:
+                _dispatcher_refusal(r, call.answer, n)
+                break
+        else:
+            r.peer.add(dispatcher_bounded(len(sessions), limit=rpc_limits.MAX_ACTIVE_REQUESTS))
+        r.peer.stdin_eof(response_s)
+
+
+def _prompted_or_answered(r: Rig, call: Call) -> bool:
+    return call.answer is not None or _prompted(r, call.name)
+
+
+def _dispatcher_refusal(r: Rig, answer: dict[str, Any], taken: int) -> None:
+    if not rpc_errors.is_overload(answer):
+        reason = "a Read of a path outside its session's root was answered without a permission prompt"
+        r.peer.recorder.untestable(reason, "RPC-2.1-dispatcher-cap")
+        return
+    r.peer.add(overload_named(answer))
+    r.peer.add(overload_error_code(answer))
+    r.peer.add(dispatcher_bounded(taken, limit=rpc_limits.MAX_ACTIVE_REQUESTS))
 
 
 def overload_scenario(command: HostcoreCommand, recorder: Recorder, response_s: float, work: Path) -> None:
@@ -1104,17 +1232,23 @@ def overload_scenario(command: HostcoreCommand, recorder: Recorder, response_s: 
     refusal must say HOST_OVERLOADED. Whether queued calls count against the
     dispatcher's 32 is not said, so a refusal is demanded only past
     32 + 16 + 64 outstanding calls (every reading's bound exceeded)."""
-    with rig(command, recorder, response_s, work, "admission-overload") as r:
+    with rig(
+        command,
+        recorder,
+        response_s,
+        work,
+        "admission-overload",
+        ("RPC-2.1-queue-bound", "RPC-2.1-overloaded-retryable", "RPC-7-overloaded-code"),
+    ) as r:
         if r is None:
             return
-        sid: str | None = None
+        # Every session first: a dispatcher that counts every request refuses
+        # session.create too once the calls fill it.
+        sessions = [r.session() for _ in range(OVERLOAD_LIMIT // 2 + 1)]
+        if None in sessions:
+            return
         for n in range(OVERLOAD_LIMIT + 1):
-            if n % 2 == 0:
-                sid = r.session()
-                if sid is None:
-                    return
-            assert sid is not None
-            _taken_blocker(r, sid, f"o{n}")
+            _taken_blocker(r, str(sessions[n // 2]), f"o{n}")
             refused = next((c for c in r.calls.values() if c.answer is not None), None)
             if refused is not None and refused.answer is not None:
                 r.peer.add(overload_named(refused.answer))
@@ -1141,7 +1275,14 @@ def _taken(r: Rig, name: str) -> bool:
 def abort_output_scenario(command: HostcoreCommand, recorder: Recorder, response_s: float, work: Path) -> None:
     """§8.4: stdout and stderr chunks of one command in order; §8.5: abort twice,
     and the command's child process ends too."""
-    with rig(command, recorder, response_s, work, "abort-and-output") as r:
+    with rig(
+        command,
+        recorder,
+        response_s,
+        work,
+        "abort-and-output",
+        ("RPC-8-tools-output-order", "RPC-8-abort-idempotent", "RPC-8-concurrent-requests"),
+    ) as r:
         if r is None:
             return
         sid = r.session()
@@ -1192,6 +1333,7 @@ SCENARIOS: tuple[tuple[str, Scenario], ...] = (
     ("final frame scenario", final_frame_scenario),
     ("admission budgets scenario", budget_scenario),
     ("admission prompts scenario", prompt_scenario),
+    ("admission dispatcher scenario", dispatcher_scenario),
     ("admission reads scenario", reads_scenario),
     ("admission mutations scenario", mutations_scenario),
     ("sessions scenario", sessions_scenario),

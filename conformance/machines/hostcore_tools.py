@@ -22,7 +22,7 @@ import json
 import os
 import tempfile
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -61,14 +61,17 @@ class World:
 @dataclass(frozen=True)
 class Executed:
     """One tools.execute: its response (None: none in time) and the
-    permissions.request it raised, if any."""
+    permissions.request it raised, if any. ``refused``: why the host-core's
+    answer judges nothing -- it refused the argument shape the suite chose
+    (then ``result`` is None, as for a call that got no result)."""
 
     response: dict[str, Any] | None
     request: dict[str, Any] | None
+    refused: str | None = None
 
     @property
     def result(self) -> dict[str, Any] | None:
-        value = self.response.get("result") if self.response is not None else None
+        value = self.response.get("result") if self.response is not None and self.refused is None else None
         return value if isinstance(value, dict) else None
 
 
@@ -85,6 +88,21 @@ def survives(step: Callable[..., None]) -> Callable[..., None]:
             self.ready = False
 
     return guarded
+
+
+def _outside(world: World, escape: str, name: str) -> tuple[str, str]:
+    """A path, as a session of project A writes it, to ``name`` in the
+    outside folder, and the requirement that classifies that escape."""
+    path = {
+        "absolute": str(world.outside / name),
+        "dotdot": f"../{world.outside.name}/{name}",
+        "symlink": f"escape/{name}",
+    }[escape]
+    return path, "RPC-5-outside-path-permission" if escape == "absolute" else "RPC-5-escape-classification"
+
+
+def _succeeded(done: Executed) -> bool:
+    return done.result is not None and done.result.get("ok") is True
 
 
 def _mentions(value: object, text: str) -> bool:
@@ -146,6 +164,15 @@ class ToolRules:
             return None
         return rpc_session.session_id(response["result"])
 
+    def _session_in_a(self) -> tuple[World, str] | None:
+        """The world and a new session of its project A (None: the generation
+        is not ready, or session.create failed, which is reported)."""
+        if not self._guard():
+            return None
+        world = self.world()
+        sid = self._session_in(world.a)
+        return None if sid is None else (world, sid)
+
     def _begin(self, sid: str) -> str | None:
         begun = self._result("session.beginTurn", {"sessionId": sid})
         turn = begun.get("turnId") if isinstance(begun, dict) else None
@@ -154,7 +181,7 @@ class ToolRules:
     def _end(self, sid: str, turn: str) -> None:
         # No inbox row (createNotification false): the notification rules of
         # the machine keep their own model of the inbox.
-        params = {"sessionId": sid, "turnId": turn, "status": "completed", "createNotification": False}
+        params = {"turnId": turn, "status": "completed", "createNotification": False}  # §4a SessionEndTurnParams
         self._result("session.endTurn", params)
 
     def _notes(self, start: int, method: str) -> list[dict[str, Any]]:
@@ -180,12 +207,21 @@ class ToolRules:
 
     # -- tools.execute with its prompt -----------------------------------------------
     def _execute(
-        self, sid: str, tool: str, args: object, *, answer: str | None = "allow-once", **extra: Any
+        self,
+        sid: str,
+        tool: str,
+        args: object,
+        *,
+        answer: str | None = "allow-once",
+        judges: tuple[str, ...] = (),
+        **extra: Any,
     ) -> Executed:
         """Send one tools.execute; answer a permissions.request it raises with
         ``answer`` (None: leave it open and return without the response).
         Every response is judged by RPC-5-execute-result and §7's
-        RPC-7-tool-outcomes-are-results."""
+        RPC-7-tool-outcomes-are-results. ``judges``: the requirements the
+        call is made for, untested with the reason when the host-core
+        refuses the suite's argument shape."""
         call_id = extra.pop("toolCallId", None) or self._call_id()
         params = {"sessionId": sid, "toolCallId": call_id, "toolName": tool, "args": args, **extra}
         start = len(self.peer.notifications)
@@ -195,23 +231,28 @@ class ToolRules:
         while self.peer.target.now() < deadline:
             response = self.peer.await_answer(rid, timeout=POLL_S)
             if response is not None:
-                return self._judged(Executed(response, request), call_id)
+                return self._judged(Executed(response, request), call_id, tool, judges)
             if request is None:
                 request = self._prompt(start, sid, call_id)
                 if request is not None:
                     if answer is None:
-                        return Executed(None, request | {"_rid": rid})
+                        return Executed(None, request | {"_rid": rid, "_judges": judges})
                     self._answer(request, answer, sid, call_id)
                     deadline = self.peer.target.now() + self.response_s
         self.peer.violate(Violation("RPC-2-jsonrpc-2.0", f"tools.execute {tool} got no response in time"))
         return Executed(None, request)
 
-    def _judged(self, done: Executed, call_id: str) -> Executed:
+    def _judged(self, done: Executed, call_id: str, tool: str, judges: tuple[str, ...] = ()) -> Executed:
         assert done.response is not None
         self.peer.add(rpc_tools.tool_outcome_not_error(done.response))
         if "result" in done.response:
             self.peer.add(rpc_tools.execute_result(done.response["result"], tool_call_id=call_id))
-        return done
+        reason = rpc_errors.shape_refusal("tools.execute", {"toolName": tool}, done.response)
+        if reason is None:
+            return done
+        # A side effect is judged only after the call it depends on succeeded.
+        self.recorder.untestable(reason, *judges)
+        return replace(done, refused=reason)
 
     def _prompt(self, start: int, sid: str, call_id: str) -> dict[str, Any] | None:
         for note in self._notes(start, "permissions.request"):
@@ -236,7 +277,7 @@ class ToolRules:
         if response is None:
             self.peer.violate(Violation("RPC-2-jsonrpc-2.0", "tools.execute got no response after its prompt"))
             return Executed(None, request)
-        return self._judged(Executed(response, request), call_id)
+        return self._judged(Executed(response, request), call_id, str(request.get("toolName")), request["_judges"])
 
     # -- §10 item 5: the session's root, not the selected workspace --------------------
     @rule()
@@ -258,8 +299,9 @@ class ToolRules:
             ("workspace.set", world.a, rpc_results.workspace_set_result),
             ("workspace.get", None, rpc_results.workspace_get_result),
         ):
-            result = self._result(method, {"path": str(folder)} if folder else {})
-            self.peer.add(judge(result))
+            response = self._call(method, {"path": str(folder)} if folder else {})
+            if response is not None:  # None: unanswered (reported) or its params refused (untested)
+                self.peer.add(judge(response.get("result")))
         before = self._result("workspace.get", {})
         created = self._result("projects.create", {"path": str(world.b)})
         self.peer.add(rpc_results.projects_create_result(created))
@@ -276,7 +318,9 @@ class ToolRules:
         if sid is None:
             return
         self._read_root(sid, MARK_A, "RPC-10-05-workspace-switch-isolated", "with A selected")
-        self.peer.add(rpc_results.workspace_set_result(self._result("workspace.set", {"path": str(world.b)})))
+        selected = self._call("workspace.set", {"path": str(world.b)})
+        if selected is not None:
+            self.peer.add(rpc_results.workspace_set_result(selected.get("result")))
         self._read_root(sid, MARK_A, "RPC-10-05-workspace-switch-isolated", "after selecting B")
         self._read_root(sid, MARK_A, "RPC-5-workspace-not-consulted", "after selecting B")
         self._read_root(sid, MARK_A, "RPC-5-session-root", "")
@@ -286,7 +330,7 @@ class ToolRules:
         self.peer.add(rpc_results.workspace_clear_result(self._result("workspace.clear", {})))
 
     def _read_root(self, sid: str, mark: str, requirement: str, when: str) -> None:
-        done = self._execute(sid, "Read", {"path": NOTE})
+        done = self._execute(sid, "Read", {"path": NOTE}, judges=(requirement,))
         if done.result is None:
             return
         self.recorder.exercise(requirement)
@@ -299,8 +343,9 @@ class ToolRules:
     def _walk_stays_inside(self, sid: str, world: World) -> None:
         """RPC-5-bash-no-outside-exception: a Grep over the root (an implicit
         recursive walk) does not follow project A's symlink out of it."""
-        done = self._execute(sid, "Grep", {"pattern": "marker-of-outside"}, answer="deny")
-        if done.result is None:
+        judges = ("RPC-5-bash-no-outside-exception",)
+        done = self._execute(sid, "Grep", {"pattern": "marker-of-outside"}, answer="deny", judges=judges)
+        if done.result is None or done.result.get("ok") is not True:
             return
         self.recorder.exercise("RPC-5-bash-no-outside-exception")
         content = done.result.get("content")
@@ -311,9 +356,9 @@ class ToolRules:
     def _missing_session(self) -> None:
         """RPC-5-missing-session: refused, or run under the *selected*
         workspace (B) -- never under another session's root (A)."""
-        done = self._execute("ses-that-does-not-exist", "Read", {"path": NOTE})
+        done = self._execute("ses-that-does-not-exist", "Read", {"path": NOTE}, judges=("RPC-5-missing-session",))
         response = done.response
-        if response is None:
+        if response is None or done.refused is not None:
             return
         self.recorder.exercise("RPC-5-missing-session")
         if "error" in response:
@@ -329,7 +374,7 @@ class ToolRules:
         sid = self._session_in(None)
         if sid is None:
             return
-        done = self._execute(sid, "Read", {"path": NOTE})
+        done = self._execute(sid, "Read", {"path": NOTE}, judges=("RPC-5-pathless-session",))
         if done.result is None:
             return
         self.recorder.exercise("RPC-5-pathless-session")
@@ -356,16 +401,22 @@ class ToolRules:
         if sid is None:
             return
         name = f"written-{self._call_id()}.txt"
-        wrote = self._execute(sid, "Write", {"path": name, "content": "first"})
-        edited = self._execute(sid, "Edit", {"path": name, "old_string": "first", "new_string": "second"})
-        found = self._execute(sid, "Glob", {"pattern": "written-*.txt"})
-        self.recorder.exercise("RPC-5-session-root")
+        judges = ("RPC-5-session-root",)
+        wrote = self._execute(sid, "Write", {"path": name, "content": "first"}, judges=judges)
+        edit = {"path": name, "old_string": "first", "new_string": "second"}
+        edited = self._execute(sid, "Edit", edit, judges=judges) if _succeeded(wrote) else None
+        found = self._execute(sid, "Glob", {"pattern": "written-*.txt"}, judges=judges)
         landed = (world.a / name).read_text(encoding="utf-8") if (world.a / name).exists() else None
-        if wrote.result is not None and edited.result is not None and landed != "second":
-            elsewhere = " (it went to the selected project B)" if (world.b / name).exists() else ""
-            message = f"a relative Write then Edit by the session of project A left A's file {landed!r}{elsewhere}"
-            self.peer.violate(Violation("RPC-5-session-root", message))
-        if found.result is not None and not _mentions(found.result.get("content"), name):
+        if _succeeded(wrote):  # a side effect is judged only after its call succeeded
+            self.recorder.exercise("RPC-5-session-root")
+            wanted = "second" if edited is not None and _succeeded(edited) else "first"
+            if landed != wanted:
+                elsewhere = " (it went to the selected project B)" if (world.b / name).exists() else ""
+                did = "Write then Edit" if wanted == "second" else "Write"
+                message = f"a relative {did} by the session of project A left A's file {landed!r}{elsewhere}"
+                self.peer.violate(Violation("RPC-5-session-root", message))
+        if _succeeded(wrote) and _succeeded(found) and not _mentions(found.result, name):
+            self.recorder.exercise("RPC-5-session-root")
             message = "a Glob over the session root misses the file just written"
             self.peer.violate(Violation("RPC-5-session-root", message))
         self._tools_list()
@@ -401,27 +452,29 @@ class ToolRules:
         TOOL_DENIED), RPC-4-permissions.resolve, RPC-5-outside-result-path
         (allow: the canonical absolute path) and RPC-4-permissions.evaluate.
         Each prompt is judged by RPC-6-request-shape."""
-        if not self._guard():
+        ready = self._session_in_a()
+        if ready is None:
             return
-        world = self.world()
-        sid = self._session_in(world.a)
-        if sid is None:
-            return
-        path = {
-            "absolute": str(world.outside / SECRET),
-            "dotdot": f"../{world.outside.name}/{SECRET}",
-            "symlink": f"escape/{SECRET}",
-        }[escape]
-        requirement = "RPC-5-outside-path-permission" if escape == "absolute" else "RPC-5-escape-classification"
+        world, sid = ready
+        path, requirement = _outside(world, escape, SECRET)
         # The params are not documented; these are tools.execute's. Judged
         # only when a result comes: an object holding the decision.
         asked = self._call("permissions.evaluate", {"sessionId": sid, "toolName": "Read", "args": {"path": path}})
-        self.recorder.exercise("RPC-4-permissions.evaluate")
         evaluated = asked.get("result") if asked is not None else None
+        if asked is not None:
+            self.recorder.exercise("RPC-4-permissions.evaluate")
         if asked is not None and "result" in asked and not isinstance(evaluated, dict):
             message = f"permissions.evaluate answered {type(evaluated).__name__}; expected a decision object"
             self.peer.violate(Violation("RPC-4-permissions.evaluate", message))
-        open_ = self._execute(sid, "Read", {"path": path}, answer=None)
+        judges = (
+            requirement,
+            "RPC-10-04-permission-pending",
+            "RPC-6-pending-until-decided",
+            "RPC-10-03-denied-tool-denied",
+        )
+        open_ = self._execute(sid, "Read", {"path": path}, answer=None, judges=judges)
+        if open_.refused is not None:
+            return
         self.recorder.exercise(requirement)
         if open_.request is None:
             message = f"a Read of {path!r} outside the session root in ask mode raised no permissions.request"
@@ -432,7 +485,40 @@ class ToolRules:
             self._judge_decided(self._finish(open_, answer), answer, world)
         elif answer != "allow-once":  # answered already: judge what came
             call_id = str((open_.request or {}).get("toolCallId"))
-            self._judge_decided(self._judged(Executed(early, open_.request), call_id), answer, world)
+            done = self._judged(Executed(early, open_.request), call_id, "Read", (requirement,))
+            self._judge_decided(done, answer, world)
+
+    @rule(escape=ESCAPES, answer=st.sampled_from(("deny", "abort")))
+    @survives
+    def denied_write(self, escape: str, answer: str) -> None:
+        """RPC-5-outside-path-permission and RPC-5-escape-classification: a
+        Write outside the root in ask mode prompts, and denied or cancelled at
+        its prompt writes nothing (§5: nothing is executed; a Read could not
+        show that, it changes nothing either way); RPC-10-03-denied-tool-denied:
+        it answers TOOL_DENIED."""
+        ready = self._session_in_a()
+        if ready is None:
+            return
+        world, sid = ready
+        name = f"denied-{self._call_id()}.txt"
+        path, requirement = _outside(world, escape, name)
+        judges = (requirement, "RPC-10-03-denied-tool-denied")
+        done = self._execute(sid, "Write", {"path": path, "content": "denied"}, answer=answer, judges=judges)
+        if done.result is None:
+            return
+        self.recorder.exercise(requirement)
+        how = "denied" if answer == "deny" else "cancelled by tools.abort"
+        if done.request is None:
+            message = f"a Write of {path!r} outside the session root in ask mode raised no permissions.request"
+            self.peer.violate(Violation(requirement, message))
+            return
+        if (world.outside / name).exists():
+            self.peer.violate(Violation(requirement, f"a Write outside the root {how} at its prompt wrote the file"))
+        self.recorder.exercise("RPC-10-03-denied-tool-denied")
+        if done.result.get("ok") is not False or _code(done.result) != "TOOL_DENIED":
+            got = f"ok {done.result.get('ok')!r}, errorCode {_code(done.result)!r}"
+            message = f"a Write {how} at its prompt answered {got}; expected TOOL_DENIED"
+            self.peer.violate(Violation("RPC-10-03-denied-tool-denied", message))
 
     def _still_pending(self, open_: Executed, sid: str) -> dict[str, Any] | None:
         """The response, if one came while the prompt was open (a violation)."""
@@ -508,7 +594,7 @@ class ToolRules:
         pin = self._shell_pin()
         if pin is None:
             return None
-        pinned = {"expectedCommandShellId": pin[0], "expectedCommandShellDialect": pin[1]}
+        pinned: dict[str, Any] = {"expectedCommandShellId": pin[0], "expectedCommandShellDialect": pin[1]}
         return self._execute(sid, "Bash", {"command": command}, answer=answer, **pinned, **extra)
 
     def _enter(self, sid: str, turn: str, kind: str | None) -> bool:
@@ -552,7 +638,10 @@ class ToolRules:
         return mine[-1]
 
     def _pending(self, sid: str) -> Any:
-        pending = self._result("plans.pending", {"sessionId": sid})
+        response = self._call("plans.pending", {"sessionId": sid})
+        if response is None:
+            return None  # unanswered (reported) or its params refused (untested)
+        pending = response.get("result")
         self.peer.add(rpc_plans.plans_pending_result(pending))
         return pending
 
@@ -574,13 +663,14 @@ class ToolRules:
         turn = self._begin(sid) if sid is not None else None
         if sid is None or turn is None or not self._enter(sid, turn, None if kind == "plan" else kind):
             return
-        forged = {"turnId": turn, "requestedMode": "agent"}
+        forged: dict[str, Any] = {"turnId": turn, "requestedMode": "agent"}
+        judges = ("RPC-10-10-forged-mode", "RPC-5-plan-goal-denied", "RPC-5-requested-mode-ignored")
         target = f"written-in-{kind}-{self._call_id()}.txt"
         for tool, args in (
             ("Write", {"path": target, "content": "x"}),
             ("Edit", {"path": NOTE, "old_string": MARK_A, "new_string": "y"}),
         ):
-            done = self._execute(sid, tool, args, answer="allow-once", **forged)
+            done = self._execute(sid, tool, args, judges=judges, **forged)
             self._judge_denied(done, tool, kind, in_plan_code=True)
         done = self._execute(sid, "NoSuchTool", {}, answer="allow-once", **forged)
         self._judge_denied(done, "an unknown tool", kind, in_plan_code=False)
@@ -589,14 +679,15 @@ class ToolRules:
             message = f"a Write or Edit in {kind} mode changed project A's files"
             for requirement in ("RPC-10-10-forged-mode", "RPC-5-plan-goal-denied"):
                 self.peer.violate(Violation(requirement, message))
-        read = self._execute(sid, "Read", {"path": NOTE}, **forged)
-        self.recorder.exercise("RPC-5-plan-goal-allowed")
-        if read.result is not None and read.result.get("ok") is not True:
-            message = f"a Read inside the root in {kind} mode answered errorCode {_code(read.result)!r}"
-            self.peer.violate(Violation("RPC-5-plan-goal-allowed", message))
+        read = self._execute(sid, "Read", {"path": NOTE}, judges=("RPC-5-plan-goal-allowed",), **forged)
+        if read.result is not None:
+            self.recorder.exercise("RPC-5-plan-goal-allowed")
+            if read.result.get("ok") is not True:
+                message = f"a Read inside the root in {kind} mode answered errorCode {_code(read.result)!r}"
+                self.peer.violate(Violation("RPC-5-plan-goal-allowed", message))
         self._todo_write_refused(sid, turn, kind)
-        bash = self._bash(sid, "echo planning", answer="deny", turnId=turn)
-        if bash is not None and bash.response is not None:
+        bash = self._bash(sid, "echo planning", answer="deny", turnId=turn, judges=("RPC-5-plan-goal-bash-permission",))
+        if bash is not None and bash.result is not None:
             self.recorder.exercise("RPC-5-plan-goal-bash-permission")
             if bash.request is None:
                 message = f"Bash in {kind} mode under the ask permission mode ran without a permissions.request"
@@ -669,6 +760,8 @@ class ToolRules:
         self, sid: str, call_id: str, kind: str, args: dict[str, str]
     ) -> tuple[str, dict[str, Any]] | None:
         pending = self._pending(sid)
+        if pending is None:
+            return None  # unanswered (reported) or its params refused (untested)
         plans = pending.get("plans") if isinstance(pending, dict) else None
         found = [p for p in plans or [] if isinstance(p, dict) and p.get("toolCallId") == call_id]
         self.recorder.exercise("RPC-4-plans.pending")
@@ -863,7 +956,10 @@ class ToolRules:
 
     def _artifacts_listed(self, sid: str, *proposals: dict[str, Any]) -> None:
         """RPC-4-artifacts.list: both submissions' artifacts are listed."""
-        listed = self._result("artifacts.list", {"sessionId": sid})
+        response = self._call("artifacts.list", {"sessionId": sid})
+        if response is None:
+            return  # unanswered (reported) or its params refused (untested)
+        listed = response.get("result")
         self.recorder.exercise("RPC-4-artifacts.list")
         for proposal in proposals:
             artifact = proposal.get("artifact")
@@ -1360,8 +1456,9 @@ class BashScenario(ForkTodoRules):
         other_dialect = next(d for d in rpc_limits.SHELL_DIALECTS if d != pin[1])
         for shell, dialect in ((other_id, pin[1]), (pin[0], other_dialect)):
             marker = self.world().a / f"spawned-{self._call_id()}"
-            pinned = {"expectedCommandShellId": shell, "expectedCommandShellDialect": dialect}
-            done = self._execute(sid, "Bash", {"command": f"touch {marker}"}, answer="allow-once", **pinned)
+            pinned: dict[str, Any] = {"expectedCommandShellId": shell, "expectedCommandShellDialect": dialect}
+            judges = ("RPC-5.2-shell-pin", "RPC-10-13-bash-shell")
+            done = self._execute(sid, "Bash", {"command": f"touch {marker}"}, judges=judges, **pinned)
             if done.result is None:
                 continue
             self.recorder.exercise("RPC-5.2-shell-pin", "RPC-10-13-bash-shell")
@@ -1459,7 +1556,7 @@ class BashScenario(ForkTodoRules):
             self.peer.violate(Violation("RPC-4-tools.abort", "tools.abort of a running Bash call was not answered"))
         response = self.peer.await_answer(rid)
         if response is not None:
-            self._judged(Executed(response, request if isinstance(request, dict) else None), call_id)
+            self._judged(Executed(response, request if isinstance(request, dict) else None), call_id, "Bash")
         self._ended(pids, ("RPC-10-13-bash-shell", "RPC-4-tools.abort"), "after tools.abort")
         again = self._call("tools.abort", {"sessionId": sid, "toolCallId": call_id, "toolName": "Bash"})
         if again is not None and "error" in again:

@@ -22,6 +22,7 @@ from typing import Any
 from conformance.evidence import Recorder
 from conformance.protocol import rpc_limits
 from conformance.protocol.framing import Frame
+from conformance.protocol.rpc_answers import AnswerLedger, id_key, judge_response
 from conformance.protocol.rpc_errors import check_error_response
 from conformance.protocol.violations import Finding, Violation
 from conformance.transport.process import TargetProcess, WriteTimeout, sanitized_env
@@ -63,6 +64,11 @@ class HostcorePeer:
         self.notifications: list[dict[str, Any]] = []
         self._ids = itertools.count(1)
         self._answers: dict[object, dict[str, Any]] = {}
+        # What was sent and answered, for the JSON-RPC §5 rules; requests
+        # whose answer echoed their id with another type (matched anyway, so
+        # the run goes on) are kept in ``loose``.
+        self.ledger = AnswerLedger()
+        self.loose: set[object] = set()
         self._seen = 0
         self._violated: dict[str, str] = {}  # requirement -> message, first in this generation
         argv = command.expand(data_dir)
@@ -90,6 +96,7 @@ class HostcorePeer:
     # -- writing -----------------------------------------------------------------
     def write_raw(self, data: bytes, *, intent: str, recipe: dict[str, Any] | None = None) -> None:
         self.trace.wrote(data, step=self.step, meta={"intent": intent}, recipe=recipe)
+        self.ledger.wrote(data)
         try:
             self.target.write(data, timeout=self.response_s)
         except (WriteTimeout, BrokenPipeError, OSError) as exc:
@@ -102,6 +109,7 @@ class HostcorePeer:
         whole. The trace keeps its recipe, not its bytes."""
         filler = size - len(head) - len(tail)
         self.trace.action(intent, step=self.step, size=size, head=head.decode(), tail=tail.decode(), filler="x")
+        self.ledger.wrote_long_line(head)
         chunk = b"x" * WRITE_CHUNK_BYTES
         deadline = self.target.now() + timeout
         try:
@@ -131,7 +139,7 @@ class HostcorePeer:
     # -- reading -----------------------------------------------------------------
     def await_answer(self, rid: object, *, timeout: float | None = None) -> dict[str, Any] | None:
         deadline = self.target.now() + (self.response_s if timeout is None else timeout)
-        key = _key(rid)
+        key = id_key(rid)
         while key not in self._answers:
             remaining = deadline - self.target.now()
             if remaining <= 0:
@@ -142,7 +150,7 @@ class HostcorePeer:
     def await_any(self, rids: Sequence[object], *, timeout: float) -> dict[str, Any] | None:
         """The first answer carrying any of ``rids`` (None: none in time)."""
         deadline = self.target.now() + timeout
-        keys = [_key(r) for r in rids]
+        keys = [id_key(r) for r in rids]
         while not any(k in self._answers for k in keys):
             remaining = deadline - self.target.now()
             if remaining <= 0:
@@ -190,19 +198,28 @@ class HostcorePeer:
             self.violate(Violation("RPC-2-jsonrpc-2.0", "output frame is not a JSON-RPC 2.0 object", (), index))
             return
         self.recorder.exercise("RPC-2-jsonrpc-2.0")
-        if "method" in message and "id" not in message:
-            if len(self.notifications) < MAX_KEPT_NOTIFICATIONS:
+        if "method" in message:
+            if "id" in message:
+                self.violate(Violation("RPC-2-jsonrpc-2.0", "the host-core sent a request; it only answers", (), index))
+            elif len(self.notifications) < MAX_KEPT_NOTIFICATIONS:
                 self.notifications.append(message)
             return
+        matched, findings = judge_response(self.ledger, message)
         if "error" in message:
-            self.add(f.in_frame(index) if isinstance(f, Violation) else f for f in check_error_response(message))
-        self._answers[_key(message.get("id"))] = message
+            findings.extend(check_error_response(message))
+        self.add(f.in_frame(index) if isinstance(f, Violation) else f for f in findings)
+        if matched.how == "again":
+            return  # the first answer stands
+        if matched.how == "loose":
+            self.loose.add(matched.request)
+        self._answers[matched.request if matched.request is not None else id_key(message.get("id"))] = message
         self.trace.answered(message.get("id"))
 
     # -- ending ------------------------------------------------------------------
     def stdin_eof(self, timeout: float) -> int | None:
         """Close stdin, read what is left, and the exit status (None: still running)."""
         self.target.close_stdin()
+        self.ledger.closed()
         deadline = self.target.now() + timeout
         try:
             while self.alive and self.target.now() < deadline:
@@ -226,10 +243,3 @@ class HostcorePeer:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-
-def _key(rid: object) -> object:
-    # Ids are judged by value (5 and 5.0 are one id); a string never equals a number.
-    if isinstance(rid, float) and rid.is_integer():
-        return int(rid)
-    return (type(rid).__name__, rid) if isinstance(rid, str) else rid

@@ -30,7 +30,7 @@ from typing import Any
 from .describe import kind
 from .id_peek import peek_id
 from .members import excerpt
-from .rpc_limits import ID_PEEK_EXPECTED_BYTES
+from .rpc_limits import ID_PEEK_EXPECTED_BYTES, UNSPECIFIED_ARGS_TOOLS, UNSPECIFIED_PARAMS_METHODS
 from .violations import Finding, Violation, rule
 
 
@@ -158,6 +158,40 @@ def is_overload(response: object) -> bool:
         return error_code_of(response["error"]) == HOST_OVERLOADED
     result = response.get("result")
     return isinstance(result, dict) and result.get("ok") is False and result.get("errorCode") == HOST_OVERLOADED
+
+
+def invalid_input_refusal(response: object) -> str | None:
+    """The errorCode of a refusal for invalid input (INVALID_PARAMS and its
+    kin, :data:`INVALID_INPUT_CODES`), whether a JSON-RPC error or a
+    tools.execute result with ok false; None for any other answer. A call
+    whose shape the document leaves open, refused this way, judges nothing
+    (docs/hostcore-requests.md)."""
+    if not isinstance(response, dict):
+        return None
+    result = response.get("result")
+    if "error" in response:
+        code: object = error_code_of(response["error"])
+    elif isinstance(result, dict) and result.get("ok") is False:
+        code = result.get("errorCode")
+    else:
+        return None
+    return code if isinstance(code, str) and code in INVALID_INPUT_CODES else None
+
+
+def shape_refusal(method: str, params: object, response: object) -> str | None:
+    """Why ``response`` judges nothing: the host-core refused, as invalid
+    input, a request whose shape the document leaves to the suite -- params
+    of a method §4 does not spell out, or the arguments of a tool it does
+    not (docs/hostcore-requests.md). None for any other answer."""
+    code = invalid_input_refusal(response)
+    if code is None:
+        return None
+    if method in UNSPECIFIED_PARAMS_METHODS:
+        return f"the host-core refused {method} with the params the suite chose ({code}); the document names none"
+    tool = params.get("toolName") if isinstance(params, dict) and method == "tools.execute" else None
+    if tool in UNSPECIFIED_ARGS_TOOLS:
+        return f"the host-core refused {tool} with the arguments the suite chose ({code}); the document names none"
+    return None
 
 
 # -- checks over one error response -----------------------------------------------------

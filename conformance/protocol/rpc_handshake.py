@@ -94,3 +94,21 @@ def handshake_result(result: object) -> Iterator[Finding]:
     """Every §3 rule on what host-core answers (host-core side)."""
     yield from handshake_result_shape(result)
     yield from no_a2a_capability(result)
+
+
+@rule("RPC-10-01-handshake")
+def handshake_answered(*, exact_id: bool) -> Iterator[Violation]:
+    """Acceptance item 1, from the host-core's side: the v11 handshake got a
+    result. ``exact_id``: the result echoed the request's id exactly; one
+    echoed with another JSON type ("4" for 4) reaches no client that matches
+    ids as JSON-RPC 2.0 §5 says, so the handshake never completes for it (the
+    harness pairs it anyway, to go on judging)."""
+    if not exact_id:
+        message = "the handshake's result carries its request's id with another JSON type; no client can match it"
+        yield Violation("RPC-10-01-handshake", message, ("id",))
+
+
+def handshake_completed(response: dict[str, object], *, exact_id: bool) -> Iterator[Finding]:
+    """A successful handshake answer (``response`` holds a result): §10 item 1 and the §3 result rules."""
+    yield from handshake_answered(exact_id=exact_id)
+    yield from handshake_result(response["result"])

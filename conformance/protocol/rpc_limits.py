@@ -57,6 +57,28 @@ ADMISSION_WAIT_S = 30.0  # RPC-2.1-wait-timeout
 READ_TOOLS = ("Read", "Glob", "Grep")  # RPC-2.1-read-budget
 MUTATING_TOOLS = ("Write", "Edit")  # RPC-2.1-mutation-global-budget
 BASH_TOOL = "Bash"  # RPC-2.1-bash-global-budget
+# Tools §4 and §5 name without spelling out their arguments (TodoWrite,
+# SubmitPlan and SubmitGoal have theirs): the names the harness sends are its
+# own choice (docs/hostcore-requests.md), and a host-core may refuse them.
+UNSPECIFIED_ARGS_TOOLS = (*READ_TOOLS, *MUTATING_TOOLS, BASH_TOOL)
+# Methods §4 names without spelling out the params the harness must send
+# them; the member names are the suite's choice (docs/hostcore-requests.md).
+UNSPECIFIED_PARAMS_METHODS = (
+    "workspace.set",
+    "session.appendMessage",
+    "session.get",
+    "session.delete",
+    "permissions.evaluate",
+    "permissions.listSessionGrants",
+    "permissions.clearSessionGrants",
+    "plans.submit",
+    "plans.pending",
+    "plans.abort",
+    "plans.queuedExecutions",
+    "plans.claimExecution",
+    "plans.finishExecution",
+    "artifacts.list",
+)
 
 # The app.health toolBudget members (all numbers).
 TOOL_BUDGET_FIELDS = ("active", "queued", "total", "shell", "reads", "mutations", "plugins")  # RPC-4-app.health

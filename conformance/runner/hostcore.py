@@ -16,11 +16,12 @@ from pathlib import Path
 from typing import Any
 
 from conformance.evidence import Recorder, StepContext
-from conformance.machines import hostcore_admission, hostcore_ending
+from conformance.machines import hostcore_admission, hostcore_ending, hostcore_held
 from conformance.machines.hostcore import UNKNOWN_METHOD, HostcoreMachine, machine_for, scripted_example
 from conformance.manifest import Manifest
 from conformance.peers.rpc_client import DATA_DIR, HostcoreCommand, HostcoreGone, HostcorePeer, handshake_params
 from conformance.protocol import rpc_errors, rpc_handshake, rpc_limits, rpc_results
+from conformance.protocol.rpc_answers import id_key
 from conformance.protocol.violations import Violation
 from conformance.requirements import load_catalog
 from conformance.results import RunResult
@@ -79,19 +80,44 @@ def certify_hostcore(
                 _guarded(
                     recorder, "oversized scenario", lambda: oversized_scenario(command, recorder, response_s, work)
                 )
-            for name, scenario in (*hostcore_admission.SCENARIOS, *hostcore_ending.SCENARIOS):
-                if not _runs(name, profile, scenarios):
-                    continue
-                _guarded(recorder, name, functools.partial(scenario, command, recorder, response_s, work))
-            machine = machine_for(command, recorder, response_s=response_s, work_root=work)
-            _guarded(recorder, "scripted example", lambda: scripted_example(machine, walks))
-            if profile.examples > 0:  # a profile of no examples runs the scripted walk only
-                _guarded(recorder, "state machine", lambda: _run_machine(machine, profile, run_seed))
+            held: list[hostcore_held.HeldPrompt] = []
+            if _runs(hostcore_held.NAME, profile, scenarios):  # open for the rest of the run (§6)
+                opened = functools.partial(hostcore_held.open_prompt, command, recorder, response_s, work)
+                _guarded(recorder, hostcore_held.NAME, lambda: held.extend(filter(None, [opened()])))
+            try:
+                _run_all(command, recorder, response_s, work, profile, run_seed, walks, scenarios)
+                hold_s = hostcore_held.hold_seconds(profile.name)
+                for prompt in held:
+                    _guarded(recorder, hostcore_held.NAME, functools.partial(prompt.judge, hold_s))
+            finally:
+                for prompt in held:
+                    prompt.peer.close()  # judged or not (a signal stops the run): nothing outlives it
     verdicts = [
         _with_trace(v, recorder.traces.get(v.requirement.id))
         for v in decide(load_catalog(), recorder, role="hostcore", api_version=API_VERSION)
     ]
     return RunResult.recorded(described(command), profile, run_seed, verdicts, recorder, role="hostcore")
+
+
+def _run_all(
+    command: HostcoreCommand,
+    recorder: Recorder,
+    response_s: float,
+    work: Path,
+    profile: Profile,
+    run_seed: int,
+    walks: Sequence[str] | None,
+    scenarios: Sequence[str] | None,
+) -> None:
+    """The fixed scenarios, the scripted walk and the state machine."""
+    for name, scenario in (*hostcore_admission.SCENARIOS, *hostcore_ending.SCENARIOS):
+        if not _runs(name, profile, scenarios):
+            continue
+        _guarded(recorder, name, functools.partial(scenario, command, recorder, response_s, work))
+    machine = machine_for(command, recorder, response_s=response_s, work_root=work)
+    _guarded(recorder, "scripted example", lambda: scripted_example(machine, walks))
+    if profile.examples > 0:  # a profile of no examples runs the scripted walk only
+        _guarded(recorder, "state machine", lambda: _run_machine(machine, profile, run_seed))
 
 
 def _runs(name: str, profile: Profile, scenarios: Sequence[str] | None) -> bool:
@@ -134,14 +160,14 @@ def _peer(command: HostcoreCommand, recorder: Recorder, response_s: float, work:
 
 def handshake(peer: HostcorePeer) -> bool:
     """Acceptance item 1 (RPC-10-01-handshake): version 11 is accepted."""
-    response = peer.call("app.handshake", handshake_params())
+    rid = peer.send("app.handshake", handshake_params())
+    response = peer.await_answer(rid)
     if response is None or "result" not in response:
         why = "no answer" if response is None else "an error"
         message = f"app.handshake with protocolVersion 11 got {why} within {peer.response_s:g}s"
         peer.violate(Violation("RPC-10-01-handshake", message))
         return False
-    peer.recorder.exercise("RPC-10-01-handshake")
-    peer.add(rpc_handshake.handshake_result(response["result"]))
+    peer.add(rpc_handshake.handshake_completed(response, exact_id=id_key(rid) not in peer.loose))
     return True
 
 

@@ -179,6 +179,11 @@ def _short_deadlines(into: Recorder, part: Recorder) -> None:
         into.short_deadlines.setdefault(requirement, context)
 
 
+def _untested_reasons(into: Recorder, part: Recorder) -> None:
+    for requirement, reason in part.untested_reasons.items():
+        into.untested_reasons.setdefault(requirement, reason)
+
+
 def _keep(into: Recorder, part: Recorder) -> None:
     """Fields of the run itself, not of a unit: the merged run keeps its own."""
 
@@ -203,4 +208,5 @@ _MERGE_RULES: dict[str, Callable[[Recorder, Recorder], None]] = {
     "context": _keep,
     "judged": _keep,  # every unit judged the same selection (run_unit is given it)
     "short_deadlines": _short_deadlines,
+    "untested_reasons": _untested_reasons,
 }

@@ -64,6 +64,12 @@ def test_dispatcher_and_queue_bounds_at_n_and_n_plus_one() -> None:
         assert broken(judge(limit + 1))
 
 
+def test_prompt_waiting_calls_are_bounded_by_the_dispatcher_alone() -> None:
+    cap = 32
+    assert not broken(judges.dispatcher_bounded(cap, limit=cap))  # the 33rd refused
+    assert broken(judges.dispatcher_bounded(cap + 1, limit=cap))  # 33 taken on, none refused
+
+
 @pytest.mark.parametrize(("count", "bad"), [(1, False), (2, False), (3, True)])
 def test_bash_session_budget(count: int, bad: bool) -> None:
     assert bool(broken(judges.bash_per_session({"s": count, "t": 1}))) is bad
@@ -85,6 +91,10 @@ def test_health_counters_match_markers() -> None:
     assert not broken(judges.counters_match({"shell": 4, "queued": 3}, running=4, waiting=3))
     assert broken(judges.counters_match({"shell": 4, "queued": 0}, running=4, waiting=3))
     assert not broken(judges.counters_match(None, running=4, waiting=3))  # no counters: another rule says so
+    # active counts admitted reservations: the four running, never the three waiting
+    assert not broken(judges.counters_match({"shell": 4, "queued": 3, "active": 4}, running=4, waiting=3))
+    assert broken(judges.counters_match({"shell": 4, "queued": 3, "active": 7}, running=4, waiting=3))
+    assert not broken(judges.counters_match({"shell": 4, "queued": 3, "active": "?"}, running=4, waiting=3))
 
 
 def test_invalid_line_diagnostic_never_repeats_the_line() -> None:

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from conformance.machines import hostcore_ending as judges
+from conformance.machines import hostcore_held
 from conformance.protocol.violations import Violation
 
 
@@ -44,3 +45,15 @@ def test_any_answer_settles_an_admission_wait() -> None:
     assert broken(judges.wait_settled(result(ok=False), 31.0)) == []
     assert broken(judges.wait_settled(error(-32029, "HOST_OVERLOADED"), 31.0)) == []
     assert broken(judges.wait_settled(None, 40.0)) == ["RPC-2.1-wait-timeout"]
+
+
+def test_a_held_prompt_must_still_be_pending_and_listed() -> None:
+    answered = {"jsonrpc": "2.0", "id": 9, "result": {"ok": False, "errorCode": "TOOL_DENIED"}}
+    assert broken(hostcore_held.still_pending(answered, None)) == [
+        "RPC-6-pending-until-decided",
+        "RPC-10-04-permission-pending",
+    ]
+    assert broken(hostcore_held.still_pending(None, False)) == ["RPC-6-pending-until-decided"]
+    assert not broken(hostcore_held.still_pending(None, True))
+    assert not broken(hostcore_held.still_pending(None, None))  # permissions.pending gave no answer to read
+    assert hostcore_held.hold_seconds("default") > 30 > hostcore_held.hold_seconds("quick")

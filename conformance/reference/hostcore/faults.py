@@ -15,6 +15,7 @@ import select
 import tempfile
 import threading
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -1343,3 +1344,133 @@ class WaitsForever(Admission):
 
 ADMISSION_FAULTS["admission-waits-forever"] = WaitsForever
 NAMES = tuple(sorted({*NAMES, *ADMISSION_FAULTS}))
+
+
+# -- faults of JSON-RPC 2.0 §5 and §5.1 (judged by conformance/protocol/rpc_answers.py) ----------
+
+
+class AnswersTwice(RewritingWriter):
+    """Writes every successful answer twice (JSON-RPC §5: one response per request)."""
+
+    def rewrite(self, message: dict[str, Any]) -> list[dict[str, Any]]:
+        return [message, message] if "result" in message and "method" not in message else [message]
+
+
+class StringIds(RewritingWriter):
+    """Echoes every request id as a string: "4" for 4 (JSON-RPC §5: the same id)."""
+
+    def rewrite(self, message: dict[str, Any]) -> list[dict[str, Any]]:
+        if "method" in message or message.get("id") is None:
+            return [message]
+        return [{**message, "id": str(message["id"])}]
+
+
+class UnknownMethodWithResult(RewritingWriter):
+    """Its -32601 answers also carry "result": null (JSON-RPC §5: result or error, not both)."""
+
+    def rewrite(self, message: dict[str, Any]) -> list[dict[str, Any]]:
+        error = message.get("error")
+        if isinstance(error, dict) and error.get("code") == METHOD_NOT_FOUND:
+            return [{**message, "result": None}]
+        return [message]
+
+
+class ErrorWithoutMessage(RewritingWriter):
+    """Its error objects have no message member (JSON-RPC §5.1: a string message)."""
+
+    def rewrite(self, message: dict[str, Any]) -> list[dict[str, Any]]:
+        error = message.get("error")
+        if isinstance(error, dict):
+            return [{**message, "error": {k: v for k, v in error.items() if k != "message"}}]
+        return [message]
+
+
+class ReservedErrorCode(RewritingWriter):
+    """Files INVALID_ARGUMENT (a string §7's table gives no slot) under -32100,
+    a code of JSON-RPC's reserved block that is neither predefined nor in the
+    server range (§5.1)."""
+
+    def rewrite(self, message: dict[str, Any]) -> list[dict[str, Any]]:
+        error = message.get("error")
+        data = error.get("data") if isinstance(error, dict) else None
+        if isinstance(data, dict) and data.get("errorCode") == "INVALID_ARGUMENT":
+            return [{**message, "error": {**error, "code": -32100}}]  # type: ignore[dict-item]
+        return [message]
+
+
+WRITER_FAULTS.update(
+    {
+        "answers-twice": AnswersTwice,
+        "string-ids": StringIds,
+        "unknown-method-with-result": UnknownMethodWithResult,
+        "error-without-message": ErrorWithoutMessage,
+        "reserved-error-code": ReservedErrorCode,
+    }
+)
+NAMES = tuple(sorted({*NAMES, *WRITER_FAULTS}))
+
+
+# -- faults of §2.1 the dispatcher and the health counters (machines/hostcore_admission.py) -----
+
+
+class HealthActiveCountsQueued(Admission):
+    """app.health's toolBudget.active counts queued calls as well as admitted
+    ones (§2.1: the counters report only admitted reservations)."""
+
+    def health(self) -> dict[str, int]:
+        counters = super().health()
+        return counters | {"active": counters["active"] + counters["queued"]}
+
+
+class NoDispatcherCap(UnboundedDispatcher):
+    """No dispatcher cap, and a thread for every long-running request (§2.1:
+    the dispatcher caps active requests at 32). Unlike unbounded-dispatcher,
+    no call waits for a worker: the tool queue still holds 64, so a flood of
+    runnable calls is refused by the queue all the same."""
+
+    def __init__(self, host: HostCore, writer: FrameWriter) -> None:
+        super().__init__(host, writer)
+        self._workers = ThreadPoolExecutor(max_workers=1024, thread_name_prefix="rpc")
+
+
+ADMISSION_FAULTS["health-active-counts-queued"] = HealthActiveCountsQueued
+SERVER_FAULTS["no-dispatcher-cap"] = NoDispatcherCap
+NAMES = tuple(sorted({*NAMES, *ADMISSION_FAULTS, *SERVER_FAULTS}))
+
+
+# -- faults of §5 and §6 permission outcomes (machines/hostcore_tools.py, runner/hostcore.py) ---
+
+
+def _denied_write_runs(original: Callable[..., Any]) -> Callable[..., Any]:
+    """A Write denied at its prompt answers TOOL_DENIED but writes all the
+    same (§5: denial returns TOOL_DENIED without executing the operation)."""
+
+    def gated(host: Any, call: Any, session: Any, entry: Any, tool_class: Any, outside: Any, action: Any) -> Any:
+        outcome = original(host, call, session, entry, tool_class, outside, action)
+        if call.tool_name == "Write" and outcome.content == {"message": "permission deny"}:  # denied, not cancelled
+            action()  # the fault
+        return outcome
+
+    return gated
+
+
+PATCH_FAULTS["denied-write-runs"] = _patch("tools", "_gated", _denied_write_runs)
+NAMES = tuple(sorted({*NAMES, *PATCH_FAULTS}))
+
+
+def _prompt_times_out(original: Callable[..., str]) -> Callable[..., str]:
+    """Every permission prompt denies itself after 1.5 s: longer than the
+    machine's short look at an open prompt, shorter than any hold of the
+    held-prompt scenario (§6: no deadline)."""
+
+    def ask(self: Any, prompt: Any, cancelled: Callable[[], bool]) -> str:
+        timer = threading.Timer(1.5, lambda: self.settle(prompt, "deny"))
+        timer.daemon = True
+        timer.start()
+        return original(self, prompt, cancelled)
+
+    return ask
+
+
+PATCH_FAULTS["prompt-times-out"] = _patch("permissions", "Permissions.ask", _prompt_times_out)
+NAMES = tuple(sorted({*NAMES, *PATCH_FAULTS}))
