@@ -711,10 +711,12 @@ def certify_client_command(args: argparse.Namespace) -> int:
 def _add_report_commands(sub: Any) -> None:
     html = sub.add_parser("report", help="one self-contained HTML file comparing run directories side by side")
     html.add_argument("runs", nargs="+", type=Path, metavar="RUN_DIR", help="report directories (holding matrix.json)")
-    html.add_argument("-o", "--output", type=Path, default=Path("report.html"), help="file to write (report.html)")
+    html.add_argument(
+        "-o", "--output", type=Path, default=Path("report.html"), help="file to write (report.html); - for stdout"
+    )
     base = sub.add_parser("baseline", help="write a baseline listing every failure of a run directory")
     base.add_argument("run", type=Path, metavar="RUN_DIR")
-    base.add_argument("-o", "--output", type=Path, required=True, help="baseline file to write (TOML)")
+    base.add_argument("-o", "--output", type=Path, required=True, help="baseline file to write (TOML); - for stdout")
     dif = sub.add_parser("diff", help="compare two run directories; exit 1 when B has new failures")
     dif.add_argument("run_a", type=Path, metavar="RUN_A")
     dif.add_argument("run_b", type=Path, metavar="RUN_B")
@@ -722,7 +724,7 @@ def _add_report_commands(sub: Any) -> None:
 
 
 def html_report(args: argparse.Namespace) -> int:
-    from .report.html import write_html
+    from .report.html import render
     from .report.rundir import RunDirError, load_run
 
     try:
@@ -730,13 +732,7 @@ def html_report(args: argparse.Namespace) -> int:
     except RunDirError as exc:
         print(f"octet-conformance: {terminal(str(exc))}", file=sys.stderr)
         return EXIT_HARNESS
-    try:
-        write_html(runs, args.output)
-    except OSError as exc:
-        print(f"octet-conformance: cannot write {args.output}: {exc.strerror or exc}", file=sys.stderr)
-        return EXIT_HARNESS
-    print(f"report: {args.output} ({len(runs)} run(s))")
-    return EXIT_OK
+    return write_output(args.output, render(runs), "report", f"{len(runs)} run(s)")
 
 
 def write_baseline(args: argparse.Namespace) -> int:
@@ -749,12 +745,27 @@ def write_baseline(args: argparse.Namespace) -> int:
         print(f"octet-conformance: {terminal(str(exc))}", file=sys.stderr)
         return EXIT_HARNESS
     text = baseline_toml(run)
+    return write_output(args.output, text, "baseline", f"{text.count('[[expected]]')} expected failure(s)")
+
+
+def write_output(path: Path, text: str, what: str, detail: str) -> int:
+    """``-o PATH``: the file, written whole or not at all (conformance/outfiles.py),
+    and a line saying so; ``-o -``: the text on stdout, and that line on
+    stderr, so the document stays clean."""
+    from .outfiles import write_text
+
+    if str(path) == "-":
+        sys.stdout.write(text)
+        sys.stdout.flush()
+        print(f"{what}: written to stdout ({detail})", file=sys.stderr)
+        return EXIT_OK
     try:
-        args.output.write_text(text, encoding="utf-8")
+        write_text(path, text)
     except OSError as exc:
-        print(f"octet-conformance: cannot write {args.output}: {exc.strerror or exc}", file=sys.stderr)
+        print(terminal(f"octet-conformance: cannot write {path}: {exc.strerror or exc}; nothing was changed"),
+              file=sys.stderr)  # fmt: skip
         return EXIT_HARNESS
-    print(f"baseline: {args.output} ({text.count('[[expected]]')} expected failure(s))")
+    print(terminal(f"{what}: {path} ({detail})"))
     return EXIT_OK
 
 

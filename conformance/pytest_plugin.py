@@ -42,6 +42,7 @@ from typing import Any
 
 import pytest
 
+from conformance.outfiles import write_text
 from conformance.profiles import PROFILES
 
 ROLES = ("extension", "host", "hostcore")
@@ -306,7 +307,7 @@ def _obtain(config: pytest.Config, target: Target) -> Outcome:
             written = _stamp(run_dir / "matrix.json") not in (None, before)  # not an earlier run's matrix
             me = os.environ.get("PYTEST_XDIST_WORKER", "main")
             done = {"code": code, "output": output, "by": me, "written": written}
-            record.write_text(json.dumps(done), encoding="utf-8")
+            write_text(record, json.dumps(done))
         done = json.loads(record.read_text(encoding="utf-8"))
     if not done["written"]:
         why = f"octet-conformance {shlex.join(target.argv)} could not run (exit {done['code']}):\n{done['output']}"

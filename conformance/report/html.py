@@ -23,6 +23,7 @@ from typing import Any
 import jinja2
 
 from conformance import __version__
+from conformance.outfiles import write_text
 from conformance.requirements import Requirement, load_catalog
 
 from .rundir import Run, read_trace
@@ -233,5 +234,4 @@ def render(runs: Sequence[Run]) -> str:
 
 
 def write_html(runs: Sequence[Run], path: Path) -> Path:
-    path.write_text(render(runs), encoding="utf-8")
-    return path
+    return write_text(path, render(runs))
