@@ -721,6 +721,9 @@ def _add_report_commands(sub: Any) -> None:
     dif.add_argument("run_a", type=Path, metavar="RUN_A")
     dif.add_argument("run_b", type=Path, metavar="RUN_B")
     dif.add_argument("--json", action="store_true", help="print the comparison as JSON")
+    dif.add_argument(
+        "--force", action="store_true", help="compare runs of different roles or targets (refused without it)"
+    )
 
 
 def html_report(args: argparse.Namespace) -> int:
@@ -770,13 +773,19 @@ def write_output(path: Path, text: str, what: str, detail: str) -> int:
 
 
 def diff_command(args: argparse.Namespace) -> int:
-    from .report.diff import diff_runs, diff_text
+    from .report.diff import diff_runs, diff_text, refusals
     from .report.rundir import RunDirError, load_run
 
     try:
         a, b = load_run(args.run_a), load_run(args.run_b)
     except RunDirError as exc:
         print(f"octet-conformance: {terminal(str(exc))}", file=sys.stderr)
+        return EXIT_HARNESS
+    refused_for = refusals(a, b)
+    if refused_for and not args.force:
+        for x in refused_for:
+            print(terminal(f"octet-conformance: {args.run_a} and {args.run_b}: {x.line()}"), file=sys.stderr)
+        print("octet-conformance: diff compares two runs of one target; --force compares them anyway", file=sys.stderr)
         return EXIT_HARNESS
     d = diff_runs(a, b)
     if args.json:
