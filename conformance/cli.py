@@ -395,6 +395,7 @@ def replay_trace(args: argparse.Namespace) -> int:
                 raise NotReplayable("--target names an extension.toml; a host RPC trace replays its own command")
             outcomes = replay_rpc(args.trace, runs=args.runs, patience_s=args.patience)
         else:
+            refuse_stepless(args.trace, args.target)
             outcomes = replay(args.trace, target=args.target, runs=args.runs, patience=Patience.of(args.patience))
     except (OSError, ValueError, KeyError, TypeError, ManifestError, NotReplayable) as exc:
         print(terminal(f"octet-conformance: cannot replay {args.trace}: {exc}", keep_newlines=True), file=sys.stderr)
@@ -404,6 +405,25 @@ def replay_trace(args: argparse.Namespace) -> int:
     first = next((o for o in outcomes if o.reproduced), outcomes[0])
     print(terminal(f"{first.requirement}: reproduced {hits}/{len(outcomes)}: {first.evidence}"))
     return EXIT_FAIL if hits else EXIT_OK
+
+
+def refuse_stepless(trace: Path, target: Path | None) -> None:
+    """An extension trace is its steps: one with a header and no write of the
+    host's (not even initialize) can show nothing, and "reproduced 0/1"
+    would read as "fixed". Refused (TraceError) once the header and entries
+    are otherwise sound, so a bad line is still named for what it is. A
+    manifest trace has no steps by design: replay re-checks the manifest."""
+    from .runner.replay import check_entries, check_header
+    from .transport.trace import TraceError, load
+
+    header, entries = load(trace)
+    check_header(header, target)
+    check_entries(entries)
+    if header.get("scenario") != "manifest" and not any(e.get("dir") == "host->target" for e in entries):
+        raise TraceError(
+            "trace line 1: a header and no steps (not even initialize): nothing to replay; "
+            "a trace that replays holds every write of the generation that failed"
+        )
 
 
 def list_requirements(side: str | None) -> int:

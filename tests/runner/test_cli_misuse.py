@@ -80,6 +80,8 @@ FILES: dict[str, str | bytes] = {
     "blank_line": header() + "\n" + WRITE,
     "header_list": "[]\n",
     "bad_offer": header(offer={"api_version": "0.2"}),
+    "header_only": header(),
+    "no_host_steps": header() + '{"dir": "target->host", "step": 0, "index": 0, "text": "{}\\n"}\n',
     "unstartable/extension.toml": UNSTARTABLE,
 }
 
@@ -155,6 +157,8 @@ CASES: dict[str, Case] = {
     "replay-entry-bad-action": Case(("replay", "{entry_bad_action}"), 2, "trace line 2: unknown action 'explode'"),
     "replay-blank-line": Case(("replay", "{blank_line}"), 2, "trace line 2: empty"),
     "replay-bad-offer": Case(("replay", "{bad_offer}"), 2, "trace line 1: offer must be an object"),
+    "replay-header-only": Case(("replay", "{header_only}"), 2, "trace line 1: a header and no steps"),
+    "replay-no-host-steps": Case(("replay", "{no_host_steps}"), 2, "trace line 1: a header and no steps"),
     # -- requirements ----------------------------------------------------------------------
     "requirements-side-unknown": Case(("requirements", "--side", "bogus"), 2, "invalid choice: 'bogus' (choose from"),
     "no-command": Case((), 2, "the following arguments are required"),
