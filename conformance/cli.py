@@ -475,18 +475,19 @@ def certify(args: argparse.Namespace) -> int:
         launcher = launcher_for(manifest, args.simulate)
     except (ManifestError, StartFailure) as exc:
         return refused(exc)
+    from .report.baseline import BaselineError, Entry, apply_baseline, load_baseline
+
+    try:  # before --list returns: a dry run refuses what the run would refuse
+        known = (r.id for r in load_catalog())
+        baseline = load_baseline(args.baseline, known, target=manifest.name) if args.baseline else None
+    except BaselineError as exc:
+        print(f"octet-conformance: baseline rejected before spawn: {terminal(str(exc))}", file=sys.stderr)
+        return EXIT_HARNESS
     if options.dry_run:
         what = f"{manifest.name} {manifest.version} (API {manifest.api_version})"
         return dry_run(options, manifest.api_version, what)
     from .peers.ext_host import Patience
-    from .report.baseline import BaselineError, Entry, apply_baseline, load_baseline
     from .runner.extension import certify_extension
-
-    try:
-        baseline = load_baseline(args.baseline, (r.id for r in load_catalog())) if args.baseline else None
-    except BaselineError as exc:
-        print(f"octet-conformance: baseline rejected before spawn: {terminal(str(exc))}", file=sys.stderr)
-        return EXIT_HARNESS
     profile = PROFILES[args.profile]
     run_seed = profile.default_seed if args.seed is None else args.seed
     stale: list[Entry] = []

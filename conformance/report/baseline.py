@@ -74,7 +74,11 @@ class Applied:
     stale: tuple[Entry, ...]  # entries whose requirement passes now
 
 
-def load_baseline(path: Path, known: Iterable[str]) -> Baseline:
+def load_baseline(path: Path, known: Iterable[str], *, target: str | None = None) -> Baseline:
+    """The baseline at ``path``, its requirement ids checked against ``known``
+    and, given the ``target`` the run certifies, every target-specific entry
+    against its name: an entry for a target the run does not certify would
+    expect nothing, silently (a typo in the name, or the wrong file)."""
     try:
         document = tomllib.loads(path.read_text(encoding="utf-8"))
     except OSError as exc:
@@ -94,6 +98,12 @@ def load_baseline(path: Path, known: Iterable[str]) -> Baseline:
     duplicates = sorted({k for k in keys if keys.count(k) > 1})
     if duplicates:
         raise BaselineError(f"{path}: listed more than once: {', '.join(duplicates)}")
+    others = [e.key for e in entries if target is not None and e.target not in (None, target)]
+    if others:
+        raise BaselineError(
+            f"{path}: {', '.join(others)}: no such target in this run, which certifies {target!r}; "
+            "fix the target name before the ':' or drop the entry"
+        )
     return Baseline(path, tuple(entries))
 
 
