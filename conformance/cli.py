@@ -281,6 +281,8 @@ class RunOptions:
 
 
 def add_run_options(parser: argparse.ArgumentParser, role: str) -> None:
+    from .verdicts import TARGET_SIDES
+
     sel = parser.add_argument_group(
         "selection", "judge only some requirements (the run still explores the same way; the rest are not reported)"
     )
@@ -293,8 +295,9 @@ def add_run_options(parser: argparse.ArgumentParser, role: str) -> None:
         help="a section and its subsections, e.g. 1.9 (repeatable)",
     )  # fmt: skip
     sel.add_argument(
-        "--side", action="append", default=[], choices=sorted({r.side for r in role_requirements(role)}),
-        help=f"requirements on the {role} alone or on both sides (repeatable)",
+        "--side", action="append", default=[], choices=TARGET_SIDES[role],
+        help=f"requirements on the {role} alone, or on both peers (repeatable; only the host RPC protocol "
+        "has both-side requirements: elsewhere 'both' selects nothing and is refused)",
     )  # fmt: skip
     sel.add_argument(
         "--feature", action="append", default=[], type=arguments.feature, metavar="NAME",
@@ -435,7 +438,8 @@ def list_requirements(side: str | None) -> int:
     return EXIT_OK
 
 
-_STAT_COLUMNS = ("entries", "check", "reason", "extension", "host", "both", "must", "should")
+# One column per side the catalog knows (every certified role, then "both").
+_STAT_COLUMNS = ("entries", "check", "reason", "extension", "host", "hostcore", "client", "both", "must", "should")
 
 
 def requirement_stats(side: str | None) -> int:
