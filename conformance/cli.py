@@ -492,6 +492,7 @@ def certify(args: argparse.Namespace) -> int:
         return dry_run(options, manifest.api_version, what)
     from .peers.ext_host import Patience
     from .runner.extension import certify_extension
+
     profile = PROFILES[args.profile]
     run_seed = profile.default_seed if args.seed is None else args.seed
     stale: list[Entry] = []
