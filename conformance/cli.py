@@ -281,6 +281,8 @@ class RunOptions:
 
 
 def add_run_options(parser: argparse.ArgumentParser, role: str) -> None:
+    from .verdicts import TARGET_SIDES
+
     sel = parser.add_argument_group(
         "selection", "judge only some requirements (the run still explores the same way; the rest are not reported)"
     )
@@ -293,8 +295,9 @@ def add_run_options(parser: argparse.ArgumentParser, role: str) -> None:
         help="a section and its subsections, e.g. 1.9 (repeatable)",
     )  # fmt: skip
     sel.add_argument(
-        "--side", action="append", default=[], choices=sorted({r.side for r in role_requirements(role)}),
-        help=f"requirements on the {role} alone or on both sides (repeatable)",
+        "--side", action="append", default=[], choices=TARGET_SIDES[role],
+        help=f"requirements on the {role} alone, or on both peers (repeatable; only the host RPC protocol "
+        "has both-side requirements: elsewhere 'both' selects nothing and is refused)",
     )  # fmt: skip
     sel.add_argument(
         "--feature", action="append", default=[], type=arguments.feature, metavar="NAME",
@@ -395,6 +398,7 @@ def replay_trace(args: argparse.Namespace) -> int:
                 raise NotReplayable("--target names an extension.toml; a host RPC trace replays its own command")
             outcomes = replay_rpc(args.trace, runs=args.runs, patience_s=args.patience)
         else:
+            refuse_stepless(args.trace, args.target)
             outcomes = replay(args.trace, target=args.target, runs=args.runs, patience=Patience.of(args.patience))
     except (OSError, ValueError, KeyError, TypeError, ManifestError, NotReplayable) as exc:
         print(terminal(f"octet-conformance: cannot replay {args.trace}: {exc}", keep_newlines=True), file=sys.stderr)
@@ -406,6 +410,25 @@ def replay_trace(args: argparse.Namespace) -> int:
     return EXIT_FAIL if hits else EXIT_OK
 
 
+def refuse_stepless(trace: Path, target: Path | None) -> None:
+    """An extension trace is its steps: one with a header and no write of the
+    host's (not even initialize) can show nothing, and "reproduced 0/1"
+    would read as "fixed". Refused (TraceError) once the header and entries
+    are otherwise sound, so a bad line is still named for what it is. A
+    manifest trace has no steps by design: replay re-checks the manifest."""
+    from .runner.replay import check_entries, check_header
+    from .transport.trace import TraceError, load
+
+    header, entries = load(trace)
+    check_header(header, target)
+    check_entries(entries)
+    if header.get("scenario") != "manifest" and not any(e.get("dir") == "host->target" for e in entries):
+        raise TraceError(
+            "trace line 1: a header and no steps (not even initialize): nothing to replay; "
+            "a trace that replays holds every write of the generation that failed"
+        )
+
+
 def list_requirements(side: str | None) -> int:
     for r in load_catalog():
         if side and r.side != side:
@@ -415,7 +438,8 @@ def list_requirements(side: str | None) -> int:
     return EXIT_OK
 
 
-_STAT_COLUMNS = ("entries", "check", "reason", "extension", "host", "both", "must", "should")
+# One column per side the catalog knows (every certified role, then "both").
+_STAT_COLUMNS = ("entries", "check", "reason", "extension", "host", "hostcore", "client", "both", "must", "should")
 
 
 def requirement_stats(side: str | None) -> int:
@@ -455,18 +479,20 @@ def certify(args: argparse.Namespace) -> int:
         launcher = launcher_for(manifest, args.simulate)
     except (ManifestError, StartFailure) as exc:
         return refused(exc)
+    from .report.baseline import BaselineError, Entry, apply_baseline, load_baseline
+
+    try:  # before --list returns: a dry run refuses what the run would refuse
+        known = (r.id for r in load_catalog())
+        baseline = load_baseline(args.baseline, known, target=manifest.name) if args.baseline else None
+    except BaselineError as exc:
+        print(f"octet-conformance: baseline rejected before spawn: {terminal(str(exc))}", file=sys.stderr)
+        return EXIT_HARNESS
     if options.dry_run:
         what = f"{manifest.name} {manifest.version} (API {manifest.api_version})"
         return dry_run(options, manifest.api_version, what)
     from .peers.ext_host import Patience
-    from .report.baseline import BaselineError, Entry, apply_baseline, load_baseline
     from .runner.extension import certify_extension
 
-    try:
-        baseline = load_baseline(args.baseline, (r.id for r in load_catalog())) if args.baseline else None
-    except BaselineError as exc:
-        print(f"octet-conformance: baseline rejected before spawn: {terminal(str(exc))}", file=sys.stderr)
-        return EXIT_HARNESS
     profile = PROFILES[args.profile]
     run_seed = profile.default_seed if args.seed is None else args.seed
     stale: list[Entry] = []
@@ -711,18 +737,23 @@ def certify_client_command(args: argparse.Namespace) -> int:
 def _add_report_commands(sub: Any) -> None:
     html = sub.add_parser("report", help="one self-contained HTML file comparing run directories side by side")
     html.add_argument("runs", nargs="+", type=Path, metavar="RUN_DIR", help="report directories (holding matrix.json)")
-    html.add_argument("-o", "--output", type=Path, default=Path("report.html"), help="file to write (report.html)")
+    html.add_argument(
+        "-o", "--output", type=Path, default=Path("report.html"), help="file to write (report.html); - for stdout"
+    )
     base = sub.add_parser("baseline", help="write a baseline listing every failure of a run directory")
     base.add_argument("run", type=Path, metavar="RUN_DIR")
-    base.add_argument("-o", "--output", type=Path, required=True, help="baseline file to write (TOML)")
+    base.add_argument("-o", "--output", type=Path, required=True, help="baseline file to write (TOML); - for stdout")
     dif = sub.add_parser("diff", help="compare two run directories; exit 1 when B has new failures")
     dif.add_argument("run_a", type=Path, metavar="RUN_A")
     dif.add_argument("run_b", type=Path, metavar="RUN_B")
     dif.add_argument("--json", action="store_true", help="print the comparison as JSON")
+    dif.add_argument(
+        "--force", action="store_true", help="compare runs of different roles or targets (refused without it)"
+    )
 
 
 def html_report(args: argparse.Namespace) -> int:
-    from .report.html import write_html
+    from .report.html import render
     from .report.rundir import RunDirError, load_run
 
     try:
@@ -730,13 +761,7 @@ def html_report(args: argparse.Namespace) -> int:
     except RunDirError as exc:
         print(f"octet-conformance: {terminal(str(exc))}", file=sys.stderr)
         return EXIT_HARNESS
-    try:
-        write_html(runs, args.output)
-    except OSError as exc:
-        print(f"octet-conformance: cannot write {args.output}: {exc.strerror or exc}", file=sys.stderr)
-        return EXIT_HARNESS
-    print(f"report: {args.output} ({len(runs)} run(s))")
-    return EXIT_OK
+    return write_output(args.output, render(runs), "report", f"{len(runs)} run(s)")
 
 
 def write_baseline(args: argparse.Namespace) -> int:
@@ -749,23 +774,44 @@ def write_baseline(args: argparse.Namespace) -> int:
         print(f"octet-conformance: {terminal(str(exc))}", file=sys.stderr)
         return EXIT_HARNESS
     text = baseline_toml(run)
+    return write_output(args.output, text, "baseline", f"{text.count('[[expected]]')} expected failure(s)")
+
+
+def write_output(path: Path, text: str, what: str, detail: str) -> int:
+    """``-o PATH``: the file, written whole or not at all (conformance/outfiles.py),
+    and a line saying so; ``-o -``: the text on stdout, and that line on
+    stderr, so the document stays clean."""
+    from .outfiles import write_text
+
+    if str(path) == "-":
+        sys.stdout.write(text)
+        sys.stdout.flush()
+        print(f"{what}: written to stdout ({detail})", file=sys.stderr)
+        return EXIT_OK
     try:
-        args.output.write_text(text, encoding="utf-8")
+        write_text(path, text)
     except OSError as exc:
-        print(f"octet-conformance: cannot write {args.output}: {exc.strerror or exc}", file=sys.stderr)
+        print(terminal(f"octet-conformance: cannot write {path}: {exc.strerror or exc}; nothing was changed"),
+              file=sys.stderr)  # fmt: skip
         return EXIT_HARNESS
-    print(f"baseline: {args.output} ({text.count('[[expected]]')} expected failure(s))")
+    print(terminal(f"{what}: {path} ({detail})"))
     return EXIT_OK
 
 
 def diff_command(args: argparse.Namespace) -> int:
-    from .report.diff import diff_runs, diff_text
+    from .report.diff import diff_runs, diff_text, refusals
     from .report.rundir import RunDirError, load_run
 
     try:
         a, b = load_run(args.run_a), load_run(args.run_b)
     except RunDirError as exc:
         print(f"octet-conformance: {terminal(str(exc))}", file=sys.stderr)
+        return EXIT_HARNESS
+    refused_for = refusals(a, b)
+    if refused_for and not args.force:
+        for x in refused_for:
+            print(terminal(f"octet-conformance: {args.run_a} and {args.run_b}: {x.line()}"), file=sys.stderr)
+        print("octet-conformance: diff compares two runs of one target; --force compares them anyway", file=sys.stderr)
         return EXIT_HARNESS
     d = diff_runs(a, b)
     if args.json:

@@ -9,6 +9,8 @@ naming the field, what was expected and what was found; that is a harness
 from __future__ import annotations
 
 import difflib
+import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -41,7 +43,7 @@ STRING_LISTS = ("tools", "commands", "hooks", "ui", "tool_renderers")
 BOOLEAN_CONTRIBUTIONS = ("context", "notifications", "confirmations", "presentation", "menu")
 CAPABILITY_TYPES: dict[str, type] = {"filesystem": str, "process": bool, "network": bool, "provider_credentials": bool}
 
-__all__ = ["Manifest", "ManifestError", "load_manifest", "parse_manifest"]
+__all__ = ["Manifest", "ManifestError", "command_target", "load_manifest", "parse_manifest", "program_name"]
 
 
 @dataclass(frozen=True)
@@ -69,6 +71,62 @@ class Manifest:
             dict(self.capabilities),
             requires_octet=self.requires_octet,
         )
+
+
+# How a target without a manifest (a host-core, a client: only a command) is
+# named in reports: by the program the command runs, not by its interpreter.
+_INTERPRETER = re.compile(
+    r"(python|pypy|node|nodejs|deno|bun|ruby|perl|php|java|dotnet|sh|bash|dash|zsh|env)[0-9.]*(\.exe)?"
+)
+_SCRIPT_SUFFIXES = (".py", ".js", ".mjs", ".cjs", ".ts", ".rb", ".pl", ".php", ".sh", ".jar", ".dll", ".exe")
+# An entry point named like these says nothing: the folder it sits in names the program.
+_GENERIC_ENTRIES = ("main", "__main__", "index", "cli", "app", "server", "start")
+_LAYOUT_DIRS = ("src", "dist", "build", "bin", "lib", "out", "release", "debug", "target")
+
+
+def program_name(argv: Sequence[str], cwd: Path, fallback: str) -> str:
+    """What a person calls the program ``argv`` runs from ``cwd``:
+    ``octet-hostcore --data-dir ...`` -> ``octet-hostcore``,
+    ``python3 main.py`` in ``.../abort-any-tool`` -> ``abort-any-tool``,
+    ``node dist/index.js`` in ``.../my-core`` -> ``my-core``,
+    ``python3 -m my_core`` -> ``my_core``. Interpreters (and their options)
+    are skipped; a script with a generic name (main, index, ...) is named by
+    its folder, layout folders (src, dist, bin ...) skipped."""
+    args = list(argv)
+    while args and _INTERPRETER.fullmatch(Path(args[0]).name):
+        interpreter = Path(args.pop(0)).name
+        while args and (args[0].startswith("-") or "=" in args[0]):  # interpreter options, env's VAR=value
+            option = args.pop(0)
+            if option == "-m" and args:
+                return args[0]
+            if option == "-c":  # inline code names no program
+                return interpreter
+    if not args:
+        return Path(argv[0]).name if argv else fallback
+    program = Path(args[0])
+    stem = program.name.removesuffix(program.suffix) if program.suffix in _SCRIPT_SUFFIXES else program.name
+    if stem not in _GENERIC_ENTRIES:
+        return stem or fallback
+    for folder in (cwd / program).resolve().parents:
+        if folder.name and folder.name not in _LAYOUT_DIRS:
+            return folder.name
+    return stem
+
+
+def command_target(argv: Sequence[str], cwd: Path, api_version: str, fallback: str) -> Manifest:
+    """A target that has no manifest, described as reports name a target: the
+    command stands in for the manifest, :func:`program_name` for its name."""
+    program = argv[0] if argv else fallback
+    return Manifest(
+        path=Path(program),
+        name=program_name(argv, cwd, fallback),
+        version="",
+        api_version=api_version,
+        requires_octet=None,
+        command=tuple(argv),
+        contributes={},
+        capabilities={},
+    )
 
 
 def load_manifest(path: str | Path) -> Manifest:

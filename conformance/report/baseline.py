@@ -26,6 +26,7 @@ import tomllib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 from conformance.verdicts import Verdict
 
@@ -74,7 +75,11 @@ class Applied:
     stale: tuple[Entry, ...]  # entries whose requirement passes now
 
 
-def load_baseline(path: Path, known: Iterable[str]) -> Baseline:
+def load_baseline(path: Path, known: Iterable[str], *, target: str | None = None) -> Baseline:
+    """The baseline at ``path``, its requirement ids checked against ``known``
+    and, given the ``target`` the run certifies, every target-specific entry
+    against its name: an entry for a target the run does not certify would
+    expect nothing, silently (a typo in the name, or the wrong file)."""
     try:
         document = tomllib.loads(path.read_text(encoding="utf-8"))
     except OSError as exc:
@@ -94,6 +99,12 @@ def load_baseline(path: Path, known: Iterable[str]) -> Baseline:
     duplicates = sorted({k for k in keys if keys.count(k) > 1})
     if duplicates:
         raise BaselineError(f"{path}: listed more than once: {', '.join(duplicates)}")
+    others = [e.key for e in entries if target is not None and e.target not in (None, target)]
+    if others:
+        raise BaselineError(
+            f"{path}: {', '.join(others)}: no such target in this run, which certifies {target!r}; "
+            "fix the target name before the ':' or drop the entry"
+        )
     return Baseline(path, tuple(entries))
 
 
@@ -115,6 +126,20 @@ def _entry(path: Path, i: int, item: object, ids: set[str]) -> Entry:
     return Entry(rid, reason, target or None)
 
 
+def expectation(entry: Entry | None, verdict: str) -> str:
+    """What a baseline entry makes of a verdict: "expected" (a listed fail or
+    warn, now xfail), "stale" (listed, and passes now) or "" (nothing)."""
+    if entry is None:
+        return ""
+    return "expected" if verdict in BASELINED else "stale" if verdict == "pass" else ""
+
+
+def expected_evidence(evidence: str, entry: Entry) -> str:
+    """The evidence stays what was observed; the baseline's reason is added
+    so a reader sees why it does not fail the run."""
+    return f"{evidence} (expected by baseline: {entry.reason})"
+
+
 def apply_baseline(verdicts: Sequence[Verdict], baseline: Baseline, target: str) -> Applied:
     listed = baseline.for_target(target)
     out: list[Verdict] = []
@@ -122,15 +147,35 @@ def apply_baseline(verdicts: Sequence[Verdict], baseline: Baseline, target: str)
     stale: list[Entry] = []
     for v in verdicts:
         entry = listed.get(v.requirement.id)
-        if entry is not None and v.verdict in BASELINED:
+        kind = expectation(entry, v.verdict)
+        if entry is not None and kind == "expected":
             expected.append(entry)
-            # The evidence stays what was observed; the baseline's reason is
-            # added so a reader sees why it does not fail the run.
-            v = replace(v, verdict="xfail", evidence=f"{v.evidence} (expected by baseline: {entry.reason})")
-        elif entry is not None and v.verdict == "pass":
+            v = replace(v, verdict="xfail", evidence=expected_evidence(v.evidence, entry))
+        elif entry is not None and kind == "stale":
             stale.append(entry)
         out.append(v)
     return Applied(tuple(out), tuple(expected), tuple(stale))
+
+
+def apply_to_results(
+    results: dict[str, dict[str, Any]], baseline: Baseline, target: str
+) -> tuple[dict[str, dict[str, Any]], dict[str, str]]:
+    """:func:`apply_baseline` on a finished run's ``results[]`` (id -> result):
+    the results with listed failures made ``xfail``, and the stale entries
+    (id -> entry key). A run the command line already applied it to has no
+    listed failure left, so applying it again changes nothing."""
+    listed = baseline.for_target(target)
+    out: dict[str, dict[str, Any]] = {}
+    stale: dict[str, str] = {}
+    for rid, r in results.items():
+        entry = listed.get(rid)
+        kind = expectation(entry, str(r.get("verdict")))
+        if entry is not None and kind == "expected":
+            r = {**r, "verdict": "xfail", "evidence": expected_evidence(str(r.get("evidence", "")), entry)}
+        elif entry is not None and kind == "stale":
+            stale[rid] = entry.key
+        out[rid] = r
+    return out, stale
 
 
 def _toml_string(text: str) -> str:

@@ -16,6 +16,14 @@ implementations) or of one target before and after a change. Definitions:
 A requirement absent from a run that judged only a selection (its
 ``suite.selection``, e.g. ``--only 'EXT-1.9-*'``) was left out on purpose,
 not untested: it is not compared.
+
+Before comparing, the two runs' identities are checked (:func:`refusals`):
+runs of different roles judge different requirements, and runs of
+different targets compare two implementations, not two versions of one;
+the command line refuses both unless told ``--force``. What else differs
+and changes what a verdict means -- profile, seed, API version, the catalog
+revision of each document -- is listed with the comparison
+(:func:`differences`), never silently.
 """
 
 from __future__ import annotations
@@ -39,15 +47,62 @@ class Change:
 
 
 @dataclass(frozen=True)
+class Difference:
+    """One setting the two runs do not share; ``a``/``b`` as shown to a person."""
+
+    what: str  # "role", "target", "profile", "seed", "API version", "catalog revision of <document>"
+    a: str
+    b: str
+
+    def line(self) -> str:
+        return f"{self.what} differs: A {self.a}, B {self.b}"
+
+
+def _setting(run: Run, member: str, key: str) -> str:
+    section = run.matrix.get(member)
+    value = section.get(key) if isinstance(section, dict) else None
+    return "not recorded" if value is None else str(value)
+
+
+def _compare(a: Run, b: Run, fields: tuple[tuple[str, str, str], ...]) -> list[Difference]:
+    pairs = ((what, _setting(a, member, key), _setting(b, member, key)) for what, member, key in fields)
+    return [Difference(what, x, y) for what, x, y in pairs if x != y]
+
+
+def refusals(a: Run, b: Run) -> list[Difference]:
+    """Why the two runs are not two runs of one target: a different role or target name."""
+    return _compare(a, b, (("role", "target", "role"), ("target", "target", "name")))
+
+
+def differences(a: Run, b: Run) -> list[Difference]:
+    """Settings that change what the verdicts mean: profile, seed, API
+    version and each document's catalog revision (matrix@3 did not record one)."""
+    found = _compare(
+        a, b, (("profile", "suite", "profile"), ("seed", "suite", "seed"), ("API version", "target", "api_version"))
+    )
+    for document in sorted(set(a.catalog) | set(b.catalog)):
+        x, y = (run.catalog.get(document, "not recorded") for run in (a, b))
+        if x != y:
+            found.append(Difference(f"catalog revision of {document}", x, y))
+    return found
+
+
+@dataclass(frozen=True)
 class RunDiff:
     new_failures: tuple[Change, ...]
     fixes: tuple[Change, ...]
     newly_tested: tuple[Change, ...]
     newly_untested: tuple[Change, ...]
     other_changes: tuple[Change, ...]
+    differences: tuple[Difference, ...] = ()  # refusals overridden by --force, then differences()
 
     def as_json(self, a: str, b: str) -> dict[str, Any]:
-        return {"a": a, "b": b, **{c: [asdict(x) for x in getattr(self, c)] for c in CATEGORIES}}
+        return {
+            "a": a,
+            "b": b,
+            "differences": [asdict(x) for x in self.differences],
+            **{c: [asdict(x) for x in getattr(self, c)] for c in CATEGORIES},
+        }
 
 
 def category(before: str | None, after: str | None) -> str | None:
@@ -78,7 +133,7 @@ def diff_runs(a: Run, b: Run) -> RunDiff:
         if kind is not None:
             evidence = str((y or x or {}).get("evidence", ""))
             found[kind].append(Change(rid, vx, vy, evidence))
-    return RunDiff(**{c: tuple(found[c]) for c in CATEGORIES})
+    return RunDiff(**{c: tuple(found[c]) for c in CATEGORIES}, differences=(*refusals(a, b), *differences(a, b)))
 
 
 def diff_text(d: RunDiff) -> str:
@@ -89,7 +144,7 @@ def diff_text(d: RunDiff) -> str:
         "newly_untested": "newly untested",
         "other_changes": "other verdict changes",
     }
-    lines = []
+    lines = [f"note: {x.line()}" for x in d.differences]
     for c in CATEGORIES:
         changes = getattr(d, c)
         lines.append(f"{titles[c]}: {len(changes)}")

@@ -23,8 +23,10 @@ from typing import Any
 import jinja2
 
 from conformance import __version__
+from conformance.outfiles import write_text
 from conformance.requirements import Requirement, load_catalog
 
+from .diff import JUDGED
 from .rundir import Run, read_trace
 
 VERDICT_ORDER = ("fail", "error", "warn", "xfail", "untested", "skip", "pass")
@@ -79,13 +81,16 @@ class Column:
     catalog: dict[str, str]  # document -> revision judged against (empty: not recorded)
     counts: dict[str, int]
     must_passed: int
-    must_applicable: int
+    must_judged: int  # exercised: pass, fail, xfail (untested, skip and error were never judged)
+    must_untested: int
 
     @property
     def must_share(self) -> str:
-        if not self.must_applicable:
+        """The headline figure: of the must requirements the run judged, the
+        share that passed -- an untested requirement is neither passed nor failed."""
+        if not self.must_judged:
             return "n/a"
-        return f"{100 * self.must_passed / self.must_applicable:.1f}%"
+        return f"{100 * self.must_passed / self.must_judged:.1f}%"
 
 
 def section_key(section: str) -> tuple[tuple[int, str], ...]:
@@ -99,10 +104,9 @@ def section_key(section: str) -> tuple[tuple[int, str], ...]:
 
 def _column(index: int, run: Run) -> Column:
     counts: dict[str, int] = {v: 0 for v in VERDICT_ORDER}
-    must = [r for r in run.results if r["level"] == "must"]
+    must = [r["verdict"] for r in run.results if r["level"] == "must"]
     for r in run.results:
         counts[r["verdict"]] = counts.get(r["verdict"], 0) + 1
-    applicable = [r for r in must if r["verdict"] != "skip"]  # skip = not applicable (API or feature)
     return Column(
         index=index,
         directory=str(run.directory),
@@ -110,8 +114,9 @@ def _column(index: int, run: Run) -> Column:
         suite=run.suite,
         catalog=run.catalog,
         counts=counts,
-        must_passed=sum(r["verdict"] == "pass" for r in applicable),
-        must_applicable=len(applicable),
+        must_passed=must.count("pass"),
+        must_judged=sum(v in JUDGED for v in must),
+        must_untested=must.count("untested"),
     )
 
 
@@ -233,5 +238,4 @@ def render(runs: Sequence[Run]) -> str:
 
 
 def write_html(runs: Sequence[Run], path: Path) -> Path:
-    path.write_text(render(runs), encoding="utf-8")
-    return path
+    return write_text(path, render(runs))

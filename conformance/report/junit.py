@@ -7,6 +7,7 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+from conformance.outfiles import replacing
 from conformance.results import RunResult
 from conformance.safe_text import xml_text
 from conformance.verdicts import describe, summary
@@ -53,5 +54,6 @@ def write_junit(run: RunResult, directory: Path, *, strict: bool = False) -> Pat
     path = directory / "junit.xml"
     tree = junit(run, strict=strict)
     ET.indent(tree)
-    tree.write(path, encoding="utf-8", xml_declaration=True)
+    with replacing(path, binary=True) as out:
+        tree.write(out, encoding="utf-8", xml_declaration=True)
     return path

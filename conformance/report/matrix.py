@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from conformance import __version__
+from conformance.outfiles import write_text
 from conformance.requirements import revisions
 from conformance.results import RunResult
 from conformance.safe_text import scrub
@@ -113,5 +114,4 @@ def write_matrix(run: RunResult, directory: Path) -> Path:
     # scrub: a lone surrogate from the target's frames would make the file
     # unencodable, or its \ud800 escape unreadable to strict parsers.
     document = scrub(matrix(run, directory))
-    path.write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    return path
+    return write_text(path, json.dumps(document, indent=2, ensure_ascii=False) + "\n")

@@ -29,7 +29,7 @@ from functools import partial
 from pathlib import Path
 
 from conformance.evidence import Recorder, StepContext
-from conformance.manifest import Manifest
+from conformance.manifest import Manifest, command_target
 from conformance.peers.rpc_hostcore import (
     ClientCommand,
     ClientGone,
@@ -73,17 +73,8 @@ def reference_command() -> ClientCommand:
 
 
 def described(command: ClientCommand) -> Manifest:
-    program = command.argv[0] if command.argv else "client"
-    return Manifest(
-        path=Path(program),
-        name=Path(program).name,
-        version="",
-        api_version=API_VERSION,
-        requires_octet=None,
-        command=tuple(command.argv),
-        contributes={},
-        capabilities={},
-    )
+    """The client as reports name a target (see runner.hostcore.described)."""
+    return command_target(command.argv, command.cwd, API_VERSION, "client")
 
 
 def certify_client(

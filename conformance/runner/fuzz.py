@@ -9,12 +9,12 @@ broken as a regression case. Certification replays those cases first
 from __future__ import annotations
 
 import random
-import shutil
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 from conformance.manifest import Manifest
+from conformance.outfiles import copy_file
 from conformance.peers.ext_host import Launcher, Patience, spawn_process
 from conformance.verdicts import Verdict
 
@@ -99,7 +99,7 @@ def _keep_cases(
         trace = Path(v.trace)
         committed = final / trace.relative_to(stage) if trace.is_relative_to(stage) else trace
         case = regressions / f"{v.requirement.id}@{seed}.jsonl"
-        shutil.copyfile(committed, case)
+        copy_file(committed, case)
         known.add(v.requirement.id)
         kept.append(FuzzFinding(v.requirement.id, seed, case))
     return kept

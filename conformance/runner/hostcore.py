@@ -18,7 +18,7 @@ from typing import Any
 from conformance.evidence import Recorder, StepContext
 from conformance.machines import hostcore_admission, hostcore_ending, hostcore_held
 from conformance.machines.hostcore import UNKNOWN_METHOD, HostcoreMachine, machine_for, scripted_example
-from conformance.manifest import Manifest
+from conformance.manifest import Manifest, command_target
 from conformance.peers.rpc_client import DATA_DIR, HostcoreCommand, HostcoreGone, HostcorePeer, handshake_params
 from conformance.protocol import rpc_errors, rpc_handshake, rpc_limits, rpc_results
 from conformance.protocol.rpc_answers import id_key
@@ -129,19 +129,8 @@ def _runs(name: str, profile: Profile, scenarios: Sequence[str] | None) -> bool:
 
 
 def described(command: HostcoreCommand) -> Manifest:
-    """The host-core as reports name a target (like the host runner's driver):
-    no manifest exists, so the command stands in for one."""
-    program = command.argv[0] if command.argv else "host-core"
-    return Manifest(
-        path=Path(program),
-        name=Path(program).name,
-        version="",
-        api_version=API_VERSION,
-        requires_octet=None,
-        command=tuple(command.argv),
-        contributes={},
-        capabilities={},
-    )
+    """The host-core as reports name a target (like the host runner's driver)."""
+    return command_target(command.argv, command.cwd, API_VERSION, "host-core")
 
 
 def _with_trace(verdict: Verdict, trace: Path | None) -> Verdict:

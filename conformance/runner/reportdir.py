@@ -4,9 +4,12 @@ A run writes into a staging directory inside the report directory and is
 moved into place only when it is complete, so ``matrix.json`` and the traces
 it names always belong to the same run; an interrupted or failed run leaves
 the directory as it was. Before anything runs, the directory is created if
-needed, proved writable (the staging directory is made there) and locked
-(``flock`` on the directory itself), so a second run into the same
-directory is refused instead of mixing its files with the first one's.
+needed, proved writable (the staging directory is made there), checked for
+free space (:data:`MIN_FREE_BYTES`) and locked (``flock`` on the directory
+itself), so a second run into the same directory is refused instead of
+mixing its files with the first one's. A write that still fails for want of
+room (or permission) is said with the file it was writing, and the
+directory is left as it was.
 
 Only files this tool wrote are ever removed: each run lists what it moved
 in (``.octet-conformance-files``), and the next run removes only files named
@@ -17,6 +20,7 @@ there (or, for a directory written before that list existed, the traces its
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import json
 import os
@@ -26,6 +30,7 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
 
+from conformance.outfiles import write_text
 from conformance.transport.process import Stopping, raise_if_stopping
 
 OWNED_LIST = ".octet-conformance-files"
@@ -33,6 +38,11 @@ STAGING_PREFIX = ".octet-conformance-staging-"
 # Moved last, so a reader that finds the new matrix finds its traces too.
 LAST_FILES = ("junit.xml", "matrix.json")
 _COMMIT_BLOCKED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+# A run writes a few MiB (matrix, junit, shrunk traces of at most a few hundred
+# KiB each); with less than this free, it would most likely end unwritten.
+MIN_FREE_BYTES = 32 * 2**20
+# Errors that mean "this directory cannot take the run" (disk full, quota, read-only, permission).
+CANNOT_WRITE = (errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EFBIG, errno.EACCES, errno.EPERM)
 
 
 class ReportDirError(Exception):
@@ -68,10 +78,51 @@ def _prepare(final: Path, what: str) -> tuple[int, list[Path]]:
     created = _created_dirs(final)
     try:
         final.mkdir(parents=True, exist_ok=True)
-        return _lock(final, what), created
+        fd = _lock(final, what)
     except OSError as exc:
         _remove_empty(created)
         raise ReportDirError(f"cannot use {what} {final}: {exc.strerror or exc}; choose a writable directory") from None
+    try:
+        _check_room(final, what)
+    except BaseException:
+        os.close(fd)
+        _remove_empty(created)
+        raise
+    return fd, created
+
+
+def free_bytes(directory: Path) -> int:
+    """Bytes an unprivileged writer may still use on ``directory``'s file system."""
+    st = os.statvfs(directory)
+    return st.f_bavail * st.f_frsize
+
+
+def _check_room(final: Path, what: str) -> None:
+    """Refuse, before anything runs, a directory whose disk is (nearly) full:
+    found only after the run, it would cost the whole run."""
+    try:
+        free = free_bytes(final)
+    except OSError:
+        return  # a file system that cannot say: the write itself will tell
+    if free < MIN_FREE_BYTES:
+        raise ReportDirError(
+            f"{what} {final} has {free / 2**20:.1f} MiB free on its file system; a run needs at least "
+            f"{MIN_FREE_BYTES // 2**20} MiB there: free some space or choose another directory"
+        )
+
+
+def write_problem(exc: OSError, final: Path, what: str, stage: Path | None = None) -> ReportDirError | None:
+    """A write that failed for want of room or permission, said with the file
+    it was writing -- named where it was going to be, not in the staging
+    directory (None for any other OSError: not ours to explain)."""
+    if exc.errno not in CANNOT_WRITE:
+        return None
+    name = str(exc.filename) if exc.filename else ""
+    if stage is not None and Path(name).is_relative_to(stage):
+        name = str(final / Path(name).relative_to(stage))
+    return ReportDirError(
+        f"cannot write {name or 'into ' + str(final)}: {exc.strerror or exc}; {what} {final} was left as it was"
+    )
 
 
 def _remove_empty(created: list[Path]) -> None:
@@ -127,9 +178,7 @@ def commit(stage: Path, final: Path) -> list[str]:
                 target.unlink()
         if not new and not old:
             return new  # nothing written: no listing either (an empty round of fuzz)
-        listing = final / f"{OWNED_LIST}.tmp"
-        listing.write_text(json.dumps(new, indent=1) + "\n", encoding="utf-8")
-        os.replace(listing, final / OWNED_LIST)
+        write_text(final / OWNED_LIST, json.dumps(new, indent=1) + "\n")
         return new
     finally:
         signal.pthread_sigmask(signal.SIG_SETMASK, previous)
@@ -154,6 +203,11 @@ def staged(final: Path, *, what: str = "report directory") -> Iterator[Path]:
         except Stopping as exc:
             exc.add_note(f"{what} {final} left as it was")
             raise
+        except OSError as exc:
+            problem = write_problem(exc, final, what, stage)
+            if problem is None:
+                raise
+            raise problem from exc
         finally:
             shutil.rmtree(stage, ignore_errors=True)
     finally:

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from conformance.outfiles import replacing
 from conformance.protocol.framing import pad_frame
 from conformance.safe_text import scrub
 
@@ -145,7 +146,7 @@ class Trace:
 
 def write_trace(path: Path, header: dict[str, Any], entries: list[dict[str, Any]]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("w", encoding="utf-8") as out:
+    with replacing(path) as out:
         # The header quotes the violation and the manifest (target text): no
         # lone surrogate may make it unwritable. Entries are strict UTF-8 already.
         out.write(json.dumps(scrub(header), ensure_ascii=False) + "\n")

@@ -4,7 +4,7 @@ ARCHITECTURE.md, "Layers"): read with ``ast``, nothing is imported.
 Lowest first; a module may import its own layer and the layers below it:
 
     requirements (data), the package root (its version)
-    protocol core (sans-IO), safe_text, manifest_file
+    protocol core (sans-IO), safe_text, manifest_file, selection, outfiles
     transport, evidence, manifest
     strategies (generators), reference implementations, probe
     peers, verdicts, profiles
@@ -31,7 +31,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("requirements", ""),
-    ("protocol", "safe_text", "manifest_file", "selection"),
+    ("protocol", "safe_text", "manifest_file", "selection", "outfiles"),
     ("transport", "evidence", "manifest"),
     ("strategies", "reference", "probe"),
     ("peers", "verdicts", "profiles"),

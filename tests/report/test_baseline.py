@@ -128,3 +128,36 @@ def test_stale_entry_fails_a_run_that_otherwise_passes(tmp_path: Path, capsys) -
     assert "STALE EXT-0-json-text" in out and "STALE octet-reference-extension:EXT-0-frame-bound" in out
     matrix = json.loads((report / "matrix.json").read_text())
     assert matrix["summary"]["fail"] == 0 and matrix["summary"]["xfail"] == 0
+
+
+def test_an_entry_for_a_target_the_run_does_not_certify_is_refused(tmp_path: Path) -> None:
+    path = write(tmp_path, ("mine:JSONRPC-5-one-response", "x"), ("EXT-0-json-text", "any target"))
+    assert len(load_baseline(path, KNOWN, target="mine").entries) == 2
+    with pytest.raises(BaselineError) as info:
+        load_baseline(path, KNOWN, target="minе")  # a look-alike name: a Cyrillic "е"
+    assert str(info.value) == (
+        f"{path}: mine:JSONRPC-5-one-response: no such target in this run, which certifies 'minе'; "
+        "fix the target name before the ':' or drop the entry"
+    )
+
+
+@pytest.mark.parametrize(
+    ("entry", "message"),
+    [
+        ("NOPE-1", "'NOPE-1' is not a requirement of this suite's catalog"),
+        ("someone-else:EXT-0-json-text", "no such target in this run, which certifies 'octet-reference-extension'"),
+    ],
+    ids=["unknown-id", "other-target"],
+)
+def test_list_refuses_the_baseline_the_run_would_refuse(  # type: ignore[no-untyped-def]
+    tmp_path: Path, capsys, entry: str, message: str
+) -> None:
+    path = write(tmp_path, (entry, "x"))
+    assert main(["extension", "--list", "--baseline", str(path), "--report-dir", str(tmp_path / "r")]) == 2
+    out, err = capsys.readouterr()
+    assert "baseline rejected before spawn" in err and message in err and "dry run" not in out
+    assert main(["extension", "--baseline", str(path), "--report-dir", str(tmp_path / "r")]) == 2  # as the run does
+    assert message in capsys.readouterr().err and not (tmp_path / "r").exists()
+    good = write(tmp_path, ("octet-reference-extension:EXT-0-json-text", "x"))
+    assert main(["extension", "--list", "--baseline", str(good)]) == 0
+    assert "dry run: " in capsys.readouterr().out

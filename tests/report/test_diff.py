@@ -96,3 +96,56 @@ def test_requirements_outside_a_runs_selection_are_not_compared(make_run) -> Non
     assert not d.newly_untested and not d.fixes and not d.other_changes  # the rest was not selected, not lost
     d = diff_runs(load_run(b), load_run(a))
     assert not d.newly_tested and [c.id for c in d.fixes] == ["JSONRPC-5-one-response"]
+
+
+def edited(run, change) -> None:  # type: ignore[no-untyped-def]
+    document = json.loads((run / "matrix.json").read_text())
+    change(document)
+    (run / "matrix.json").write_text(json.dumps(document))
+
+
+@pytest.mark.parametrize(
+    ("change", "line"),
+    [
+        (lambda m: m["target"].update(role="hostcore"), "role differs: A extension, B hostcore"),
+        (lambda m: m["target"].update(name="other"), "target differs: A t, B other"),
+    ],
+    ids=["role", "target"],
+)
+def test_runs_of_different_roles_or_targets_are_refused_unless_forced(  # type: ignore[no-untyped-def]
+    make_run, capsys, change, line
+) -> None:
+    a, b = make_run("a", BEFORE), make_run("b", AFTER)
+    edited(b, change)
+    assert main(["diff", str(a), str(b)]) == 2
+    out, err = capsys.readouterr()
+    assert not out and f"{a} and {b}: {line}" in err and "--force compares them anyway" in err
+    assert main(["diff", str(a), str(b), "--force"]) == 1  # compared: the new failure is found
+    out = capsys.readouterr().out
+    assert out.startswith(f"note: {line}\n") and "new failures: 1" in out
+
+
+def test_profile_seed_api_and_catalog_differences_are_shown(make_run, capsys) -> None:  # type: ignore[no-untyped-def]
+    a, b = make_run("a", BEFORE), make_run("b", BEFORE)
+    edited(a, lambda m: m.update(catalog={"revisions": {"extension-wire-protocol": "rev 1", "jsonrpc-2.0": "j"}}))
+
+    def later(m) -> None:  # type: ignore[no-untyped-def]
+        m["suite"].update(profile="default", seed=2)
+        m["target"].update(api_version="0.4")
+        m["catalog"] = {"revisions": {"extension-wire-protocol": "rev 2", "jsonrpc-2.0": "j"}}
+
+    edited(b, later)
+    assert main(["diff", str(a), str(b)]) == 0  # one target, one role: compared, with what differs said first
+    out = capsys.readouterr().out
+    assert out.splitlines()[:4] == [
+        "note: profile differs: A quick, B default",
+        "note: seed differs: A 1, B 2",
+        "note: API version differs: A 0.2, B 0.4",
+        "note: catalog revision of extension-wire-protocol differs: A rev 1, B rev 2",
+    ]
+    edited(a, lambda m: m.pop("catalog"))  # a matrix@3 recorded no revision
+    assert main(["diff", str(a), str(b), "--json"]) == 0
+    document = json.loads(capsys.readouterr().out)
+    assert {"what": "catalog revision of jsonrpc-2.0", "a": "not recorded", "b": "j"} in document["differences"]
+    assert main(["diff", str(a), str(a), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["differences"] == []

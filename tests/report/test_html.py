@@ -12,8 +12,16 @@ from pathlib import Path
 import pytest
 
 from conformance.cli import main
+from conformance.manifest import program_name
+from conformance.peers.rpc_client import DATA_DIR, HostcoreCommand
 from conformance.report.html import render
+from conformance.report.matrix import write_matrix
 from conformance.report.rundir import FORMAT, load_run
+from conformance.requirements import by_id
+from conformance.results import RunResult
+from conformance.runner.hostcore import described
+from conformance.runner.profiles import PROFILES
+from conformance.verdicts import Verdict
 
 HOSTILE = '<script>alert("x")</script><img src=x onerror=alert(1)>'
 TRACE = [
@@ -56,13 +64,63 @@ def test_rows_grouped_by_section_and_a_column_per_run(make_run) -> None:  # type
     assert [(x["data-run"], x["data-req"]) for x in buttons] == expected
 
 
-def test_summary_share_counts_applicable_must_requirements(make_run) -> None:  # type: ignore[no-untyped-def]
-    # must: json-text pass, tool-description fail, one-response skip (not applicable) -> 1 of 2
+def test_summary_share_counts_only_judged_must_requirements(make_run) -> None:  # type: ignore[no-untyped-def]
+    # must: json-text pass, tool-description fail, xfail judged too; skip (not applicable), untested
+    # and error (never judged) are left out of the share -> 1 of 3, with the untested shown beside it
     run = make_run(
-        "a", {"EXT-0-json-text": "pass", "EXT-1.1-tool-description": "fail", "JSONRPC-5-one-response": "skip"}
+        "a",
+        {
+            "EXT-0-json-text": "pass",
+            "EXT-1.1-tool-description": "fail",
+            "EXT-0-one-object-per-line": "xfail",
+            "JSONRPC-5-one-response": "skip",
+            "EXT-0-frame-bound": "untested",
+            "EXT-0-diagnostics-stderr": "untested",
+            "EXT-0-no-blank-lines": "untested",  # a should: not in the must figures
+            "JSONRPC-5-id-echo": "error",
+        },
     )
-    assert "1 of 2 applicable" in render([load_run(run)])
-    assert "50.0%" in render([load_run(run)])
+    page = render([load_run(run)])
+    assert '<b class="must-share">33.3%</b> (1 of 3 judged; <span class="must-untested">2 untested</span>)' in page
+    untested_only = make_run("b", {"EXT-0-frame-bound": "untested"})
+    assert '<b class="must-share">n/a</b> (0 of 0 judged; <span class="must-untested">1 untested</span>)' in render(
+        [load_run(untested_only)]
+    )
+
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.mark.parametrize(
+    ("argv", "cwd", "name"),
+    [
+        (("octet-hostcore", "--data-dir", "{data_dir}"), "/any", "octet-hostcore"),
+        (("python3", "main.py", "--data-dir", "{data_dir}"), "/f/hostcores/abort-any-tool", "abort-any-tool"),
+        (("/usr/bin/python3.11", "-u", "src/main.py"), "/w/my-core", "my-core"),  # layout folders skipped
+        (("node", "dist/index.js"), "/w/my-core", "my-core"),
+        (("python3", "-m", "my_core.server"), "/w", "my_core.server"),
+        (("env", "RUST_LOG=1", "./target/release/fast-core", "{data_dir}"), "/w", "fast-core"),
+        (("my.core",), "/w", "my.core"),  # only a script's own suffix is dropped
+        (("bash", "-c", "exec ./x"), "/w", "bash"),
+        (("python3",), "/w", "python3"),
+        ((), "/w", "host-core"),
+    ],
+)
+def test_a_command_target_is_named_by_its_program(argv: tuple[str, ...], cwd: str, name: str) -> None:
+    assert program_name(argv, Path(cwd), "host-core") == name
+
+
+def test_a_faulty_host_core_column_is_titled_with_its_name(tmp_path: Path) -> None:
+    """A host-core has no manifest: its column once read "python3" (the interpreter)."""
+    fixture = ROOT / "fixtures" / "hostcores" / "abort-any-tool"
+    manifest = described(HostcoreCommand(("python3", "main.py", "--data-dir", DATA_DIR), fixture))
+    verdicts = (Verdict(by_id()["RPC-3-handshake-params"], "pass", "checked"),)
+    write_matrix(RunResult(manifest, PROFILES["quick"], 1, verdicts, (), {}, role="hostcore"), tmp_path)
+    run = load_run(tmp_path)
+    assert run.target["name"] == "abort-any-tool" and run.target["command"][0] == "python3"
+    page = render([run])
+    assert '<th class="cell">1. abort-any-tool</th>' in page and "<b>1. abort-any-tool </b>" in page
+    assert "python3</th>" not in page
 
 
 def test_target_text_is_escaped_everywhere(make_run) -> None:  # type: ignore[no-untyped-def]

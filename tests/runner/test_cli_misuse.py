@@ -9,6 +9,7 @@ command. ``{name}`` in an argv names a file made by :func:`paths`. Cases run
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import json
 import os
@@ -22,9 +23,10 @@ from pathlib import Path
 
 import pytest
 
+from conformance import outfiles
 from conformance.cli import cache_dir, main
 from conformance.peers.rpc_client import DATA_DIR
-from conformance.runner import arguments
+from conformance.runner import arguments, reportdir
 from conformance.transport.process import SPAWNED_GROUPS, group_exists
 from conformance.transport.trace import TRACE_FORMAT
 
@@ -78,6 +80,8 @@ FILES: dict[str, str | bytes] = {
     "blank_line": header() + "\n" + WRITE,
     "header_list": "[]\n",
     "bad_offer": header(offer={"api_version": "0.2"}),
+    "header_only": header(),
+    "no_host_steps": header() + '{"dir": "target->host", "step": 0, "index": 0, "text": "{}\\n"}\n',
     "unstartable/extension.toml": UNSTARTABLE,
 }
 
@@ -153,6 +157,8 @@ CASES: dict[str, Case] = {
     "replay-entry-bad-action": Case(("replay", "{entry_bad_action}"), 2, "trace line 2: unknown action 'explode'"),
     "replay-blank-line": Case(("replay", "{blank_line}"), 2, "trace line 2: empty"),
     "replay-bad-offer": Case(("replay", "{bad_offer}"), 2, "trace line 1: offer must be an object"),
+    "replay-header-only": Case(("replay", "{header_only}"), 2, "trace line 1: a header and no steps"),
+    "replay-no-host-steps": Case(("replay", "{no_host_steps}"), 2, "trace line 1: a header and no steps"),
     # -- requirements ----------------------------------------------------------------------
     "requirements-side-unknown": Case(("requirements", "--side", "bogus"), 2, "invalid choice: 'bogus' (choose from"),
     "no-command": Case((), 2, "the following arguments are required"),
@@ -309,3 +315,38 @@ def test_hostcore_command_without_its_placeholder_is_refused(
 )
 def test_hostcore_placeholder_written_right_is_accepted(command: list[str]) -> None:
     assert arguments.data_dir_problem(command, DATA_DIR) is None
+
+
+# -- a full disk: refused before the run, or named when a write still fails ---------------------
+QUICK_RUN = ("extension", "--simulate", "--profile", "quick", "--only", "EXT-0-json-text", "-q")
+
+
+def test_a_nearly_full_report_disk_is_refused_before_the_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr(reportdir, "free_bytes", lambda directory: 5 * 2**20)
+    report = tmp_path / "report"
+    assert run_main([*QUICK_RUN, "--report-dir", str(report)]) == 2
+    out, err = capsys.readouterr()
+    assert f"report directory {report} has 5.0 MiB free on its file system; a run needs at least 32 MiB" in err
+    assert "Traceback" not in err and not out and not report.exists()  # nothing ran, nothing was created
+
+
+def test_a_disk_that_fills_during_the_run_names_the_file_and_keeps_the_previous_report(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    report = tmp_path / "report"
+    assert run_main([*QUICK_RUN, "--report-dir", str(report)]) == 0
+    before = (report / "matrix.json").read_bytes()
+    capsys.readouterr()
+
+    def disk_full(fd: int) -> None:
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(outfiles.os, "fsync", disk_full)
+    assert run_main([*QUICK_RUN, "--seed", "7", "--report-dir", str(report)]) == 2
+    err = capsys.readouterr().err
+    assert f"cannot write {report / 'matrix.json'}: No space left on device; report directory {report} was left" in err
+    assert "internal error" not in err and "Traceback" not in err
+    assert (report / "matrix.json").read_bytes() == before
+    assert sorted(p.name for p in report.iterdir()) == [".octet-conformance-files", "junit.xml", "matrix.json"]

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from conformance import pytest_plugin as plugin
 from conformance.manifest import Manifest
 from conformance.report.matrix import write_matrix
 from conformance.requirements import by_id
@@ -75,13 +76,149 @@ def test_each_verdict_becomes_its_pytest_outcome(pytester: pytest.Pytester, tmp_
 
 
 def test_a_run_that_cannot_happen_makes_every_item_an_error(pytester: pytest.Pytester, tmp_path: Path) -> None:
-    missing = tmp_path / "nowhere" / "extension.toml"
+    """Arguments and manifest pass, but the report directory is a file: the
+    run cannot happen, and each item's error is the command line's message,
+    not a traceback of this plugin."""
+    a_file = tmp_path / "a-file"
+    a_file.write_text("x")
     result = pytester.runpytest(
-        "--octet-extension", str(missing), "--octet-only", "JSONRPC-5-*", "-p", "no:cacheprovider"
-    )
+        "--octet-extension", str(REFERENCE), "--octet-simulate", "--octet-only", "JSONRPC-5-*",
+        "--octet-report-dir", str(a_file), "-p", "no:cacheprovider",
+    )  # fmt: skip
     outcomes = result.parseoutcomes()
     assert outcomes.get("errors", 0) >= 3 and not outcomes.get("passed")
-    assert "could not run (exit 2)" in result.stdout.str() and "Traceback" not in result.stdout.str()
+    out = result.stdout.str()
+    assert "could not run (exit 2)" in out and "exists and is not a directory" in out
+    assert "Traceback" not in out and "pytest_plugin.py" not in out
+    assert "octet-conformance: octet-extension could not run (exit 2): " in out  # in the terminal summary
+    errors = out.split("== ERRORS ==")[1].split("octet-conformance: octet-extension could not run")[0]
+    blocks = errors.split("ERROR at setup of ")[1:]
+    assert len(blocks) == outcomes["errors"]
+    assert all(len([line for line in b.splitlines() if line.strip()]) <= 4 for b in blocks)  # header + message
+
+
+def test_a_mistyped_manifest_path_is_one_error_line(pytester: pytest.Pytester, tmp_path: Path) -> None:
+    missing = tmp_path / "nowhere" / "extension.toml"
+    result = pytester.runpytest("--octet-extension", str(missing), "-p", "no:cacheprovider")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert [line for line in result.stderr.lines if line] == [
+        f"ERROR: --octet-extension: manifest rejected before spawn: {missing}: no such manifest"
+    ]
+    assert "error" not in result.stdout.str().lower()  # no item was collected, let alone 142 errors
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--octet-seed", "3"], "--octet-seed means nothing with no target option: it applies to --octet-extension"),
+        (["--octet-run", "{run}", "--octet-profile", "quick"], "--octet-profile means nothing with --octet-run"),
+        (["--octet-run", "{run}", "--octet-simulate"], "--octet-simulate means nothing with --octet-run"),
+        (["--octet-run", "{run}", "--octet-report-dir", "x"], "--octet-report-dir means nothing with --octet-run"),
+        (["--octet-hostcore", "--octet-simulate"], "--octet-simulate means nothing with --octet-hostcore"),
+        (["--octet-extension", "{ext}", "--octet-host-api", "0.4"], "--octet-host-api means nothing with --octet-ext"),
+        (["--octet-host", "node d.js", "--octet-simulate"], "--octet-host: --octet-simulate runs only the bundled"),
+        (["--octet-extension", "{ext}", "--octet-hostcore", "--octet-report-dir", "r"], "each would overwrite"),
+        (
+            ["--octet-extension", "{ext}", "--octet-seed", "-5"],
+            "--octet-extension: argument --octet-seed: --octet-seed takes",
+        ),
+        (["--octet-extension", "{ext}", "--octet-patience", "0"], "--octet-patience takes a number of seconds > 0"),
+        (["--octet-hostcore", "x --data-dir {datadir}"], "--octet-hostcore: '{datadir}' in argument 2"),
+        (["--octet-extension", "{ext}", "--octet-baseline", "{other}"], "no such target in this run, which certifies"),
+        (["--octet-run", "{run}", "--octet-baseline", "{other}"], "--octet-run: --octet-baseline rejected: "),
+        (["--octet-hostcore", "--octet-baseline", "{unknown}"], "'NOPE-1' is not a requirement"),
+    ],
+)
+def test_every_option_combination_is_honoured_or_refused(
+    pytester: pytest.Pytester, tmp_path: Path, args: list[str], message: str
+) -> None:
+    """Refused once, as a usage error, before any item runs; nothing is
+    silently dropped (an option no target uses, a baseline that fits no target)."""
+    files = {"run": str(finished_run(tmp_path / "run")), "ext": str(REFERENCE)}
+    for name, entry in (("other", "someone-else:EXT-0-json-text"), ("unknown", "NOPE-1")):
+        path = tmp_path / f"{name}.toml"
+        path.write_text(f'[[expected]]\nrequirement = "{entry}"\nreason = "r"\n')
+        files[name] = str(path)
+    result = pytester.runpytest(*(a.format(**files) if "{d" not in a else a for a in args), "-p", "no:cacheprovider")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR, result.stdout.str()
+    err = result.stderr.str()
+    assert message in err and "Traceback" not in err and "usage:" not in err, err
+
+
+def test_a_baseline_is_honoured_with_a_finished_run(pytester: pytest.Pytester, tmp_path: Path) -> None:
+    """--octet-run applies --octet-baseline as a certification would: a listed
+    failure is xfail (with the reason), a listed pass is stale and fails."""
+    run = finished_run(tmp_path / "run")
+    baseline = tmp_path / "baseline.toml"
+    baseline.write_text(
+        '[[expected]]\nrequirement = "x:JSONRPC-5-id-echo"\nreason = "known, issue 7"\n'
+        '[[expected]]\nrequirement = "JSONRPC-5-one-response"\nreason = "was broken"\n'
+    )
+    result = pytester.runpytest(
+        "--octet-run", str(run), "--octet-only", "JSONRPC-5-*", "--octet-baseline", str(baseline), "-rA",
+        "-p", "no:cacheprovider",
+    )  # fmt: skip
+    result.assert_outcomes(xfailed=1, failed=1)
+    out = result.stdout.str()
+    assert "fail evidence of JSONRPC-5-id-echo (expected by baseline: known, issue 7)" in out
+    assert "STALE JSONRPC-5-one-response: listed in the baseline but passes now" in out
+
+
+def test_items_are_named_by_their_target_wherever_pytest_runs(pytester: pytest.Pytester, tmp_path: Path) -> None:
+    """A path among the arguments (or --rootdir) can move pytest's rootdir
+    above where it runs; items stay ``octet-run::ID``, never ``../x/octet-run::ID``."""
+    run = finished_run(tmp_path / "run")
+    junit = tmp_path / "junit.xml"
+    classes = []
+    # pytest's rootdir: where it runs, above it, beside it (the start directory outside the rootdir)
+    progress, verbose = r"^octet-run \.", r"^octet-run::JSONRPC-5-one-response PASSED"
+    for rootdir, verbosity, line in (
+        (pytester.path, [], progress), (pytester.path.parent, [], progress), (tmp_path, [], progress),
+        (tmp_path, ["-v"], verbose),
+    ):  # fmt: skip
+        result = pytester.runpytest(
+            "--octet-run", str(run), "--octet-only", "JSONRPC-5-one-response", *verbosity, "-rA",
+            f"--rootdir={rootdir}", f"--junitxml={junit}", "-p", "no:cacheprovider",
+        )  # fmt: skip
+        result.assert_outcomes(passed=1)
+        result.stdout.re_match_lines([line, r"^PASSED octet-run::JSONRPC-5-one-response$"])
+        assert "../" not in result.stdout.str()
+        (case,) = ET.parse(junit).getroot().iter("testcase")
+        assert case.get("name") == "JSONRPC-5-one-response"
+        classes.append(case.get("classname"))
+    assert classes[:2] == ["octet-run", f"{pytester.path.name}.octet-run"]  # as pytest names a file there
+
+
+def test_junit_times_exclude_the_shared_certification(
+    pytester: pytest.Pytester, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The certification is no item's time: the item whose setup ran it would
+    otherwise carry all of it (a skip, often). A fake clock makes it exact:
+    the fake certification takes 100 s of it, which pytest and the plugin both read."""
+    now = [0.0]
+    monkeypatch.setattr("_pytest.timing.perf_counter", lambda: now[0])
+    monkeypatch.setattr(plugin, "monotonic", lambda: now[0])
+
+    def certify(target: plugin.Target, run_dir: Path) -> tuple[int, str]:
+        now[0] += 100.0
+        finished_run(run_dir)
+        return 0, ""
+
+    monkeypatch.setattr(plugin, "_certify", certify)
+    junit = tmp_path / "junit.xml"
+    result = pytester.runpytest(
+        "--octet-extension", str(REFERENCE), "--octet-only", "EXT-1.9-cancel-reply-code", "--octet-only",
+        "JSONRPC-5-one-response", f"--junitxml={junit}", "-p", "no:cacheprovider",
+    )  # fmt: skip
+    result.assert_outcomes(passed=1, skipped=1)
+    cases = {c.get("name"): c for c in ET.parse(junit).getroot().iter("testcase")}
+    assert {name: float(c.get("time", "")) for name, c in cases.items()} == {
+        "EXT-1.9-cancel-reply-code": 0.0,  # it ran the certification; without the fix, 100.0
+        "JSONRPC-5-one-response": 0.0,
+    }
+    properties = {p.get("name"): p.get("value") for p in cases["EXT-1.9-cancel-reply-code"].iter("property")}
+    assert properties["octet_certification_s"] == "100.000"
+    assert "octet-extension certified in 100.0 s by main (not counted in any item's time)" in result.stdout.str()
 
 
 def test_an_unreadable_run_directory_or_an_empty_selection_is_a_usage_error(
@@ -109,6 +246,12 @@ def test_certified_once_and_sharded_over_xdist_workers(pytester: pytest.Pytester
     )  # fmt: skip
     result.assert_outcomes(passed=2)
     cases = ET.parse(junit).getroot().iter("testcase")
-    by = {p.get("value") for case in cases for p in case.iter("property") if p.get("name") == "octet_certified_by"}
+    properties = [(p.get("name"), p.get("value")) for case in cases for p in case.iter("property")]
+    by = {value for name, value in properties if name == "octet_certified_by"}
     assert len(by) == 1 and by <= {"gw0", "gw1"}, by
     assert (report / "matrix.json").is_file()
+    # the certification is charged to no item; the worker that ran it says so once
+    (worker,) = by
+    out = result.stdout.str()
+    assert "octet-extension certified in " in out and f"s by {worker} (not counted in any item's time)" in out
+    assert [name for name, _ in properties].count("octet_certification_s") >= 1  # the first item of each worker

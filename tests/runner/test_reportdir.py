@@ -4,6 +4,7 @@ are ever removed."""
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import json
 import os
@@ -11,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from conformance.runner import reportdir
 from conformance.runner.reportdir import OWNED_LIST, STAGING_PREFIX, ReportDirError, locked, owned_files, staged
 from conformance.transport.process import Stopping
 
@@ -130,3 +132,36 @@ def test_an_unusable_directory_is_refused_before_anything_runs(tmp_path: Path, w
     with pytest.raises(ReportDirError), staged(final):
         ran = True
     assert not ran and a_file.read_text() == "x"
+
+
+def test_a_nearly_full_disk_is_refused_before_anything_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Found after the run, a full disk would cost the whole run: the free
+    space is checked when the directory is prepared, and the error names it."""
+    monkeypatch.setattr(reportdir, "free_bytes", lambda directory: reportdir.MIN_FREE_BYTES - 1)
+    final = tmp_path / "a" / "report"
+    ran = False
+    with pytest.raises(ReportDirError, match=f"report directory {final} has 32.0 MiB free") as caught, staged(final):
+        ran = True
+    assert not ran and not (tmp_path / "a").exists()
+    assert "free some space or choose another directory" in str(caught.value)
+    monkeypatch.setattr(reportdir, "free_bytes", lambda directory: reportdir.MIN_FREE_BYTES)
+    with staged(final) as stage:  # exactly the floor is enough
+        write_run(stage, [])
+
+
+@pytest.mark.parametrize("code", [errno.ENOSPC, errno.EDQUOT, errno.EROFS])
+def test_a_write_that_runs_out_of_room_names_the_file_and_keeps_the_last_run(tmp_path: Path, code: int) -> None:
+    final = tmp_path / "report"
+    with staged(final) as stage:
+        write_run(stage, ["A.jsonl"])
+    before = {p: (final / p).read_bytes() for p in listing(final)}
+    with pytest.raises(ReportDirError) as caught, staged(final) as stage:
+        raise OSError(code, os.strerror(code), str(stage / "matrix.json"))
+    # named where it was going, not in the staging directory
+    assert (
+        str(caught.value)
+        == f"cannot write {final / 'matrix.json'}: {os.strerror(code)}; report directory {final} was left as it was"
+    )
+    assert {p: (final / p).read_bytes() for p in listing(final)} == before
+    with pytest.raises(OSError, match="not a room problem"), staged(final):  # any other OSError is not explained away
+        raise OSError(errno.EINVAL, "not a room problem")

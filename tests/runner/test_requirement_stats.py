@@ -14,16 +14,30 @@ def rows(out: str) -> dict[tuple[str, str], list[int]]:
     return {(c[0], c[1]): [int(x) for x in c[2:]] for c in (line.split("\t") for line in lines[1:])}
 
 
-@pytest.mark.parametrize("side", [None, "host", "extension"])
+SIDES = ("extension", "host", "hostcore", "client", "both")
+
+
+@pytest.mark.parametrize("side", [None, *SIDES])
 def test_stats_add_up(side: str | None, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["requirements", "--stats", *(["--side", side] if side else [])]) == 0
-    table = rows(capsys.readouterr().out)
+    out = capsys.readouterr().out
+    assert out.splitlines()[0].split("\t") == [
+        "document",
+        "section",
+        "entries",
+        "check",
+        "reason",
+        *SIDES,
+        "must",
+        "should",
+    ]
+    table = rows(out)
     total = table.pop(("total", ""))
     wanted = [r for r in load_catalog() if side is None or r.side == side]
-    entries, check, reason, ext, host, both, must, should = total
-    assert entries == len(wanted) == check + reason == must + should
+    entries, check, reason, *by_side, must, should = total
+    assert entries == len(wanted) == check + reason == must + should == sum(by_side)  # every side has a column
     assert check == sum(r.has_check for r in wanted)
-    assert (ext, host, both) == tuple(sum(r.side == s for r in wanted) for s in ("extension", "host", "both"))
+    assert by_side == [sum(r.side == s for r in wanted) for s in SIDES]
     assert [sum(col) for col in zip(*table.values(), strict=True)] == total
 
 

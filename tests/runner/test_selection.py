@@ -20,7 +20,7 @@ from conformance.requirements import by_id, load_catalog
 from conformance.results import RunResult
 from conformance.runner.profiles import PROFILES
 from conformance.selection import Selection, in_section
-from conformance.verdicts import Verdict, concerns, decide
+from conformance.verdicts import ROLE_DOCUMENTS, Verdict, concerns, decide
 
 MANIFEST = Manifest(Path("/tmp/extension.toml"), "x", "1", "0.2", "0.8.0", ("python3", "main.py"), {}, {})
 EXT = [r for r in load_catalog() if concerns(r, "extension")]
@@ -105,12 +105,24 @@ def test_dry_run_lists_and_starts_nothing(command: list[str], glob: str, tmp_pat
         (["extension", "--only", "EXT-1.9-nope"], "--only 'EXT-1.9-nope' matches none"),
         (["host", "--feature", "no_such_feature"], "--feature 'no_such_feature' matches none"),
         (["hostcore", "--section", "1.9"], "--section '1.9' matches none"),
+        # The README offers --side both for every role; the extension protocol's catalog has no
+        # both-side entry, so there it selects nothing and gets that answer, not "invalid choice".
+        (["extension", "--side", "both"], "--side 'both' matches none of the requirements the extension"),
+        (["host", "--side", "both"], "--side 'both' matches none of the requirements the host"),
     ],
 )
 def test_a_selection_of_nothing_is_refused_before_anything_runs(argv: list[str], message: str, capsys) -> None:  # type: ignore[no-untyped-def]
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert message in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("role", ["hostcore", "client"])
+def test_side_both_selects_the_requirements_on_both_peers(role: str, capsys) -> None:  # type: ignore[no-untyped-def]
+    assert main([role, "--side", "both", "--list"]) == 0
+    rows = [line.split("\t") for line in capsys.readouterr().out.splitlines()[:-1]]
+    wanted = [r.id for r in load_catalog() if r.side == "both" and r.document in ROLE_DOCUMENTS[role]]
+    assert [row[0] for row in rows] == wanted and {row[3] for row in rows} == {"both"}
 
 
 def test_a_selected_run_reports_only_the_selection(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
