@@ -24,6 +24,7 @@ from conformance.peers.host_rig import ErrorAnswer, HostRequest, HostRig, ProbeG
 from conformance.protocol import jsonrpc
 from conformance.protocol.host_answers import child_id_legal
 from conformance.protocol.host_initialize import offer_from
+from conformance.protocol.host_notifications import CancelWatch, cancel_sent
 from conformance.protocol.limits import (
     MAX_CHILD_ID_BYTES,
     MAX_CHILD_IDS_PER_GENERATION,
@@ -53,6 +54,24 @@ Scenario = Callable[[HostRig], None]
 
 class HostRejected(RuntimeError):
     """The host rejected a valid initialize answer: nothing else can be certified."""
+
+
+class HostQueued(RuntimeError):
+    """The host holds a call back while others are outstanding (§0, §1.1: it
+    admits requests through its own concurrency limit, which may be lower
+    than a scenario needs). Not a fault: the scenario ends there, and what it
+    has not judged stays untested."""
+
+
+def room(rig: HostRig) -> int | None:
+    """How many requests the host may have outstanding to the probe at once:
+    the negotiated max_concurrent_requests (the smaller of the host's offer
+    and the probe's answer, §1.1); None when nothing on the wire bounds it
+    (API 0.1, or before negotiation)."""
+    negotiated = rig.session.negotiated if rig.session is not None else None
+    if negotiated is None or negotiated.is_legacy:
+        return None
+    return negotiated.max_concurrent_requests
 
 
 def initialize_result(params: Any, api_version: str, **changes: Any) -> dict[str, Any]:
@@ -101,11 +120,18 @@ def ready(
 
 
 def start_call(rig: HostRig, text: str = "x") -> tuple[str, HostRequest]:
+    """Start a tool call and wait for its frame. A host that holds it back
+    while other requests are outstanding (a concurrency limit, §0/§1.1)
+    raises :class:`HostQueued`; one that never writes it, HostRejected."""
     call, answer = rig.call("tool/call", {"name": TOOL, "arguments": {"text": text}})
     if isinstance(answer, OperationError):
         raise HostRejected(f"the host refused a tool call: {answer.code} {answer.message}")
     req = rig.next_request("tool/call")
     if req is None:
+        # A cancelled call the probe has not settled may still hold its slot (§1.9 leaves it open).
+        busy = len(rig.session.open_calls()) + len(rig.session.cancelled_unanswered()) if rig.session else 0
+        if busy:
+            raise HostQueued(f"the host held a tool call back while {busy} request(s) were outstanding")
         raise HostRejected("the host never wrote the tool call to the extension")
     return call, req
 
@@ -378,16 +404,22 @@ def _alive(pid: int) -> bool:
 
 
 def cancel_then_late_response(api_version: str) -> Scenario:
-    """Two calls; the first is cancelled: at most one $/cancelRequest (none is
-    legal too; on API 0.1 none at all), its waiter dropped, the late answer
-    ignored and diagnosed, the second call intact."""
+    """Two calls; the first is cancelled: exactly one $/cancelRequest (API
+    0.2+; on API 0.1 none at all), its waiter dropped, the late answer
+    ignored and diagnosed, the second call intact. A host whose concurrency
+    limit is 1 may write the second call only once the first frees its slot
+    (at the cancel, or at the late answer): it is awaited after those."""
 
     def run(rig: HostRig) -> None:
         ready(rig, api_version)
         first, req1 = start_call(rig, "one")
-        second, req2 = start_call(rig, "two")
+        second, answer2 = rig.call("tool/call", {"name": TOOL, "arguments": {"text": "two"}})
+        if isinstance(answer2, OperationError):
+            raise HostRejected(f"the host refused a tool call: {answer2.code} {answer2.message}")
         rig.op("cancel", {"call": first, "reason": "user"})
         rig.recorder.exercise("EXT-1.9-host-tombstone", "EXT-1.9-host-one-cancel-notification")
+        if api_version != "0.1":
+            cancel_told(rig, req1)
         settled = rig.settled(first)
         if settled is None or settled.params.get("outcome") != "cancelled":
             outcome = settled.params.get("outcome") if settled else "nothing"
@@ -395,6 +427,9 @@ def cancel_then_late_response(api_version: str) -> Scenario:
                 Violation("EXT-1.9-host-tombstone", f"a cancelled call settled as {outcome!r}, not cancelled")
             )
         rig.respond(req1.wire_id, tool_result(api_version, "late"))  # the late answer
+        req2 = rig.until(lambda: _take(rig, "tool/call", {"text": "two"}))
+        if req2 is None:
+            raise HostRejected("the host never wrote the tool call to the extension")
         rig.respond(req2.wire_id, tool_result(api_version, "two"))
         other = rig.settled(second)
         rig.recorder.exercise("EXT-1.9-host-ignores-late-response")
@@ -431,6 +466,24 @@ def cancel_then_late_response(api_version: str) -> Scenario:
 
     run.__name__ = "cancel-then-late-response"
     return run
+
+
+def cancel_told(rig: HostRig, req: HostRequest) -> None:
+    """§1.9: after the driver's cancel of ``req`` (read by the probe, not
+    answered), wait for the ``$/cancelRequest`` naming it -- until it comes,
+    the host ends the probe, or patience runs out -- and judge what came."""
+    link = rig.link
+
+    def over() -> str | None:
+        if _cancels_of(rig, req.wire_id):
+            return "cancel"
+        return "ended" if link is None or not link.connected or rig.stdin_closed else None
+
+    ended = rig.until(over, rig.recorder.deadline_s("EXT-1.9-host-sends-cancel", rig.patience_s)) or "patience"
+    watch = CancelWatch(req.method, req.wire_id, len(_cancels_of(rig, req.wire_id)), ended)
+    rig.recorder.add(cancel_sent(watch))
+    if ended == "patience":
+        rig.recorder.missed_deadline("EXT-1.9-host-sends-cancel")  # later waits for it need not be long
 
 
 def _take(rig: HostRig, method: str, arguments: Any) -> HostRequest | None:

@@ -194,6 +194,7 @@ class Driver:
         self.wire_calls: dict[tuple[str, int, int], str] = {}  # (extension, generation, wire id) -> call
         self.generation_of_call: dict[str, tuple[str, int]] = {}
         self.choosing: set[str] = set()  # menu_action calls whose command has not started yet
+        self.cancel_while_choosing: dict[str, str] = {}  # such calls the suite cancelled meanwhile -> reason
         self.lock = threading.Lock()
 
     # -- plumbing -------------------------------------------------------------------
@@ -339,29 +340,40 @@ class Driver:
         call, item = params.get("call"), params.get("item")
         if not isinstance(call, str) or call in self.calls or call in self.choosing or not isinstance(item, str):
             raise OpError(-32602, f"call id {call!r} is missing or reused, or item {item!r} is not a string")
-        self.choosing.add(call)
+        with self.lock:
+            self.choosing.add(call)
         self.background(self._menu_action, call, host, name, item)
         return {}
 
     def _menu_action(self, call: str, host: ReferenceHost, name: str, item: str) -> None:
-        pending = host.menu_action(name, item)
+        def issued(generation: int, wire_id: int) -> None:
+            # Filed before the frame is written: the extension's progress or
+            # prompts under it may arrive before menu_action returns.
+            with self.lock:
+                self.wire_calls[(name, generation, wire_id)] = call
+
+        pending = host.menu_action(name, item, issued=issued)
         with self.lock:
             self.calls[call] = pending
             self.choosing.discard(call)
-            if pending.id:
-                self.wire_calls[(name, host.inspect(name).generation, pending.id)] = call
+            reason = self.cancel_while_choosing.pop(call, None)
+        if reason is not None:
+            pending.cancel(reason)  # the suite cancelled it while the menu was being pulled
         self._settle(call, pending)
         if pending.id:
             host.collect_menu(name)  # §1.6b: the menu is pulled again after every action
 
     def op_cancel(self, rid: Any, params: dict[str, Any]) -> dict[str, Any]:
-        if params.get("call") in self.choosing:
-            return {}  # not started yet: the menu is still being pulled
-        pending = self.calls.get(str(params.get("call")))
+        reason = params.get("reason") if isinstance(params.get("reason"), str) else "user"
+        with self.lock:
+            if params.get("call") in self.choosing:
+                # Not started yet (the menu is still being pulled): cancelled as soon as it starts.
+                self.cancel_while_choosing[str(params.get("call"))] = str(reason)
+                return {}
+            pending = self.calls.get(str(params.get("call")))
         if pending is None:
             raise OpError(-32002, f"unknown call {params.get('call')!r}")
-        reason = params.get("reason")
-        pending.cancel(reason if isinstance(reason, str) else "user")
+        pending.cancel(str(reason))
         return {}
 
     def op_inspect(self, rid: Any, params: dict[str, Any]) -> dict[str, Any]:
@@ -1762,6 +1774,19 @@ def _fault_1_9_replay_cancelled() -> None:
     Connection.cancel = cancel  # type: ignore[method-assign]
 
 
+def _fault_1_9_no_cancel_sent() -> None:
+    """§1.9: a cancelled request already on the wire is tombstoned and its waiter dropped,
+    but no $/cancelRequest tells the extension (its grace still runs)."""
+    original = Connection._enqueue
+
+    def enqueue(self: Connection, data: bytes, call: Any) -> None:
+        if call is None and b'"$/cancelRequest"' in data:
+            return  # the fault
+        original(self, data, call)
+
+    Connection._enqueue = enqueue  # type: ignore[method-assign]
+
+
 _LATEST: dict[str, Connection] = {}  # extension name -> its newest generation (faults below)
 
 
@@ -1971,6 +1996,7 @@ _SECTION_FAULTS: dict[str, Any] = {
     "1.2-hook-is-parent": _fault_1_2_hook_is_parent,
     "1.6b-menu-undeclared": _fault_1_6b_menu_undeclared,
     "1.9-replay-cancelled": _fault_1_9_replay_cancelled,
+    "1.9-no-cancel-sent": _fault_1_9_no_cancel_sent,
     "1.10-unsubscribed-events": _fault_1_10_unsubscribed_events,
     "1.10-turn-without-run-id": _fault_1_10_turn_without_run_id,
     "1.10-settled-outcome-done": _fault_1_10_settled_outcome_done,
