@@ -32,6 +32,7 @@ from typing import Any
 from conformance.machines.host_scenarios import (
     CONTRIBUTES,
     LAST_ERROR_BYTES,
+    REQUEST_CANCELLED,
     SLACK_S,
     TOOL,
     TOOL_DEF,
@@ -1091,6 +1092,9 @@ def menu_in_place(api_version: str) -> Scenario:
         if settled is not None and settled.params.get("outcome") != "cancelled":
             outcome = settled.params.get("outcome")
             rig.recorder.violate(Violation(requirement, f"a cancelled menu action settled as {outcome!r}"))
+        # A cooperative extension settles it (§1.9): a host may hold the action's
+        # concurrency slot until then, and pull the menu again only after.
+        rig.respond_error(req.wire_id, REQUEST_CANCELLED, "cancelled")
         _after_action(rig)
         shutdown_with(rig, ack=True, exit_after_ack=True)
 

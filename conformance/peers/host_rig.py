@@ -390,6 +390,9 @@ class HostRig:
 
     def call(self, method: str, params: dict[str, Any]) -> tuple[str, dict[str, Any] | OperationError]:
         """Start a call through the driver; returns (call id, the driver's answer)."""
+        for session in [self.session, *(o.session for o in self.others)]:
+            if session is not None:  # before the op: the host may write the request before answering it
+                session.harness_called(method, params)
         call = self.driver.new_call_id()
         answer = self.op("call", {"extension": self.handle, "call": call, "method": method, "params": params})
         return call, answer

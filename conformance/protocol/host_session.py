@@ -32,6 +32,7 @@ what the probe sends; machines do.
 from __future__ import annotations
 
 import functools
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -42,6 +43,7 @@ from .host_answers import ParentInfo, Refusal, check_child_answer, child_id_lega
 from .host_initialize import check_initialize_request, must_reject, offer_from
 from .host_notifications import CANCEL, NOTIFICATION_SHAPE_RULES, check_host_notification
 from .host_requests import SHAPE_RULES, HostView, check_host_request
+from .host_supervision import replay_key, replayed
 from .host_tables import Call, CallInput, Child, ChildInput, Life, LifeInput, LocalProtocolError
 from .jsonrpc import Decoded, ErrorResponse, JsonRpcId, Notification, Request, Response
 from .limits import MAX_OUTSTANDING_CHILDREN
@@ -92,6 +94,7 @@ class GenerationMemory:
     child_ids: frozenset[Any] = frozenset()
     owners: frozenset[tuple[str, int]] = frozenset()  # (extension_instance_id, process_generation)
     confirmations: frozenset[Any] = frozenset()  # child ids of confirmation/request (§2.2 fence)
+    unresolved: frozenset[tuple[str, str]] = frozenset()  # replay keys of calls left unanswered (§5, §1.9)
 
 
 @dataclass
@@ -119,6 +122,10 @@ class ProbeSession:
     # state change, in _move_child) so §2's outstanding bound costs O(1) per
     # child even at the 65,536 ids one generation may use.
     unresolved: int = 0
+    # Operations the harness asked the host for (replay keys of earlier
+    # unresolved calls only) whose request has not arrived yet: an identical
+    # request then is no replay.
+    licensed: dict[tuple[str, str], int] = field(default_factory=dict)
 
     # -- queries ------------------------------------------------------------
     def call(self, rid: JsonRpcId) -> HostCall | None:
@@ -145,7 +152,21 @@ class ProbeSession:
             owners=self.earlier.owners | frozenset(self.owners),
             confirmations=self.earlier.confirmations
             | frozenset(k for k, c in self.children.items() if c.method == "confirmation/request"),
+            unresolved=self.earlier.unresolved | frozenset(self._unresolved_keys()),
         )
+
+    def _unresolved_keys(self) -> Iterator[tuple[str, str]]:
+        for call in self.calls.values():
+            key = replay_key(call.method, call.params)
+            if key is not None and call.state in (Call.PENDING, Call.CANCEL_SENT):
+                yield key
+
+    def harness_called(self, method: str, params: Any) -> None:
+        """The harness is about to ask the host (through its driver) for this
+        operation: one identical request is no replay."""
+        key = replay_key(method, params)
+        if key is not None and key in self.earlier.unresolved:
+            self.licensed[key] = self.licensed.get(key, 0) + 1
 
     @property
     def view(self) -> HostView:
@@ -305,8 +326,19 @@ class ProbeSession:
             out.extend(self._owner_fences(msg))
         if msg.method not in _UNCOUNTED and self.life in T.LIVE:
             out.extend(self._concurrency(msg))
+        out.extend(self._replay(msg))
         self.calls[host_key(msg.id)] = HostCall(msg.id, msg.method, msg.params)
         return out
+
+    def _replay(self, msg: Request) -> list[Finding]:
+        """§5: nothing an earlier generation left unresolved is sent again."""
+        key = replay_key(msg.method, msg.params)
+        if key is None or not self.earlier.unresolved:
+            return []
+        licensed = self.licensed.get(key, 0)
+        if key in self.earlier.unresolved and licensed > 0:
+            self.licensed[key] = licensed - 1
+        return list(replayed(key, unresolved=self.earlier.unresolved, licensed=licensed))
 
     def _request_id(self, msg: Request) -> list[Finding]:
         out: list[Finding] = [Exercise("EXT-0-host-request-ids-distinct"), Exercise("EXT-0-host-request-ids-fresh")]

@@ -1787,6 +1787,47 @@ def _fault_1_9_no_cancel_sent() -> None:
     Connection._enqueue = enqueue  # type: ignore[method-assign]
 
 
+def _fault_5_reload_cancels_at_once() -> None:
+    """§5: a reload cancels generation N's in-flight calls as soon as N+1 is negotiated (no drain)."""
+    original = Connection.shutdown
+
+    def shutdown(self: Connection, deadline: float, *, drain_s: float = 0.0) -> None:
+        original(self, deadline, drain_s=0.0)  # the fault: whatever drain the reload asked for
+
+    Connection.shutdown = shutdown  # type: ignore[method-assign]
+
+
+def _fault_5_no_restart() -> None:
+    """§5: a generation that dies unexpectedly is never restarted (no backoff, no attempt, not parked)."""
+    host_module.ReferenceHost._supervise = lambda self, record: None  # type: ignore[method-assign]  # the fault
+
+
+def _fault_5_replay_after_restart() -> None:
+    """§5: after an unexpected exit, the calls the dead generation left unresolved are sent
+    again to the generation the supervisor restarts."""
+    lost: dict[str, list[tuple[str, dict[str, Any]]]] = {}
+    original_fail, original_supervise = Connection._fail_all, host_module.ReferenceHost._supervise
+
+    def fail_all(self: Connection, reason: str) -> None:
+        with self._cond:
+            open_calls = [
+                (c.method, dict(c.params or {})) for c in self._calls.values() if c.outcome is None and c.counts
+            ]
+        lost.setdefault(self.name, []).extend(open_calls)
+        original_fail(self, reason)
+
+    def supervise(self: ReferenceHost, record: Any) -> None:
+        original_supervise(self, record)
+        connection = record.connection
+        for method, params in lost.pop(record.manifest.name, []):
+            if connection is not None and connection.state == connection_module.READY:
+                inner = {k: v for k, v in params.items() if k != "context"}
+                connection.request(method, self._with_context(connection, method, inner))  # the fault
+
+    Connection._fail_all = fail_all  # type: ignore[method-assign]
+    host_module.ReferenceHost._supervise = supervise  # type: ignore[method-assign]
+
+
 _LATEST: dict[str, Connection] = {}  # extension name -> its newest generation (faults below)
 
 
@@ -1997,6 +2038,9 @@ _SECTION_FAULTS: dict[str, Any] = {
     "1.6b-menu-undeclared": _fault_1_6b_menu_undeclared,
     "1.9-replay-cancelled": _fault_1_9_replay_cancelled,
     "1.9-no-cancel-sent": _fault_1_9_no_cancel_sent,
+    "5-no-restart": _fault_5_no_restart,
+    "5-reload-cancels-at-once": _fault_5_reload_cancels_at_once,
+    "5-replay-after-restart": _fault_5_replay_after_restart,
     "1.10-unsubscribed-events": _fault_1_10_unsubscribed_events,
     "1.10-turn-without-run-id": _fault_1_10_turn_without_run_id,
     "1.10-settled-outcome-done": _fault_1_10_settled_outcome_done,
