@@ -196,9 +196,7 @@ class HostMachine(RuleBasedStateMachine):
         if parent_id is not None:
             params["parent_request_id"] = parent_id
         if self.live:
-            self.rig.answers.pop(cid, None)
-            self.rig.child_request(cid, "confirmation/request", params)
-            self.rig.until(lambda: self.rig.answers.get(cid))
+            self.rig.ask(cid, "confirmation/request", params)
 
     def _parent(self, data: st.DataObject, parent: str) -> Any:
         if parent == "active" and self.model.open:

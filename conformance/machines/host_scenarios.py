@@ -22,7 +22,6 @@ from typing import Any
 from conformance.peers.host_driver import OperationError
 from conformance.peers.host_rig import ErrorAnswer, HostRequest, HostRig, ProbeGone
 from conformance.protocol import jsonrpc
-from conformance.protocol.host_answers import child_id_legal
 from conformance.protocol.host_initialize import offer_from
 from conformance.protocol.host_notifications import CancelWatch, cancel_sent
 from conformance.protocol.limits import (
@@ -873,8 +872,7 @@ def headless_confirmation(api_version: str) -> Scenario:
         params: dict[str, Any] = {"prompt": "Proceed?", "default": False}
         if api_version != "0.1":
             params["parent_request_id"] = req.wire_id
-        rig.child_request("confirm-1", "confirmation/request", params)
-        answer = rig.until(lambda: rig.answers.get("confirm-1"))
+        answer = rig.ask("confirm-1", "confirmation/request", params)
         rig.recorder.exercise("EXT-2.2-host-answer")
         # Denying is {"confirmed": false}; a refusal (an error answer) also
         # leaves the action unconfirmed, so both pass. Only a confirmation fails.
@@ -951,7 +949,8 @@ def child_parents(api_version: str) -> Scenario:
     def run(rig: HostRig) -> None:
         ready(rig, api_version)
         call, req = start_call(rig)
-        cases: list[tuple[str, Any]] = [("confirm-1", req.wire_id)]
+        # §2: a child id is a u64 or a string; the number is echoed as a number (JSON-RPC §5).
+        cases: list[tuple[Any, Any]] = [("confirm-1", req.wire_id), (7, req.wire_id)]
         if api_version != "0.1":
             cases += [("confirm-2", None), ("confirm-3", 9_000_000)]
         for cid, parent in cases:
@@ -975,21 +974,16 @@ def child_parents(api_version: str) -> Scenario:
 BAD_CHILD_ID = "b" * (MAX_CHILD_ID_BYTES + 1)
 
 
-def _confirm(rig: HostRig, cid: str, parent: Any) -> Any:
+def _confirm(rig: HostRig, cid: Any, parent: Any) -> Any:
     params: dict[str, Any] = {"prompt": "Proceed?", "default": False}
     if parent is not None:
         params["parent_request_id"] = parent
     return _child(rig, cid, "confirmation/request", params)
 
 
-def _child(rig: HostRig, cid: str, method: str, params: dict[str, Any]) -> Any:
-    """Send one child request and wait for its answer (a host that cannot echo
-    an illegal id answers it with id null)."""
-    rig.answers.pop(cid, None)
-    rig.answers.pop(None, None)
-    rig.child_request(cid, method, params)
-    echo_null = not child_id_legal(cid)
-    return rig.until(lambda: rig.answers.get(cid) or (rig.answers.get(None) if echo_null else None))
+def _child(rig: HostRig, cid: Any, method: str, params: dict[str, Any]) -> Any:
+    """Send one child request and wait for its answer (judged: it must come)."""
+    return rig.ask(cid, method, params)
 
 
 def _answer_kind(answer: Any) -> str:
@@ -1269,7 +1263,9 @@ def wave1_notifications(api_version: str) -> Scenario:
             if "shortcuts" not in offer_from(params).offered or rig.session is None:
                 return result
             init = next(c.id for c in rig.session.calls.values() if c.method == "initialize")
-            _child(rig, "shortcut-1", "shortcut/register", {"parent_request_id": init, **SHORTCUT_REGISTER})
+            # Awaited, not judged: a host may answer it only once initialize is answered.
+            rig.child_request("shortcut-1", "shortcut/register", {"parent_request_id": init, **SHORTCUT_REGISTER})
+            rig.until(lambda: rig.answers.get("shortcut-1"))
             return _protocol(result, features=[*result["protocol"]["features"], "shortcuts"])
 
         loaded = rig.load(api_version, CONTRIBUTES, answer)

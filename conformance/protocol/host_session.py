@@ -32,7 +32,7 @@ what the probe sends; machines do.
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -297,10 +297,11 @@ class ProbeSession:
 
     # -- frames the host wrote ------------------------------------------------
     def received(self, decoded: Decoded) -> list[Finding]:
-        rules = dict.fromkeys(host_rule(r) for r in decoded.rules)
-        findings: list[Finding] = [Exercise(r) for r in rules]
-        findings.extend(_host_violation(v) for v in decoded.violations)
         msg = decoded.message
+        side = host_response_rule if isinstance(msg, Response | ErrorResponse) else host_rule
+        rules = dict.fromkeys(side(r) for r in decoded.rules)
+        findings: list[Finding] = [Exercise(r) for r in rules]
+        findings.extend(_host_violation(v, side) for v in decoded.violations)
         if msg is None and "EXT-0-frame-bound" in (v.requirement for v in decoded.violations):
             self.oversized_seen += 1  # its id is unknown: a later cancel may name it
         if isinstance(msg, Request):
@@ -506,7 +507,8 @@ class ProbeSession:
             self.unechoable.remove(key)
         child = self.children.get(key)
         out += [
-            Exercise("JSONRPC-5-host-responses"),
+            Exercise("JSONRPC-5-host-one-response"),
+            Exercise("JSONRPC-5-host-id-echo"),
             Exercise("JSONRPC-4.1-host-no-reply"),
             *self._boundary_exercised(),
         ]
@@ -551,11 +553,24 @@ class ProbeSession:
                 text = f"confirmation {excerpt(msg.id)} of an earlier generation was answered to its replacement"
                 out.append(Violation("EXT-2.2-host-generation-fence", text, _ID))
             return out
+        twin = self._same_value_other_type(msg.id)
+        if twin is not None:
+            text = f"the response id is {_id_kind(msg.id)}; the request's id is {_id_kind(twin)}"
+            return [Violation("JSONRPC-5-host-id-echo", text, _ID)]
         return [
             Violation(
-                "JSONRPC-5-host-responses", f"the host answered id {excerpt(msg.id)}, which the probe never used", _ID
+                "JSONRPC-5-host-id-echo", f"the host answered id {excerpt(msg.id)}, which the probe never used", _ID
             )
         ]
+
+    def _same_value_other_type(self, rid: Any) -> Any:
+        """The id of a child request that ``rid`` names by value in another
+        JSON type (7 for "7", "7" for 7), if any."""
+        for child in self.children.values():
+            cid = child.id
+            if isinstance(cid, str) != isinstance(rid, str) and str(cid) == str(rid):
+                return cid
+        return None
 
     def _boundary_exercised(self) -> list[Finding]:
         if not (self.earlier.host_ids or self.earlier.child_ids):
@@ -584,6 +599,10 @@ class ProbeSession:
 
 _ID = ("id",)
 _CANCEL_ID = ("params", "id")
+
+
+def _id_kind(rid: Any) -> str:
+    return f"the string {excerpt(rid)}" if isinstance(rid, str) else f"the number {excerpt(rid)}"
 
 
 def _crossed(what: str, rid: Any) -> str:
@@ -623,8 +642,20 @@ def host_rule(requirement: str) -> str:
     return host_side.get(requirement, requirement)
 
 
-def _host_violation(v: Violation) -> Violation:
-    renamed = host_rule(v.requirement)
+@functools.cache
+def host_response_rule(requirement: str) -> str:
+    """:func:`host_rule` for a response the host wrote: its members are §5's
+    (jsonrpc, and an id that must echo the request's), not §4's."""
+    response_side = {
+        "JSONRPC-4-jsonrpc-member": "JSONRPC-5-host-responses",
+        "JSONRPC-4-id-type": "JSONRPC-5-host-id-echo",
+        "JSONRPC-4-id-not-fractional": "JSONRPC-5-host-id-echo",
+    }
+    return response_side.get(requirement) or host_rule(requirement)
+
+
+def _host_violation(v: Violation, side: Callable[[str], str] = host_rule) -> Violation:
+    renamed = side(v.requirement)
     return v if renamed == v.requirement else Violation(renamed, v.message, v.path, v.frame_index)
 
 

@@ -1787,6 +1787,41 @@ def _fault_1_9_no_cancel_sent() -> None:
     Connection._enqueue = enqueue  # type: ignore[method-assign]
 
 
+def _fault_jsonrpc_5_answers_twice() -> None:
+    """JSON-RPC §5: every answer to a request of the extension is written twice."""
+
+    def twice(message: dict[str, Any]) -> bytes | None:
+        if "method" in message or not isinstance(message.get("id"), str):
+            return None
+        return rpc.frame(message) * 2  # the fault
+
+    _rewrite_frames(twice)
+
+
+def _fault_jsonrpc_5_ids_as_strings() -> None:
+    """JSON-RPC §5: an answer to a request with a numeric id carries that id as a string."""
+
+    def stringly(message: dict[str, Any]) -> bytes | None:
+        rid = message.get("id")
+        if "method" in message or isinstance(rid, bool) or not isinstance(rid, int):
+            return None  # the host's own requests carry methods; its answers do not
+        return rpc.frame({**message, "id": str(rid)})  # the fault
+
+    _rewrite_frames(stringly)
+
+
+def _fault_jsonrpc_5_input_unanswered() -> None:
+    """JSON-RPC §5: an input/request from the extension is dropped: never answered, never cancelled."""
+    original = ChildRequests.on_request
+
+    def on_request(self: ChildRequests, message: Any) -> None:
+        if message.method == "input/request":
+            return  # the fault
+        original(self, message)
+
+    ChildRequests.on_request = on_request  # type: ignore[method-assign]
+
+
 def _fault_5_reload_cancels_at_once() -> None:
     """§5: a reload cancels generation N's in-flight calls as soon as N+1 is negotiated (no drain)."""
     original = Connection.shutdown
@@ -2039,6 +2074,9 @@ _SECTION_FAULTS: dict[str, Any] = {
     "1.9-replay-cancelled": _fault_1_9_replay_cancelled,
     "1.9-no-cancel-sent": _fault_1_9_no_cancel_sent,
     "5-no-restart": _fault_5_no_restart,
+    "jsonrpc-5-answers-twice": _fault_jsonrpc_5_answers_twice,
+    "jsonrpc-5-ids-as-strings": _fault_jsonrpc_5_ids_as_strings,
+    "jsonrpc-5-input-unanswered": _fault_jsonrpc_5_input_unanswered,
     "5-reload-cancels-at-once": _fault_5_reload_cancels_at_once,
     "5-replay-after-restart": _fault_5_replay_after_restart,
     "1.10-unsubscribed-events": _fault_1_10_unsubscribed_events,
