@@ -1257,24 +1257,30 @@ def presentation_rate(api_version: str) -> Scenario:
         ready(rig, api_version, contributes={**CONTRIBUTES, "presentation": True})
         call, req = start_call(rig)
         status = {"state": "active", "label": "probe"}
+        written = rig.clock()
         for revision in range(1, SNAPSHOT_BURST + 1):
             snapshot = {"revision": revision, "status": status, "activities": [], "actions": []}
             rig.send({"jsonrpc": "2.0", "method": "presentation/update",
                       "params": {"parent_request_id": req.wire_id, "snapshot": snapshot}})  # fmt: skip
 
+        def shown_events() -> list[Any]:
+            return [e for e in rig.events("contribution") if e.params.get("kind") == "presentation"]
+
         def revisions() -> list[Any]:
-            events = rig.events("contribution")
-            shown = [e.params.get("value") for e in events if e.params.get("kind") == "presentation"]
-            return [v.get("snapshot", {}).get("revision") if isinstance(v, dict) else None for v in shown]
+            return [_revision(e.params.get("value")) for e in shown_events()]
 
         newest = rig.until(lambda: SNAPSHOT_BURST in revisions(), 2 * 1.0 + SLACK_S)
+        events = shown_events()
         shown = revisions()
         if shown:  # a host that shows no snapshot at all (a refusal) is not judged here
             rig.recorder.exercise(requirement)
-            if len(shown) > 2 * SNAPSHOTS_PER_WINDOW + 1:
+            # The host showed them between the burst and their events' arrival: at most
+            # that many one-second windows (two at least: the burst may straddle one).
+            windows = max(2, int(max(e.at for e in events) - written) + 2)
+            if len(shown) > windows * SNAPSHOTS_PER_WINDOW + 1:
                 rig.recorder.violate(
                     Violation(requirement, f"{len(shown)} of {SNAPSHOT_BURST} snapshots written at once were shown"),
-                    measured={"shown": len(shown)},
+                    measured={"shown": len(shown), "windows": windows},
                 )
             elif not newest:
                 rig.recorder.violate(
@@ -1287,6 +1293,16 @@ def presentation_rate(api_version: str) -> Scenario:
 
     run.__name__ = "presentation-rate"
     return run
+
+
+def _revision(value: Any) -> Any:
+    """The revision a ``presentation`` contribution shows: its value is the
+    notification's params (``{"snapshot": {...}, ...}``, docs/host-driver.md);
+    a driver that reports the snapshot object itself is read as well."""
+    if not isinstance(value, dict):
+        return None
+    snapshot = value.get("snapshot", value)
+    return snapshot.get("revision") if isinstance(snapshot, dict) else None
 
 
 def handling_scenarios(api_version: str) -> list[Scenario]:
