@@ -52,7 +52,14 @@ from conformance.machines.host_scenarios import (
     start_call,
     tool_result,
 )
-from conformance.machines.host_storms import Backoff, Storm, crash_quietly, storms_measurable, swapped
+from conformance.machines.host_storms import (
+    Backoff,
+    Storm,
+    crash_quietly,
+    reported_ready,
+    storms_measurable,
+    swapped,
+)
 from conformance.peers.host_driver import NOT_READY, DriverEvent, OperationError
 from conformance.peers.host_rig import Followed, HostRequest, HostRig
 from conformance.protocol.host_session import host_key
@@ -686,7 +693,7 @@ def restart_after_exit(api_version: str) -> Scenario:
         rig.recorder.add(restarted(RestartWatch(link is not None, wait_s, parked)))
         if link is None or not _answer_initialize(rig, api_version):
             return
-        _swapped_in(rig)
+        reported_ready(rig)
         try:
             call, later = start_call(rig, "after-restart")
         except HostRejected:
@@ -697,18 +704,6 @@ def restart_after_exit(api_version: str) -> Scenario:
 
     run.__name__ = "lifecycle-restart-after-exit"
     return run
-
-
-def _swapped_in(rig: HostRig) -> None:
-    """The restarted generation is reported ready and is the one calls go to."""
-    event = rig.driver.wait_event(
-        lambda e: e.method == "state" and e.params.get("extension") == rig.handle and e.params.get("state") == "ready",
-        rig.patience_s,
-        idle=lambda: rig.tick(0.0),
-    )
-    if event is not None:
-        rig._judge(lambda s: s.host_reported_ready())
-        swapped(rig, event.params.get("generation"))
 
 
 def shutdown_no_restart(api_version: str) -> Scenario:

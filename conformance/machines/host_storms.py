@@ -174,18 +174,24 @@ class Storm:
         return str(answer.get("state")) if isinstance(answer, dict) else None
 
     def _ready(self) -> bool:
-        rig = self.rig
-        wanted = {"extension": rig.handle, "state": "ready"}
-        event = rig.driver.wait_event(
-            lambda e: e.method == "state" and all(e.params.get(k) == v for k, v in wanted.items()),
-            rig.patience_s,
-            idle=lambda: rig.tick(0.0),
-        )
-        if event is None:
-            return False
-        rig._judge(lambda s: s.host_reported_ready())
-        swapped(rig, event.params.get("generation"))
-        return True
+        return reported_ready(self.rig)
+
+
+def reported_ready(rig: HostRig) -> bool:
+    """Wait for the restarted (or reloaded) generation to be reported
+    ``ready`` (the session judges that report) and to become the one calls
+    go to; False when no ``ready`` came."""
+    wanted = {"extension": rig.handle, "state": "ready"}
+    event = rig.driver.wait_event(
+        lambda e: e.method == "state" and all(e.params.get(k) == v for k, v in wanted.items()),
+        rig.patience_s,
+        idle=lambda: rig.tick(0.0),
+    )
+    if event is None:
+        return False
+    rig._judge(lambda s: s.host_reported_ready())
+    swapped(rig, event.params.get("generation"))
+    return True
 
 
 def swapped(rig: HostRig, generation: object) -> bool:
