@@ -290,13 +290,18 @@ class HostRig:
         if echo_null:
             self.answers.pop(None, None)
         link = self.link
+
+        def cancels() -> int:
+            return sum(isinstance(n.params, dict) and n.params.get("id") == cid for n in self.notes("$/cancelRequest"))
+
+        earlier = cancels()  # of an earlier request under the same id
         self.child_request(cid, method, params)
 
         def answer() -> Any:
             return self.answers.get(cid) or (self.answers.get(None) if echo_null else None)
 
         def cancelled() -> bool:
-            return any(isinstance(n.params, dict) and n.params.get("id") == cid for n in self.notes("$/cancelRequest"))
+            return cancels() > earlier
 
         def ended() -> bool:
             return link is None or not link.connected or self.stdin_closed
