@@ -29,7 +29,7 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, precondition,
 from conformance.evidence import Recorder, StepContext
 from conformance.machines.host_lifecycle import Reload
 from conformance.machines.host_scenarios import ready as load_ready
-from conformance.machines.host_scenarios import shutdown_with, start_call, tool_result
+from conformance.machines.host_scenarios import room, shutdown_with, start_call, tool_result
 from conformance.machines.host_storms import (
     SHAPES,
     Backoff,
@@ -42,7 +42,7 @@ from conformance.peers.host_driver import HostDriver
 from conformance.peers.host_rig import HostRequest, HostRig, ProbeGone, save_traces
 from conformance.peers.probe import ProbeListener
 
-MAX_OPEN = 3  # calls the machine keeps in flight (under the probe's negotiated 4)
+MAX_OPEN = 3  # calls the machine keeps in flight (under the probe's negotiated 4, and the host's limit)
 PARENTS = ("active", "settled", "never-issued", "missing")
 
 
@@ -73,17 +73,22 @@ class HostMachine(RuleBasedStateMachine):
         self.live = False
         self.violated_before = frozenset(self.recorder.violations)
         self.storm: Storm | None = None  # one storm per example bounds its cost
+        self.max_open = MAX_OPEN
 
     @initialize()
     def load(self) -> None:
         load_ready(self.rig, self.api_version)
         self.live = True
+        # A host may negotiate fewer concurrent requests (§1.1) and queue the rest: never more in
+        # flight than it takes. The limit is the host's, the same in every example: no timing.
+        limit = room(self.rig)
+        self.max_open = MAX_OPEN if limit is None else min(MAX_OPEN, limit)
 
     def _step(self) -> None:
         self.rig.step += 1
 
     # -- host requests ----------------------------------------------------------------
-    @precondition(lambda self: len(self.model.open) < MAX_OPEN)
+    @precondition(lambda self: len(self.model.open) < self.max_open)
     @rule()
     def call(self) -> None:
         self._step()
@@ -191,9 +196,7 @@ class HostMachine(RuleBasedStateMachine):
         if parent_id is not None:
             params["parent_request_id"] = parent_id
         if self.live:
-            self.rig.answers.pop(cid, None)
-            self.rig.child_request(cid, "confirmation/request", params)
-            self.rig.until(lambda: self.rig.answers.get(cid))
+            self.rig.ask(cid, "confirmation/request", params)
 
     def _parent(self, data: st.DataObject, parent: str) -> Any:
         if parent == "active" and self.model.open:

@@ -43,17 +43,28 @@ from conformance.machines.host_scenarios import (
     SCALED_GRACE_MS,
     SLACK_S,
     TOOL,
+    HostRejected,
     Scenario,
     initialize_result,
     ready,
+    room,
     shutdown_with,
     start_call,
     tool_result,
 )
-from conformance.machines.host_storms import Backoff, Storm, crash_quietly, storms_measurable
+from conformance.machines.host_storms import (
+    Backoff,
+    Storm,
+    crash_quietly,
+    reported_ready,
+    storms_measurable,
+    swapped,
+)
 from conformance.peers.host_driver import NOT_READY, DriverEvent, OperationError
 from conformance.peers.host_rig import Followed, HostRequest, HostRig
+from conformance.protocol.host_session import host_key
 from conformance.protocol.host_states import ReportedStates
+from conformance.protocol.host_supervision import DrainWatch, RestartWatch, drained, restarted
 from conformance.protocol.violations import Violation
 
 # The bounded drain of a reload, asked of a driver with ``timing`` (the text gives no number).
@@ -177,6 +188,7 @@ class Reload:
 
     order_ids: tuple[str, ...] = ()  # set by run(): the reload-order requirements of this API version
     watch: Watch | None = None  # driver events about the extension during run()
+    answered_at: float = 0.0  # when the probe answered N+1's initialize (the drain cannot start earlier)
 
     def _violate(self, ids: tuple[str, ...], message: str) -> None:
         for rid in ids:
@@ -216,14 +228,17 @@ class Reload:
                 rig.respond(init.wire_id, initialize_result(init.params, self.api_version))
             rig.switch_to(candidate)
             return False
-        self._call_while_negotiating(candidate)
+        limit = room(rig)
+        if limit is None or len(in_flight) < limit:  # a full host would rightly hold the call back
+            self._call_while_negotiating(candidate)
         with rig.acting(candidate):
+            self.answered_at = rig.clock()  # before the bytes: the host reads them after
             rig.respond(init.wire_id, initialize_result(init.params, self.api_version))
         if not self._drain(candidate, in_flight, drain_s, generation):
             rig.switch_to(candidate)
             return False
         rig.switch_to(candidate)
-        rig.driver.wait_event(
+        event = rig.driver.wait_event(
             lambda e: (
                 e.method == "state"
                 and e.params.get("extension") == rig.handle
@@ -234,6 +249,8 @@ class Reload:
             idle=lambda: rig.tick(0.0),
         )
         rig._judge(lambda s: s.host_reported_ready())
+        if event is not None:
+            swapped(rig, event.params.get("generation"))
         self._no_replay(in_flight)
         return True
 
@@ -264,7 +281,15 @@ class Reload:
         assert old is not None
         drain_ids = ("EXT-5-host-reload-drain-sequence",) if self.api_version != "0.1" else ()
         bound = rig.patience_s + drain_s + 2 * rig.stage_s + SLACK_S
-        rig.until(lambda: _has_request(rig.requests, "shutdown") or not old.running(), bound)
+        ends = DrainEnds(rig, in_flight, self.answered_at)
+
+        def shut_or_gone() -> bool:
+            ends.look()
+            return _has_request(rig.requests, "shutdown") or not old.running()
+
+        rig.until(shut_or_gone, bound)
+        if drain_ids and "drain_ms" in rig.timing and rig.driver.has("timing"):
+            ends.judge(drain_s)  # only a drain the driver was given has a length to hold it to
         shut = rig.next_request("shutdown", timeout=0.0)
         rig.recorder.exercise(*drain_ids, *self.order_ids)
         if _has_request(candidate.requests, "tool/call"):
@@ -289,8 +314,9 @@ class Reload:
         return True
 
     def _no_replay(self, in_flight: list[tuple[str, HostRequest]]) -> None:
-        """Nothing N left unresolved is sent again to N+1: a new call on N+1
-        arrives behind anything replayed (one writer per child)."""
+        """Nothing N left unresolved is sent again to N+1 (judged by N+1's
+        session on every request): a new call on N+1 arrives behind anything
+        replayed at the swap (one writer per child), so it is awaited."""
         if self.api_version == "0.1":
             return
         rig = self.rig
@@ -299,19 +325,48 @@ class Reload:
         if isinstance(answer, OperationError):
             return
         rig.until(lambda: _calls_with(rig.requests, {"after-reload"}))
-        rig.recorder.exercise("EXT-5-host-no-replay-on-reload")
         replayed = _calls_with(rig.requests, texts)
-        if replayed:
-            rig.recorder.violate(
-                Violation(
-                    "EXT-5-host-no-replay-on-reload",
-                    f"{len(replayed)} call(s) left unresolved on generation N were sent again to N+1",
-                )
-            )
         for req in [*replayed, *_calls_with(rig.requests, {"after-reload"})]:
             rig.requests.remove(req)
             rig.respond(req.wire_id, tool_result(self.api_version))
         rig.settled(call)
+
+
+@dataclass
+class DrainEnds:
+    """The first sign that an in-flight call of generation N ended other than
+    by its answer during a reload -- a ``$/cancelRequest`` naming it on N, or
+    a ``cancelled``/``failed`` settlement -- timed from the probe's answer to
+    N+1's initialize (:class:`DrainWatch`). Polled: a sign is seen no sooner
+    than it came, so the gap can only be overstated."""
+
+    rig: HostRig
+    in_flight: list[tuple[str, HostRequest]]
+    since: float
+    first_s: float | None = None
+    sign: str = ""
+
+    def look(self) -> None:
+        if self.first_s is not None:
+            return
+        wire_ids = {host_key(req.wire_id) for _, req in self.in_flight}
+        named = [n for n in self.rig.notes("$/cancelRequest") if isinstance(n.params, dict)
+                 and host_key(n.params.get("id")) in wire_ids]  # fmt: skip
+        outcomes = [self.rig.driver.settled[c].params.get("outcome") for c, _ in self.in_flight
+                    if c in self.rig.driver.settled]  # fmt: skip
+        ended = [o for o in outcomes if o in ("cancelled", "failed")]
+        if named or ended:
+            self.first_s = self.rig.clock() - self.since
+            self.sign = "cancel" if named else str(ended[0])
+
+    def judge(self, drain_s: float) -> None:
+        measured = {"drain_s": drain_s, "ended_after_s": round(self.first_s or 0.0, 3)}
+        watch = DrainWatch(drain_s, self.first_s, self.sign)
+        for finding in drained(watch):
+            if isinstance(finding, Violation):
+                self.rig.recorder.violate(finding, measured=measured)
+            else:
+                self.rig.recorder.exercise(finding.requirement)
 
 
 def reload_in_flight(api_version: str) -> Scenario:
@@ -323,7 +378,10 @@ def reload_in_flight(api_version: str) -> Scenario:
         if rig.driver.has("timing"):
             rig.timing = {**rig.timing, "drain_ms": SCALED_DRAIN_MS}
         ready(rig, api_version)
-        in_flight = [start_call(rig, "in-flight-a"), start_call(rig, "in-flight-b")]
+        # Two in flight and one more while N+1 negotiates, as the host's limit allows (§1.1).
+        limit = room(rig)
+        texts = ("in-flight-a", "in-flight-b")[: 2 if limit is None else max(1, min(2, limit - 1))]
+        in_flight = [start_call(rig, text) for text in texts]
         if Reload(rig, api_version).run(in_flight):
             shutdown_with(rig, ack=True, exit_after_ack=True)
 
@@ -610,6 +668,44 @@ def dead_tools(api_version: str) -> Scenario:
     return run
 
 
+def restart_after_exit(api_version: str) -> Scenario:
+    """§5 (API 0.2+): the probe of a ready generation dies with a call in
+    flight. The supervisor owes a restart: the first attempt's ceiling is
+    0.5 s at the spec's timing, so this needs neither ``timing`` nor the
+    virtual clock; a restart is awaited that ceiling plus slack plus the
+    patience. Then nothing the dead generation left unresolved may reach the
+    new one (its session judges every request); a later call orders them."""
+
+    def run(rig: HostRig) -> None:
+        if api_version == "0.1":
+            return  # §5: for API 0.1 the supervisor "may" create a replacement
+        ready(rig, api_version)
+        start_call(rig, "before-crash")
+        backoff = Backoff.of(rig)
+        wait_s = backoff.ceiling(0) + backoff.slack_s + rig.patience_s
+        watch = Watch(rig)
+        try:
+            _crash(rig)
+            link = rig.relaunched(wait_s)
+            parked = bool(watch.states("parked"))
+        finally:
+            watch.close()
+        rig.recorder.add(restarted(RestartWatch(link is not None, wait_s, parked)))
+        if link is None or not _answer_initialize(rig, api_version):
+            return
+        reported_ready(rig)
+        try:
+            call, later = start_call(rig, "after-restart")
+        except HostRejected:
+            return  # a second failure under load, say: nothing left to order
+        rig.respond(later.wire_id, tool_result(api_version))
+        rig.settled(call)
+        shutdown_with(rig, ack=True, exit_after_ack=True)
+
+    run.__name__ = "lifecycle-restart-after-exit"
+    return run
+
+
 def shutdown_no_restart(api_version: str) -> Scenario:
     """§5: an explicit shutdown cancels supervision: no restart follows."""
 
@@ -767,6 +863,7 @@ def lifecycle_scenarios(api_version: str) -> list[Scenario]:
             reload_changed,
             permanent_park,
             dead_tools,
+            restart_after_exit,
             shutdown_no_restart,
             initial_failure,
             idle,

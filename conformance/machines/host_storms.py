@@ -47,6 +47,7 @@ from conformance.machines.host_scenarios import (
     initialize_result,
     padded,
     ready,
+    room,
     shutdown_with,
     start_call,
     tool_result,
@@ -173,17 +174,38 @@ class Storm:
         return str(answer.get("state")) if isinstance(answer, dict) else None
 
     def _ready(self) -> bool:
-        rig = self.rig
-        wanted = {"extension": rig.handle, "state": "ready"}
-        event = rig.driver.wait_event(
-            lambda e: e.method == "state" and all(e.params.get(k) == v for k, v in wanted.items()),
-            rig.patience_s,
-            idle=lambda: rig.tick(0.0),
-        )
-        if event is None:
-            return False
-        rig._judge(lambda s: s.host_reported_ready())
-        return True
+        return reported_ready(self.rig)
+
+
+def reported_ready(rig: HostRig) -> bool:
+    """Wait for the restarted (or reloaded) generation to be reported
+    ``ready`` (the session judges that report) and to become the one calls
+    go to; False when no ``ready`` came."""
+    wanted = {"extension": rig.handle, "state": "ready"}
+    event = rig.driver.wait_event(
+        lambda e: e.method == "state" and all(e.params.get(k) == v for k, v in wanted.items()),
+        rig.patience_s,
+        idle=lambda: rig.tick(0.0),
+    )
+    if event is None:
+        return False
+    rig._judge(lambda s: s.host_reported_ready())
+    swapped(rig, event.params.get("generation"))
+    return True
+
+
+def swapped(rig: HostRig, generation: object) -> bool:
+    """Wait until ``inspect`` shows ``generation`` as the extension's current
+    one. A generation is reported ``ready`` once negotiated, which may come
+    before the host routes calls to it (§5: the swap follows the old
+    generation's drain); a call made in between may rightly be held, sent to
+    the old generation or refused. False when it never showed (bounded)."""
+
+    def shown() -> bool:
+        status = rig.op("inspect", {"extension": rig.handle})
+        return isinstance(status, dict) and status.get("generation") == generation and status.get("state") == "ready"
+
+    return bool(rig.until(shown))
 
 
 def crash_quietly(storm: Storm, failures: int) -> bool:
@@ -241,13 +263,19 @@ def _delivered(rig: HostRig, call: str, shape: str) -> None:
 
 
 def frame_shapes(api_version: str) -> Callable[[HostRig], None]:
+    """Every shape; two answers in one write need two calls outstanding at
+    once, so they come last, and not at all when the host negotiated a
+    limit of one (§1.1 lets it)."""
+
     def run(rig: HostRig) -> None:
         ready(rig, api_version)
         for shape in SHAPES:
             answer_shaped(rig, [start_call(rig)], shape, api_version)
-        answer_shaped(rig, [start_call(rig), start_call(rig)], "coalesced", api_version)
         for size in (limits.MAX_FRAME_BYTES, limits.MAX_FRAME_BYTES + 1):
             unjudged_then_answered(rig, *start_call(rig), size, api_version)
+        limit = room(rig)
+        if limit is None or limit >= 2:
+            answer_shaped(rig, [start_call(rig), start_call(rig)], "coalesced", api_version)
         shutdown_with(rig, ack=True, exit_after_ack=True)
 
     run.__name__ = "frame-shapes"

@@ -45,6 +45,7 @@ from conformance.peers.probe import PROBE_NAME, ProbeLink, ProbeListener
 from conformance.protocol import jsonrpc
 from conformance.protocol.ext_types import ManifestInfo
 from conformance.protocol.framing import Frame
+from conformance.protocol.host_answers import ChildWait, child_answered, child_id_legal
 from conformance.protocol.host_session import ProbeSession
 from conformance.protocol.host_tables import LifeInput
 from conformance.protocol.strict_json import dumps
@@ -278,6 +279,39 @@ class HostRig:
             data.append(dumps(jsonrpc.request(cid, method, params)) + b"\n")
         self.write(b"".join(data))
 
+    def ask(self, cid: Any, method: str, params: Any, timeout: float | None = None) -> Any:
+        """A request of the probe to the host, and its answer (None when none
+        came): waits until the host answers it (on its id, or with id null
+        when the id is one it cannot echo), names it in a ``$/cancelRequest``
+        or ends the generation, and judges that it was answered
+        (JSONRPC-5-host-answers-requests)."""
+        self.answers.pop(cid, None)
+        echo_null = not child_id_legal(cid)
+        if echo_null:
+            self.answers.pop(None, None)
+        link = self.link
+
+        def cancels() -> int:
+            return sum(isinstance(n.params, dict) and n.params.get("id") == cid for n in self.notes("$/cancelRequest"))
+
+        earlier = cancels()  # of an earlier request under the same id
+        self.child_request(cid, method, params)
+
+        def answer() -> Any:
+            return self.answers.get(cid) or (self.answers.get(None) if echo_null else None)
+
+        def cancelled() -> bool:
+            return cancels() > earlier
+
+        def ended() -> bool:
+            return link is None or not link.connected or self.stdin_closed
+
+        self.until(lambda: answer() or cancelled() or ended(), timeout)
+        got = answer()
+        wait = ChildWait(method, cid, got is not None, cancelled(), ended())
+        self.recorder.add(child_answered(wait))
+        return got
+
     def command(self, message: dict[str, Any]) -> None:
         """A probe control command (not a frame); recorded as a trace action."""
         if self.link is None:
@@ -390,6 +424,9 @@ class HostRig:
 
     def call(self, method: str, params: dict[str, Any]) -> tuple[str, dict[str, Any] | OperationError]:
         """Start a call through the driver; returns (call id, the driver's answer)."""
+        for session in [self.session, *(o.session for o in self.others)]:
+            if session is not None:  # before the op: the host may write the request before answering it
+                session.harness_called(method, params)
         call = self.driver.new_call_id()
         answer = self.op("call", {"extension": self.handle, "call": call, "method": method, "params": params})
         return call, answer

@@ -125,6 +125,9 @@ class ProbeLink:
     def __post_init__(self) -> None:
         self._decoder = FrameDecoder(max_frame_bytes=self.max_frame_bytes)
         self.sock.setblocking(False)
+        # When each process we may kill started: a pid is killed only while it
+        # still names that process (pids are reused, fast on a busy machine).
+        self._started = {self.pid: _start_time(self.pid)}
 
     @property
     def pid(self) -> int:
@@ -190,6 +193,8 @@ class ProbeLink:
             self._end_of_input(at)
         else:
             self.reports.append({**message, "at": at})
+            if message["t"] == "grandchild" and isinstance(message.get("pid"), int):
+                self._started[message["pid"]] = _start_time(message["pid"])
 
     def _end_of_input(self, at: float) -> None:
         if self._stdin_ended:
@@ -281,8 +286,13 @@ class ProbeLink:
 
     def kill_group(self) -> None:
         """SIGKILL the probe and the grandchildren it reported (not its
-        group: that may be the host's own)."""
+        group: that may be the host's own) -- each only while its pid still
+        names the process that reported it: a probe long gone may have left
+        its pid to another process (another probe, or anyone's)."""
         for pid in self.pids():
+            started = self._started.get(pid)
+            if started is None or _start_time(pid) != started:
+                continue
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.kill(pid, signal.SIGKILL)
         self._lost()
@@ -292,6 +302,16 @@ class ProbeLink:
 
     def stderr_excerpt(self, limit: int = 2048) -> str:
         return ""  # the probe's stderr belongs to the host under test
+
+
+def _start_time(pid: int) -> int | None:
+    """When process ``pid`` started (clock ticks since boot, /proc/PID/stat
+    field 22), or None when there is no such process."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as stat:
+            return int(stat.read().rsplit(")", 1)[1].split()[19])
+    except (OSError, IndexError, ValueError):
+        return None
 
 
 def _pid_exists(pid: int) -> bool:

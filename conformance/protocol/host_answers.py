@@ -204,6 +204,32 @@ def check_child_answer(
         yield from wave1_refusal_format(answer)
 
 
+@dataclass(frozen=True)
+class ChildWait:
+    """How the probe's wait for the host's answer to one of its requests
+    ended: ``answered`` (any response on its id, or id null where allowed),
+    ``cancelled`` (a ``$/cancelRequest`` named it), ``ended`` (the generation
+    ended or its stdin closed first); none of them: patience ran out."""
+
+    method: str
+    cid: Any
+    answered: bool
+    cancelled: bool = False
+    ended: bool = False
+
+
+@rule("JSONRPC-5-host-answers-requests")
+def child_answered(wait: ChildWait) -> Iterator[Violation]:
+    """JSON-RPC §5: every request gets a response; the extension protocol
+    also lets the host cancel a child request instead (§1.9, §2)."""
+    if wait.answered or wait.cancelled or wait.ended:
+        return
+    yield Violation(
+        "JSONRPC-5-host-answers-requests",
+        f"{wait.method} {excerpt(wait.cid)} got no response and no $/cancelRequest from the host",
+    )
+
+
 @rule("EXT-2.2-host-answer-shape")
 def confirmation_answer_shape(result: object) -> Iterator[Violation]:
     """The answer is an object with a boolean confirmed (§2.2)."""

@@ -11,6 +11,7 @@ host sends it with an id (these methods are notifications only).
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from .describe import kind, utf8_len
@@ -72,6 +73,38 @@ def cancel_shape(params: object) -> Iterator[Violation]:
     reason = params.get("reason")
     if reason is not None and not isinstance(reason, str):
         yield Violation("EXT-1.9-host-cancel-shape", f"params.reason is {kind(reason)}; expected a string", ("reason",))
+
+
+@dataclass(frozen=True)
+class CancelWatch:
+    """What the probe saw after the host was asked to cancel one of its
+    requests that the probe had read and not answered (so writing had begun,
+    and no answer could have won the race): the ``$/cancelRequest`` frames
+    naming it, and how the watch ended -- ``"cancel"`` (one arrived),
+    ``"ended"`` (the host ended the extension first) or ``"patience"`` (the
+    harness stopped waiting)."""
+
+    method: str
+    wire_id: Any
+    cancels: int
+    ended: str
+
+
+@rule("EXT-1.9-host-sends-cancel")
+def cancel_sent(watch: CancelWatch) -> Iterator[Violation]:
+    """§1.9: the host cancels a request cooperatively, by the notification:
+    once the frame is on the wire it is followed by one ``$/cancelRequest``
+    (the grace that follows presumes the extension was told). Only a
+    request not yet written is dropped silently. How many is
+    EXT-1.9-host-one-cancel-notification's concern."""
+    if watch.cancels:
+        return
+    how = "ended the extension instead" if watch.ended == "ended" else "never sent one"
+    yield Violation(
+        "EXT-1.9-host-sends-cancel",
+        f"the host was asked to cancel {watch.method} {excerpt(watch.wire_id)}, which the extension had read and "
+        f"not answered, and {how}: no $/cancelRequest named it",
+    )
 
 
 # --------------------------------------------------------------------------

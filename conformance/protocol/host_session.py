@@ -32,6 +32,7 @@ what the probe sends; machines do.
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -42,6 +43,7 @@ from .host_answers import ParentInfo, Refusal, check_child_answer, child_id_lega
 from .host_initialize import check_initialize_request, must_reject, offer_from
 from .host_notifications import CANCEL, NOTIFICATION_SHAPE_RULES, check_host_notification
 from .host_requests import SHAPE_RULES, HostView, check_host_request
+from .host_supervision import replay_key, replayed
 from .host_tables import Call, CallInput, Child, ChildInput, Life, LifeInput, LocalProtocolError
 from .jsonrpc import Decoded, ErrorResponse, JsonRpcId, Notification, Request, Response
 from .limits import MAX_OUTSTANDING_CHILDREN
@@ -92,6 +94,7 @@ class GenerationMemory:
     child_ids: frozenset[Any] = frozenset()
     owners: frozenset[tuple[str, int]] = frozenset()  # (extension_instance_id, process_generation)
     confirmations: frozenset[Any] = frozenset()  # child ids of confirmation/request (§2.2 fence)
+    unresolved: frozenset[tuple[str, str]] = frozenset()  # replay keys of calls left unanswered (§5, §1.9)
 
 
 @dataclass
@@ -119,6 +122,10 @@ class ProbeSession:
     # state change, in _move_child) so §2's outstanding bound costs O(1) per
     # child even at the 65,536 ids one generation may use.
     unresolved: int = 0
+    # Operations the harness asked the host for (replay keys of earlier
+    # unresolved calls only) whose request has not arrived yet: an identical
+    # request then is no replay.
+    licensed: dict[tuple[str, str], int] = field(default_factory=dict)
 
     # -- queries ------------------------------------------------------------
     def call(self, rid: JsonRpcId) -> HostCall | None:
@@ -145,7 +152,21 @@ class ProbeSession:
             owners=self.earlier.owners | frozenset(self.owners),
             confirmations=self.earlier.confirmations
             | frozenset(k for k, c in self.children.items() if c.method == "confirmation/request"),
+            unresolved=self.earlier.unresolved | frozenset(self._unresolved_keys()),
         )
+
+    def _unresolved_keys(self) -> Iterator[tuple[str, str]]:
+        for call in self.calls.values():
+            key = replay_key(call.method, call.params)
+            if key is not None and call.state in (Call.PENDING, Call.CANCEL_SENT):
+                yield key
+
+    def harness_called(self, method: str, params: Any) -> None:
+        """The harness is about to ask the host (through its driver) for this
+        operation: one identical request is no replay."""
+        key = replay_key(method, params)
+        if key is not None and key in self.earlier.unresolved:
+            self.licensed[key] = self.licensed.get(key, 0) + 1
 
     @property
     def view(self) -> HostView:
@@ -276,10 +297,11 @@ class ProbeSession:
 
     # -- frames the host wrote ------------------------------------------------
     def received(self, decoded: Decoded) -> list[Finding]:
-        rules = dict.fromkeys(host_rule(r) for r in decoded.rules)
-        findings: list[Finding] = [Exercise(r) for r in rules]
-        findings.extend(_host_violation(v) for v in decoded.violations)
         msg = decoded.message
+        side = host_response_rule if isinstance(msg, Response | ErrorResponse) else host_rule
+        rules = dict.fromkeys(side(r) for r in decoded.rules)
+        findings: list[Finding] = [Exercise(r) for r in rules]
+        findings.extend(_host_violation(v, side) for v in decoded.violations)
         if msg is None and "EXT-0-frame-bound" in (v.requirement for v in decoded.violations):
             self.oversized_seen += 1  # its id is unknown: a later cancel may name it
         if isinstance(msg, Request):
@@ -305,8 +327,19 @@ class ProbeSession:
             out.extend(self._owner_fences(msg))
         if msg.method not in _UNCOUNTED and self.life in T.LIVE:
             out.extend(self._concurrency(msg))
+        out.extend(self._replay(msg))
         self.calls[host_key(msg.id)] = HostCall(msg.id, msg.method, msg.params)
         return out
+
+    def _replay(self, msg: Request) -> list[Finding]:
+        """§5: nothing an earlier generation left unresolved is sent again."""
+        key = replay_key(msg.method, msg.params)
+        if key is None or not self.earlier.unresolved:
+            return []
+        licensed = self.licensed.get(key, 0)
+        if key in self.earlier.unresolved and licensed > 0:
+            self.licensed[key] = licensed - 1
+        return list(replayed(key, unresolved=self.earlier.unresolved, licensed=licensed))
 
     def _request_id(self, msg: Request) -> list[Finding]:
         out: list[Finding] = [Exercise("EXT-0-host-request-ids-distinct"), Exercise("EXT-0-host-request-ids-fresh")]
@@ -474,7 +507,8 @@ class ProbeSession:
             self.unechoable.remove(key)
         child = self.children.get(key)
         out += [
-            Exercise("JSONRPC-5-host-responses"),
+            Exercise("JSONRPC-5-host-one-response"),
+            Exercise("JSONRPC-5-host-id-echo"),
             Exercise("JSONRPC-4.1-host-no-reply"),
             *self._boundary_exercised(),
         ]
@@ -519,11 +553,24 @@ class ProbeSession:
                 text = f"confirmation {excerpt(msg.id)} of an earlier generation was answered to its replacement"
                 out.append(Violation("EXT-2.2-host-generation-fence", text, _ID))
             return out
+        twin = self._same_value_other_type(msg.id)
+        if twin is not None:
+            text = f"the response id is {_id_kind(msg.id)}; the request's id is {_id_kind(twin)}"
+            return [Violation("JSONRPC-5-host-id-echo", text, _ID)]
         return [
             Violation(
-                "JSONRPC-5-host-responses", f"the host answered id {excerpt(msg.id)}, which the probe never used", _ID
+                "JSONRPC-5-host-id-echo", f"the host answered id {excerpt(msg.id)}, which the probe never used", _ID
             )
         ]
+
+    def _same_value_other_type(self, rid: Any) -> Any:
+        """The id of a child request that ``rid`` names by value in another
+        JSON type (7 for "7", "7" for 7), if any."""
+        for child in self.children.values():
+            cid = child.id
+            if isinstance(cid, str) != isinstance(rid, str) and str(cid) == str(rid):
+                return cid
+        return None
 
     def _boundary_exercised(self) -> list[Finding]:
         if not (self.earlier.host_ids or self.earlier.child_ids):
@@ -552,6 +599,10 @@ class ProbeSession:
 
 _ID = ("id",)
 _CANCEL_ID = ("params", "id")
+
+
+def _id_kind(rid: Any) -> str:
+    return f"the string {excerpt(rid)}" if isinstance(rid, str) else f"the number {excerpt(rid)}"
 
 
 def _crossed(what: str, rid: Any) -> str:
@@ -591,8 +642,20 @@ def host_rule(requirement: str) -> str:
     return host_side.get(requirement, requirement)
 
 
-def _host_violation(v: Violation) -> Violation:
-    renamed = host_rule(v.requirement)
+@functools.cache
+def host_response_rule(requirement: str) -> str:
+    """:func:`host_rule` for a response the host wrote: its members are §5's
+    (jsonrpc, and an id that must echo the request's), not §4's."""
+    response_side = {
+        "JSONRPC-4-jsonrpc-member": "JSONRPC-5-host-responses",
+        "JSONRPC-4-id-type": "JSONRPC-5-host-id-echo",
+        "JSONRPC-4-id-not-fractional": "JSONRPC-5-host-id-echo",
+    }
+    return response_side.get(requirement) or host_rule(requirement)
+
+
+def _host_violation(v: Violation, side: Callable[[str], str] = host_rule) -> Violation:
+    renamed = side(v.requirement)
     return v if renamed == v.requirement else Violation(renamed, v.message, v.path, v.frame_index)
 
 

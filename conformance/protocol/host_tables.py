@@ -214,10 +214,10 @@ CHILD: dict[tuple[Child, ChildInput], tuple[Child, str | None]] = {
     (K.CANCELLED, KI.ANSWER): (K.CANCELLED_ANSWERED, None),
     (K.CANCELLED, KI.CANCEL): (K.CANCELLED, "EXT-1.9-host-one-cancel-notification"),
     (K.CANCELLED, KI.PARENT_SETTLED): (K.CANCELLED, None),
-    (K.ANSWERED, KI.ANSWER): (K.ANSWERED, "JSONRPC-5-host-responses"),
+    (K.ANSWERED, KI.ANSWER): (K.ANSWERED, "JSONRPC-5-host-one-response"),
     (K.ANSWERED, KI.CANCEL): (K.ANSWERED, None),  # harmless: nothing left to cancel
     (K.ANSWERED, KI.PARENT_SETTLED): (K.ANSWERED, None),
-    (K.CANCELLED_ANSWERED, KI.ANSWER): (K.CANCELLED_ANSWERED, "JSONRPC-5-host-responses"),
+    (K.CANCELLED_ANSWERED, KI.ANSWER): (K.CANCELLED_ANSWERED, "JSONRPC-5-host-one-response"),
     (K.CANCELLED_ANSWERED, KI.CANCEL): (K.CANCELLED_ANSWERED, "EXT-1.9-host-one-cancel-notification"),
     (K.CANCELLED_ANSWERED, KI.PARENT_SETTLED): (K.CANCELLED_ANSWERED, None),
 }

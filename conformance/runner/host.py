@@ -27,7 +27,7 @@ from conformance.evidence import Recorder, StepContext
 from conformance.machines.host import machine_for
 from conformance.machines.host_handling import handling_scenarios
 from conformance.machines.host_lifecycle import SCALED_DRAIN_MS, lifecycle_scenarios, state_judge
-from conformance.machines.host_scenarios import ON_REQUEST, HostRejected, Scenario, scenarios_for
+from conformance.machines.host_scenarios import ON_REQUEST, HostQueued, HostRejected, Scenario, scenarios_for
 from conformance.machines.host_storms import SCALED_BACKOFF, machine_scenarios
 from conformance.manifest import OCTET_VERSION, Manifest
 from conformance.peers.host_driver import DriverError, HostDriver
@@ -257,6 +257,8 @@ def _play(scenario: Scenario, rig: HostRig) -> None:
         pass  # the host ended the probe: judged on what it did so far
     except NeedsProcesses:
         pass  # simulated: what follows needs real processes (judged on subprocess runs)
+    except HostQueued:
+        pass  # the host's concurrency limit is below what the scenario needs: the rest stays untested
     except HostRejected as exc:
         rig.recorder.harness_errors.append(f"{scenario.__name__}: could not run: {exc}")
     except Exception as exc:  # noqa: BLE001 -- a harness failure becomes an `error` verdict, never a pass

@@ -6,7 +6,15 @@ from typing import Any
 
 import pytest
 
-from conformance.protocol.host_answers import ParentInfo, Refusal, check_child_answer, child_id_legal, child_refusals
+from conformance.protocol.host_answers import (
+    ChildWait,
+    ParentInfo,
+    Refusal,
+    check_child_answer,
+    child_answered,
+    child_id_legal,
+    child_refusals,
+)
 from conformance.protocol.jsonrpc import ErrorResponse, Response
 from conformance.protocol.limits import (
     INPUT_ANSWER_MAX_BYTES,
@@ -179,3 +187,18 @@ def test_secret_value_bound_n_minus_1_n_n_plus_1(size: int) -> None:
 def test_secret_answers(answer: Response | ErrorResponse, ok: bool) -> None:
     assert (secret_broken(answer) == []) is ok
     assert secret_broken(answer, frozenset()) == []  # secrets not negotiated: the host serves no secret/get
+
+
+@pytest.mark.parametrize(
+    ("wait", "ok"),
+    [
+        (ChildWait("input/request", "i1", answered=True), True),
+        (ChildWait("input/request", "i1", answered=False, cancelled=True), True),
+        (ChildWait("input/request", "i1", answered=False, ended=True), True),
+        (ChildWait("input/request", "i1", answered=False), False),
+    ],
+)
+def test_every_request_of_the_extension_is_answered_or_cancelled(wait: ChildWait, ok: bool) -> None:
+    assert [f.requirement for f in child_answered(wait) if isinstance(f, Violation)] == (
+        [] if ok else ["JSONRPC-5-host-answers-requests"]
+    )

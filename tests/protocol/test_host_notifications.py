@@ -7,9 +7,9 @@ from typing import Any
 import pytest
 
 from conformance.protocol.ext_types import Negotiated
-from conformance.protocol.host_notifications import check_host_notification
+from conformance.protocol.host_notifications import CancelWatch, cancel_sent, check_host_notification
 from conformance.protocol.limits import LIFECYCLE_EVENTS, MAX_SETTLED_REASON_BYTES, MESSAGE_BATCH_DELTAS
-from conformance.protocol.violations import Violation
+from conformance.protocol.violations import Exercise, Violation
 
 LIFE = Negotiated("0.2", frozenset({"lifecycle_events", "shortcuts"}), 4, LIFECYCLE_EVENTS)
 
@@ -114,3 +114,20 @@ def test_sdk_shaped_batches_are_not_judged() -> None:
 def test_an_unnegotiated_trigger_is_reported_once() -> None:
     """Without shortcuts negotiated no registration can exist: the negotiation rule alone fails it."""
     assert broken("shortcut/trigger", {"id": "k"}, Negotiated("0.2")) == ["EXT-1.11-host-negotiated-only"]
+
+
+@pytest.mark.parametrize(
+    ("cancels", "ended", "ok"),
+    [(1, "cancel", True), (2, "cancel", True), (0, "ended", False), (0, "patience", False)],
+)
+def test_a_cancelled_request_on_the_wire_is_followed_by_a_cancel(cancels: int, ended: str, ok: bool) -> None:
+    findings = list(cancel_sent(CancelWatch("tool/call", 2, cancels, ended)))
+    violations = [f for f in findings if isinstance(f, Violation)]
+    assert findings[0] == Exercise("EXT-1.9-host-sends-cancel")
+    assert (not violations) == ok
+    if not ok:
+        assert (
+            "ended the extension" in violations[0].message
+            if ended == "ended"
+            else "never sent" in violations[0].message
+        )

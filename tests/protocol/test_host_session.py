@@ -250,7 +250,7 @@ def test_an_admitted_confirmation_is_answered_with_confirmed() -> None:
     s.received(request(2, "tool/call", tool_call()))
     s.sent_child("c1", "confirmation/request", confirm())
     assert violated(s.received(result("c1", {"confirmed": False}))) == []
-    assert violated(s.received(result("c1", {"confirmed": False}))) == ["JSONRPC-5-host-responses"]
+    assert violated(s.received(result("c1", {"confirmed": False}))) == ["JSONRPC-5-host-one-response"]
     s.sent_child("c2", "confirmation/request", confirm())
     assert violated(s.received(result("c2", {"confirmed": "yes"}))) == ["EXT-2.2-host-answer-shape"]
 
@@ -381,7 +381,7 @@ def test_wave1_with_settled_parent_and_no_owner_needs_minus_32002() -> None:
 
 def test_answers_to_unknown_or_earlier_generation_ids() -> None:
     s = ready()
-    assert violated(s.received(result("nobody", {}))) == ["JSONRPC-5-host-responses"]
+    assert violated(s.received(result("nobody", {}))) == ["JSONRPC-5-host-id-echo"]
     assert violated(s.received(result(None, {}))) == ["JSONRPC-4.1-host-no-reply"]
     s.sent_unreadable()
     assert violated(s.received(error(None, -32700, "parse error"))) == []
@@ -400,6 +400,7 @@ def test_answers_to_unknown_or_earlier_generation_ids() -> None:
 def test_owner_generation_fences() -> None:
     s = ready()
     s.received(request(2, "tool/call", tool_call()))
+    s.answered(2, result={"content": [{"type": "text", "text": "x"}], "is_error": False})
     nxt = ProbeSession(manifest=manifest(), generation=1, earlier=s.memory())
     nxt.received(request(1, "initialize", initialize_params()))
     nxt.answered(1, result=initialize_result())
@@ -559,3 +560,77 @@ def test_outstanding_children_are_counted_when_the_answer_arrives() -> None:
     out = s.received(result(MAX_OUTSTANDING_CHILDREN, {"confirmed": False}))
     assert violated(out) == []
     assert Exercise("EXT-2-host-refuses-over-outstanding") in out
+
+
+# -- JSON-RPC §5 on the host's answers ----------------------------------------------------
+
+
+def test_an_answer_must_echo_the_id_with_its_type() -> None:
+    s = ready()
+    s.received(request(2, "tool/call", tool_call()))
+    s.sent_child(7, "confirmation/request", confirm())
+    s.sent_child("8", "confirmation/request", confirm())
+    out = s.received(result("7", {"confirmed": False}))
+    assert violated(out) == ["JSONRPC-5-host-id-echo"]
+    assert "the string '7'" in next(f.message for f in out if isinstance(f, Violation))
+    assert violated(s.received(result(8, {"confirmed": False}))) == ["JSONRPC-5-host-id-echo"]
+    assert violated(s.received(result(7, {"confirmed": False}))) == []
+    assert violated(s.received(result(7.0, {"confirmed": False}))) == ["JSONRPC-5-host-one-response"]  # 7.0 is 7
+
+
+def test_a_response_is_judged_by_the_response_rules() -> None:
+    s = ready()
+    s.received(request(2, "tool/call", tool_call()))
+    s.sent_child("c1", "confirmation/request", confirm())
+    both = frame({"jsonrpc": "2.0", "id": "c1", "result": {"confirmed": False}, "error": {"code": 1, "message": "x"}})
+    assert "JSONRPC-5-host-responses" in violated(s.received(both))
+    s.sent_child("c2", "confirmation/request", confirm())
+    wrong = frame({"jsonrpc": "2.1", "id": "c2", "result": {"confirmed": False}})
+    assert violated(s.received(wrong)) == ["JSONRPC-5-host-responses"]
+    s.sent_child("c3", "confirmation/request", confirm())
+    fractional = frame({"jsonrpc": "2.0", "id": 1.5, "result": {}})
+    assert set(violated(s.received(fractional))) == {"JSONRPC-5-host-id-echo"}
+    # §4's envelope rules stay on the host's own requests and notifications.
+    assert violated(s.received(frame({"jsonrpc": "2.1", "method": "$/cancelRequest", "params": {"id": 2}}))) == [
+        "JSONRPC-4-host-envelope"
+    ]
+
+
+# -- §5 no replay across generations -------------------------------------------------------
+
+
+def _call(text: str, generation: int = 2) -> dict[str, Any]:
+    """A tool call of a later generation (its owner names that generation)."""
+    built = tool_call(arguments={"text": text})
+    built["context"]["resource_owner"]["process_generation"] = generation
+    return built
+
+
+def _unresolved_then_next() -> tuple[ProbeSession, ProbeSession]:
+    s = ready()
+    s.received(request(2, "tool/call", tool_call(arguments={"text": "a"})))
+    s.received(request(3, "tool/call", tool_call(arguments={"text": "b"})))
+    s.answered(3, result={"content": [{"type": "text", "text": "x"}], "is_error": False})
+    nxt = ProbeSession(manifest=manifest(), generation=1, earlier=s.memory())
+    assert violated(nxt.received(request(1, "initialize", initialize_params("0.2")))) == []
+    nxt.answered(1, result=initialize_result("0.2"))
+    return s, nxt
+
+
+def test_a_call_left_unresolved_is_never_sent_to_a_later_generation() -> None:
+    _, nxt = _unresolved_then_next()
+    # b was answered: the host may send it again (nothing unresolved about it)
+    assert violated(nxt.received(request(2, "tool/call", _call("b")))) == []
+    assert violated(nxt.received(request(3, "tool/call", _call("a")))) == ["EXT-5-host-no-replay-on-reload"]
+    later = ProbeSession(manifest=manifest(), generation=2, earlier=nxt.memory())
+    later.received(request(1, "initialize", initialize_params("0.2")))
+    later.answered(1, result=initialize_result("0.2"))
+    assert violated(later.received(request(2, "tool/call", _call("a", 3)))) == ["EXT-5-host-no-replay-on-reload"]
+
+
+def test_an_identical_call_the_harness_asked_for_is_no_replay() -> None:
+    _, nxt = _unresolved_then_next()
+    nxt.harness_called("tool/call", {"name": "echo", "arguments": {"text": "a"}})
+    out = nxt.received(request(2, "tool/call", _call("a")))
+    assert violated(out) == [] and Exercise("EXT-5-host-no-replay-on-reload") in out
+    assert violated(nxt.received(request(3, "tool/call", _call("a")))) == ["EXT-5-host-no-replay-on-reload"]

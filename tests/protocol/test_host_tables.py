@@ -79,5 +79,5 @@ def test_a_second_cancel_is_a_violation_in_every_state_after_the_first() -> None
 
 
 def test_child_answered_twice_is_a_violation() -> None:
-    assert T.CHILD[(Child.ANSWERED, ChildInput.ANSWER)][1] == "JSONRPC-5-host-responses"
+    assert T.CHILD[(Child.ANSWERED, ChildInput.ANSWER)][1] == "JSONRPC-5-host-one-response"
     assert T.CHILD[(Child.OUTSTANDING, ChildInput.PARENT_SETTLED)] == (Child.ORPHANED, None)

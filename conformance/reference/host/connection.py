@@ -195,10 +195,13 @@ class Connection:
 
     # -- calls -----------------------------------------------------------------------
 
-    def request(self, method: str, params: Any) -> PendingCall:
+    def request(self, method: str, params: Any, *, issued: Callable[[int], None] | None = None) -> PendingCall:
         """Send a host request through admission (§0, §1.1 concurrency);
-        refused unless the generation is ready."""
-        return self._issue(method, params, counts=True)
+        refused unless the generation is ready. ``issued(id)`` runs once the
+        request has its id and before its frame can be written: whatever the
+        extension may do at once in answer (progress, a confirmation under it)
+        then finds it registered."""
+        return self._issue(method, params, counts=True, issued=issued)
 
     def _new_call(self, method: str, params: Any, *, counts: bool) -> Call:
         call_id = self._next_id
@@ -206,7 +209,9 @@ class Connection:
         frame = rpc.frame(rpc.request(call_id, method, params))
         return Call(call_id, method, frame, self.runtime.event(), self.runtime.event(), counts, params)
 
-    def _issue(self, method: str, params: Any, *, counts: bool) -> PendingCall:
+    def _issue(
+        self, method: str, params: Any, *, counts: bool, issued: Callable[[int], None] | None = None
+    ) -> PendingCall:
         with self._cond:
             call = self._new_call(method, params, counts=counts)
             if self.state in ENDED:
@@ -219,6 +224,8 @@ class Connection:
                 call.finish(CallOutcome("refused", message=f"the {method} frame exceeds the frame bound"))
                 return PendingCall(call, self.cancel)
             self._calls[call.id] = call
+            if issued is not None:
+                issued(call.id)
             if counts:
                 self._admission.append(call)
                 self._admit()

@@ -194,6 +194,7 @@ class Driver:
         self.wire_calls: dict[tuple[str, int, int], str] = {}  # (extension, generation, wire id) -> call
         self.generation_of_call: dict[str, tuple[str, int]] = {}
         self.choosing: set[str] = set()  # menu_action calls whose command has not started yet
+        self.cancel_while_choosing: dict[str, str] = {}  # such calls the suite cancelled meanwhile -> reason
         self.lock = threading.Lock()
 
     # -- plumbing -------------------------------------------------------------------
@@ -339,29 +340,40 @@ class Driver:
         call, item = params.get("call"), params.get("item")
         if not isinstance(call, str) or call in self.calls or call in self.choosing or not isinstance(item, str):
             raise OpError(-32602, f"call id {call!r} is missing or reused, or item {item!r} is not a string")
-        self.choosing.add(call)
+        with self.lock:
+            self.choosing.add(call)
         self.background(self._menu_action, call, host, name, item)
         return {}
 
     def _menu_action(self, call: str, host: ReferenceHost, name: str, item: str) -> None:
-        pending = host.menu_action(name, item)
+        def issued(generation: int, wire_id: int) -> None:
+            # Filed before the frame is written: the extension's progress or
+            # prompts under it may arrive before menu_action returns.
+            with self.lock:
+                self.wire_calls[(name, generation, wire_id)] = call
+
+        pending = host.menu_action(name, item, issued=issued)
         with self.lock:
             self.calls[call] = pending
             self.choosing.discard(call)
-            if pending.id:
-                self.wire_calls[(name, host.inspect(name).generation, pending.id)] = call
+            reason = self.cancel_while_choosing.pop(call, None)
+        if reason is not None:
+            pending.cancel(reason)  # the suite cancelled it while the menu was being pulled
         self._settle(call, pending)
         if pending.id:
             host.collect_menu(name)  # §1.6b: the menu is pulled again after every action
 
     def op_cancel(self, rid: Any, params: dict[str, Any]) -> dict[str, Any]:
-        if params.get("call") in self.choosing:
-            return {}  # not started yet: the menu is still being pulled
-        pending = self.calls.get(str(params.get("call")))
+        reason = params.get("reason") if isinstance(params.get("reason"), str) else "user"
+        with self.lock:
+            if params.get("call") in self.choosing:
+                # Not started yet (the menu is still being pulled): cancelled as soon as it starts.
+                self.cancel_while_choosing[str(params.get("call"))] = str(reason)
+                return {}
+            pending = self.calls.get(str(params.get("call")))
         if pending is None:
             raise OpError(-32002, f"unknown call {params.get('call')!r}")
-        reason = params.get("reason")
-        pending.cancel(reason if isinstance(reason, str) else "user")
+        pending.cancel(str(reason))
         return {}
 
     def op_inspect(self, rid: Any, params: dict[str, Any]) -> dict[str, Any]:
@@ -1762,6 +1774,95 @@ def _fault_1_9_replay_cancelled() -> None:
     Connection.cancel = cancel  # type: ignore[method-assign]
 
 
+def _fault_1_9_no_cancel_sent() -> None:
+    """§1.9: a cancelled request already on the wire is tombstoned and its waiter dropped,
+    but no $/cancelRequest tells the extension (its grace still runs)."""
+    original = Connection._enqueue
+
+    def enqueue(self: Connection, data: bytes, call: Any) -> None:
+        if call is None and b'"$/cancelRequest"' in data:
+            return  # the fault
+        original(self, data, call)
+
+    Connection._enqueue = enqueue  # type: ignore[method-assign]
+
+
+def _fault_jsonrpc_5_answers_twice() -> None:
+    """JSON-RPC §5: every answer to a request of the extension is written twice."""
+
+    def twice(message: dict[str, Any]) -> bytes | None:
+        if "method" in message or not isinstance(message.get("id"), str):
+            return None
+        return rpc.frame(message) * 2  # the fault
+
+    _rewrite_frames(twice)
+
+
+def _fault_jsonrpc_5_ids_as_strings() -> None:
+    """JSON-RPC §5: an answer to a request with a numeric id carries that id as a string."""
+
+    def stringly(message: dict[str, Any]) -> bytes | None:
+        rid = message.get("id")
+        if "method" in message or isinstance(rid, bool) or not isinstance(rid, int):
+            return None  # the host's own requests carry methods; its answers do not
+        return rpc.frame({**message, "id": str(rid)})  # the fault
+
+    _rewrite_frames(stringly)
+
+
+def _fault_jsonrpc_5_input_unanswered() -> None:
+    """JSON-RPC §5: an input/request from the extension is dropped: never answered, never cancelled."""
+    original = ChildRequests.on_request
+
+    def on_request(self: ChildRequests, message: Any) -> None:
+        if message.method == "input/request":
+            return  # the fault
+        original(self, message)
+
+    ChildRequests.on_request = on_request  # type: ignore[method-assign]
+
+
+def _fault_5_reload_cancels_at_once() -> None:
+    """§5: a reload cancels generation N's in-flight calls as soon as N+1 is negotiated (no drain)."""
+    original = Connection.shutdown
+
+    def shutdown(self: Connection, deadline: float, *, drain_s: float = 0.0) -> None:
+        original(self, deadline, drain_s=0.0)  # the fault: whatever drain the reload asked for
+
+    Connection.shutdown = shutdown  # type: ignore[method-assign]
+
+
+def _fault_5_no_restart() -> None:
+    """§5: a generation that dies unexpectedly is never restarted (no backoff, no attempt, not parked)."""
+    host_module.ReferenceHost._supervise = lambda self, record: None  # type: ignore[method-assign]  # the fault
+
+
+def _fault_5_replay_after_restart() -> None:
+    """§5: after an unexpected exit, the calls the dead generation left unresolved are sent
+    again to the generation the supervisor restarts."""
+    lost: dict[str, list[tuple[str, dict[str, Any]]]] = {}
+    original_fail, original_supervise = Connection._fail_all, host_module.ReferenceHost._supervise
+
+    def fail_all(self: Connection, reason: str) -> None:
+        with self._cond:
+            open_calls = [
+                (c.method, dict(c.params or {})) for c in self._calls.values() if c.outcome is None and c.counts
+            ]
+        lost.setdefault(self.name, []).extend(open_calls)
+        original_fail(self, reason)
+
+    def supervise(self: ReferenceHost, record: Any) -> None:
+        original_supervise(self, record)
+        connection = record.connection
+        for method, params in lost.pop(record.manifest.name, []):
+            if connection is not None and connection.state == connection_module.READY:
+                inner = {k: v for k, v in params.items() if k != "context"}
+                connection.request(method, self._with_context(connection, method, inner))  # the fault
+
+    Connection._fail_all = fail_all  # type: ignore[method-assign]
+    host_module.ReferenceHost._supervise = supervise  # type: ignore[method-assign]
+
+
 _LATEST: dict[str, Connection] = {}  # extension name -> its newest generation (faults below)
 
 
@@ -1971,6 +2072,13 @@ _SECTION_FAULTS: dict[str, Any] = {
     "1.2-hook-is-parent": _fault_1_2_hook_is_parent,
     "1.6b-menu-undeclared": _fault_1_6b_menu_undeclared,
     "1.9-replay-cancelled": _fault_1_9_replay_cancelled,
+    "1.9-no-cancel-sent": _fault_1_9_no_cancel_sent,
+    "5-no-restart": _fault_5_no_restart,
+    "jsonrpc-5-answers-twice": _fault_jsonrpc_5_answers_twice,
+    "jsonrpc-5-ids-as-strings": _fault_jsonrpc_5_ids_as_strings,
+    "jsonrpc-5-input-unanswered": _fault_jsonrpc_5_input_unanswered,
+    "5-reload-cancels-at-once": _fault_5_reload_cancels_at_once,
+    "5-replay-after-restart": _fault_5_replay_after_restart,
     "1.10-unsubscribed-events": _fault_1_10_unsubscribed_events,
     "1.10-turn-without-run-id": _fault_1_10_turn_without_run_id,
     "1.10-settled-outcome-done": _fault_1_10_settled_outcome_done,

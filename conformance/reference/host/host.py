@@ -10,6 +10,7 @@ anything else is refused without touching the child.
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -181,13 +182,19 @@ class ReferenceHost:
         record = self._extensions.get(name)
         return record is not None and record.reloading
 
-    def start(self, name: str, method: str, params: dict[str, Any]) -> PendingCall:
-        """Send any routed host request; the outcome arrives on the handle."""
+    def start(
+        self, name: str, method: str, params: dict[str, Any], *, issued: Callable[[int, int], None] | None = None
+    ) -> PendingCall:
+        """Send any routed host request; the outcome arrives on the handle.
+        ``issued(generation, id)`` runs before the request's frame can be
+        written (to file the id before the extension can answer or use it)."""
         connection = self._connection(name)
         refusal = self._refusal(connection, name, method, params)
         if refusal is not None or connection is None:
             return _refused(refusal or f"no extension {name!r}", self.runtime)
-        pending = connection.request(method, self._with_context(connection, method, params))
+        generation = connection.generation
+        filed = None if issued is None else (lambda wire_id: issued(generation, wire_id))
+        pending = connection.request(method, self._with_context(connection, method, params), issued=filed)
         if method == "menu/collect":  # §1.6b: the host waits at most 5 s, whoever asked
 
             def deadline() -> None:
@@ -236,12 +243,13 @@ class ReferenceHost:
             return outcome
         return CallOutcome("ok", fallback_menu(name, commands), message=f"generated menu: {problem}")
 
-    def menu_action(self, name: str, item_id: str) -> PendingCall:
+    def menu_action(self, name: str, item_id: str, *, issued: Callable[[int, int], None] | None = None) -> PendingCall:
         """§1.6b: the person chose the action ``item_id``. The menu is pulled
         afresh; a destructive action is confirmed with the person first, and
         its own first confirmation/request is then pre-approved; the action
-        runs command/execute with exactly its command and literal arguments.
-        The caller pulls the menu again once the action settles."""
+        runs command/execute with exactly its command and literal arguments
+        (``issued`` as for :meth:`start`). The caller pulls the menu again
+        once the action settles."""
         shown = self.collect_menu(name)
         item = _find_action(shown.result if shown.ok else None, item_id)
         if item is None:
@@ -254,10 +262,15 @@ class ReferenceHost:
             if not self.frontend.confirm(Prompt(name, generation, None, "menu/action", question)):
                 return _refused("the person declined the destructive action", self.runtime)
         params = {"name": item["command"], "arguments": list(item.get("arguments", []))}
-        pending = self.start(name, "command/execute", params)
-        if destructive and connection is not None and pending.id:
-            connection.children.preapprove(pending.id)
-        return pending
+
+        def filed(generation: int, wire_id: int) -> None:
+            # Before the frame goes out: the action's first confirmation may follow it at once.
+            if destructive and connection is not None and connection.generation == generation:
+                connection.children.preapprove(wire_id)
+            if issued is not None:
+                issued(generation, wire_id)
+
+        return self.start(name, "command/execute", params, issued=filed)
 
     def render_tool(
         self, name: str, tool: str, arguments: dict[str, Any], output: str, is_error: bool = False

@@ -111,11 +111,11 @@ def _keeps_dead_tools() -> None:
     instead of refused (the dead generation's tools stay registered)."""
     original = ReferenceHost.start
 
-    def start(self: ReferenceHost, name: str, method: str, params: dict[str, Any]) -> PendingCall:
+    def start(self: ReferenceHost, name: str, method: str, params: dict[str, Any], **kw: Any) -> PendingCall:
         record = self._extensions.get(name)
         dead = record.connection if record is not None else None
         if record is None or dead is None or dead.state not in ENDED or record.stopped:
-            return original(self, name, method, params)
+            return original(self, name, method, params, **kw)
         held = Call(HELD_CALL_ID, method, b"", self.runtime.event(), self.runtime.event(), False)
 
         def forward() -> None:
