@@ -36,6 +36,7 @@ from pathlib import Path
 
 from conformance.protocol.framing import Frame, FrameDecoder
 
+from . import budget
 from .startup import start_failure
 from .target import Received, StdoutClosed
 
@@ -306,6 +307,7 @@ class TargetProcess:
         max_frame_bytes: int,
     ) -> None:
         raise_if_stopping()  # the harness is stopping: no target starts after the signal
+        budget.check()  # nor once the run's budget is spent
         self.env = env if env is not None else sanitized_env()
         self.argv = resolve_argv(argv, cwd, self.env)
         self.strays: tuple[str, ...] = ()  # set by kill_group(): descendants that had left the group
@@ -361,10 +363,12 @@ class TargetProcess:
 
     # -- reading ---------------------------------------------------------------
     def next_event(self, timeout: float) -> Received | StdoutClosed | None:
-        """The next frame event from stdout, or None after ``timeout``."""
+        """The next frame event from stdout, or None after ``timeout``.
+        Raises budget.BudgetSpent instead of waiting past the run's budget."""
         if not self._pending:
-            self._await_stdout(time.monotonic() + max(timeout, 0.0))
+            self._await_stdout(time.monotonic() + max(budget.cap(timeout), 0.0))
         if not self._pending:
+            budget.check()  # a wait the budget cut short is no timeout
             return None
         item = self._pending.popleft()
         self._pending_bytes -= _event_bytes(item)
@@ -491,8 +495,9 @@ class TargetProcess:
             view = view[n:]
             self.bytes_written += n
             if view:
-                remaining = deadline - time.monotonic()
+                remaining = budget.cap(deadline - time.monotonic())
                 if remaining <= 0:
+                    budget.check()
                     raise WriteTimeout(f"target did not read {len(view):,} pending bytes within {timeout:.1f}s")
                 self._wait(min(remaining, 0.5), self._stdin_fd, select.POLLOUT)
 
@@ -520,8 +525,9 @@ class TargetProcess:
         delay = 0.0005
         try:
             while (code := self.proc.poll()) is None:
-                remaining = deadline - time.monotonic()
+                remaining = budget.cap(deadline - time.monotonic())
                 if remaining <= 0:
+                    budget.check()
                     return None
                 if pidfd is not None:
                     self._wait(min(remaining, 0.5), pidfd, select.POLLIN)
