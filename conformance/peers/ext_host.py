@@ -184,7 +184,14 @@ def scratch_dir(manifest: Manifest) -> Path:
     """The scratch directory of §2.8 for targets of ``manifest`` started by
     this harness process (the peer reads path sources there and removes it)."""
     digest = hashlib.sha256(str(manifest.path).encode("utf-8", "surrogatepass")).hexdigest()[:16]
-    return Path(tempfile.gettempdir()) / f"octet-conformance-scratch-{os.getpid()}" / digest
+    return scratch_root(os.getpid()) / digest
+
+
+def scratch_root(pid: int) -> Path:
+    """The folder holding the scratch directories of harness process ``pid``
+    (a worker of a --jobs run that was killed cannot remove its own:
+    runner/parallel.py removes it)."""
+    return Path(tempfile.gettempdir()) / f"octet-conformance-scratch-{pid}"
 
 
 def read_scratch(root: Path, relative: str) -> tuple[bytes | None, str]:

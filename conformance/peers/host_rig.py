@@ -54,6 +54,7 @@ from conformance.transport.target import Received, StdoutClosed
 from conformance.transport.trace import TRACE_FORMAT, Trace
 
 POLL_SLICE_S = 0.01
+INITIALIZE_FIRST = "EXT-1.1-host-initialize-first"
 
 
 class ProbeGone(RuntimeError):
@@ -125,6 +126,11 @@ class HostRig:
     manifest_path: Path | None = None  # the probe manifest the last load used
     others: list[Followed] = field(default_factory=list)  # generations followed beside the current one
     _pending_ops: dict[int, str] = field(default_factory=dict)
+    _accepted: list[tuple[str, str]] = field(default_factory=list)  # (call id, method) the driver accepted
+    written: dict[str, int] = field(default_factory=dict)  # method -> requests the host wrote, every generation
+    # Set when the host was found sitting on an accepted call (next_request):
+    # the run cannot go on (runner/host.py ends it with a harness error).
+    unwritten: str | None = None
     # A simulated run (conformance.peers.host_simulated) waits on the virtual
     # clock instead of polling file descriptors.
     clock: Callable[[], float] = time.monotonic
@@ -172,6 +178,8 @@ class HostRig:
             return
         decoded = jsonrpc.decode_event(item.event)
         self.frames_seen += 1
+        if isinstance(decoded.message, jsonrpc.Request):
+            self.written[decoded.message.method] = self.written.get(decoded.message.method, 0) + 1
         if self.trace is not None:
             payload = item.event.payload if isinstance(item.event, Frame) else None
             self.trace.saw(decoded.frame_index, payload, decoded.size, step=self.step)
@@ -293,7 +301,9 @@ class HostRig:
 
     # -- reading what the host wrote ---------------------------------------------------
     def next_request(self, method: str | None = None, timeout: float | None = None) -> HostRequest | None:
-        """The first request (of ``method``) the host wrote, removed from the queue."""
+        """The first request (of ``method``) the host wrote, removed from the queue.
+        Waiting the full patience in vain for a call the driver accepted is
+        noted in :attr:`unwritten` (see :meth:`call`)."""
 
         def found() -> HostRequest | None:
             for req in self.requests:
@@ -302,7 +312,23 @@ class HostRig:
                     return req
             return None
 
-        return self.until(found, timeout)
+        req = self.until(found, timeout)
+        if req is None and timeout is None and method is not None:
+            self._note_unwritten(method)
+        return req
+
+    def _note_unwritten(self, method: str) -> None:
+        """A call of ``method`` the driver accepted is neither written to the
+        extension (fewer ``method`` requests came than calls were accepted)
+        nor settled: the driver contract says every accepted call settles once
+        (docs/host-driver.md), so such a host cannot be certified any further."""
+        accepted = [call for call, m in self._accepted if m == method]
+        unsettled = [call for call in accepted if call not in self.driver.settled]
+        if unsettled and self.written.get(method, 0) < len(accepted) and self.unwritten is None:
+            self.unwritten = (
+                f"the host accepted call {unsettled[0]} ({method}) but neither wrote it to the extension "
+                f"nor settled it within {self.patience_s:g} s (docs/host-driver.md: an accepted call settles once)"
+            )
 
     def notes(self, method: str) -> list[jsonrpc.Notification]:
         return [n for n in self.notifications if n.method == method]
@@ -341,13 +367,19 @@ class HostRig:
         rid = self.driver.start("load", load)
         self.link = self.until(lambda: self.listener.accept(token, 0.0))
         if self.link is None:
-            self.recorder.violate(Violation("EXT-1.1-host-initialize-first", "the host never started the extension"))
+            self.recorder.violate(Violation(INITIALIZE_FIRST, "the host never started the extension"))
             return self._await(rid, self.patience_s)
-        first = self.next_request()
-        self.recorder.exercise("EXT-1.1-host-initialize-first")
+        # Short once a host has left a started extension without a first
+        # request past the deadline (Recorder.deadline_s). Not the wait for
+        # the start itself: a process may take longer than a short wait to
+        # start on a loaded machine, and none is judged for being slow to.
+        first = self.next_request(timeout=self.recorder.deadline_s(INITIALIZE_FIRST, self.patience_s))
+        self.recorder.exercise(INITIALIZE_FIRST)
+        if first is None:
+            self.recorder.missed_deadline(INITIALIZE_FIRST)
         if first is None or first.method != "initialize":
             what = "nothing" if first is None else f"{first.method!r}"
-            self.recorder.violate(Violation("EXT-1.1-host-initialize-first", f"the host's first request was {what}"))
+            self.recorder.violate(Violation(INITIALIZE_FIRST, f"the host's first request was {what}"))
         if first is not None:
             self.initialize_params = first.params
             result = answer(first.params)
@@ -392,6 +424,8 @@ class HostRig:
         """Start a call through the driver; returns (call id, the driver's answer)."""
         call = self.driver.new_call_id()
         answer = self.op("call", {"extension": self.handle, "call": call, "method": method, "params": params})
+        if not isinstance(answer, OperationError):
+            self._accepted.append((call, method))
         return call, answer
 
     def settled(self, call: str, timeout: float | None = None) -> DriverEvent | None:

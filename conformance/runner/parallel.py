@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from conformance.evidence import MAX_KEPT_STRAYS, MAX_KEPT_VIOLATIONS, Recorder
+from conformance.peers.ext_host import scratch_root
 from conformance.transport.process import kill_spawned_groups
 from conformance.transport.startup import StartFailure
 
@@ -117,13 +118,24 @@ def _pooled(work: UnitWork, units: Sequence[Unit], dirs: Sequence[Path | None], 
         futures = [pool.submit(_in_worker, work, unit, d) for unit, d in zip(units, dirs, strict=True)]
         outcomes = [f.result() for f in futures]
     except BaseException:
-        # No public way to stop a running worker before Python 3.14.
-        for process in list(getattr(pool, "_processes", {}).values()):
-            process.kill()
-        pool.shutdown(wait=False, cancel_futures=True)
+        _kill_workers(pool)
         raise
     pool.shutdown()
     return outcomes
+
+
+def _kill_workers(pool: ProcessPoolExecutor) -> None:
+    """Kill the pool's workers and remove what they cannot remove themselves
+    any more: their scratch folders (peers/ext_host.py, §2.8)."""
+    # No public way to stop a running worker before Python 3.14.
+    workers = list(getattr(pool, "_processes", {}).values())
+    for process in workers:
+        process.kill()
+    for process in workers:
+        process.join(timeout=2.0)  # dead before its folder goes, or it could write there again
+        if process.pid is not None:
+            shutil.rmtree(scratch_root(process.pid), ignore_errors=True)
+    pool.shutdown(wait=False, cancel_futures=True)
 
 
 def _run_unit(work: UnitWork, unit: Unit, trace_dir: Path | None) -> _Outcome:

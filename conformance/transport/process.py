@@ -240,8 +240,19 @@ def _orphans(table: dict[int, ProcInfo]) -> set[int]:
     if not _SUBREAPER:
         return set()
     me = os.getpid()
-    orphans = {pid for pid, info in table.items() if info.ppid == me and pid not in LIVE_GROUPS}
+    helpers = _own_helpers()
+    orphans = {pid for pid, info in table.items() if info.ppid == me and pid not in LIVE_GROUPS | helpers}
     return orphans | {d for pid in orphans for d in descendants(pid, table)}
+
+
+def _own_helpers() -> set[int]:
+    """Children of ours that no target started: the resource tracker a
+    ``--jobs`` pool starts. Killed, it is relaunched with a warning at exit
+    (semaphores are unregistered with it), so it is left to end on its own
+    when we do."""
+    tracker = getattr(sys.modules.get("multiprocessing.resource_tracker"), "_resource_tracker", None)
+    pid = getattr(tracker, "_pid", None)
+    return {pid} if isinstance(pid, int) else set()
 
 
 def _reap(pids: Iterable[int], timeout: float) -> None:
