@@ -54,7 +54,6 @@ from conformance.transport.target import Received, StdoutClosed
 from conformance.transport.trace import TRACE_FORMAT, Trace
 
 POLL_SLICE_S = 0.01
-INITIALIZE_FIRST = "EXT-1.1-host-initialize-first"
 
 
 class ProbeGone(RuntimeError):
@@ -367,19 +366,19 @@ class HostRig:
         rid = self.driver.start("load", load)
         self.link = self.until(lambda: self.listener.accept(token, 0.0))
         if self.link is None:
-            self.recorder.violate(Violation(INITIALIZE_FIRST, "the host never started the extension"))
+            self.recorder.violate(Violation("EXT-1.1-host-initialize-first", "the host never started the extension"))
             return self._await(rid, self.patience_s)
         # Short once a host has left a started extension without a first
         # request past the deadline (Recorder.deadline_s). Not the wait for
         # the start itself: a process may take longer than a short wait to
         # start on a loaded machine, and none is judged for being slow to.
-        first = self.next_request(timeout=self.recorder.deadline_s(INITIALIZE_FIRST, self.patience_s))
-        self.recorder.exercise(INITIALIZE_FIRST)
+        first = self.next_request(timeout=self.recorder.deadline_s("EXT-1.1-host-initialize-first", self.patience_s))
+        self.recorder.exercise("EXT-1.1-host-initialize-first")
         if first is None:
-            self.recorder.missed_deadline(INITIALIZE_FIRST)
+            self.recorder.missed_deadline("EXT-1.1-host-initialize-first")
         if first is None or first.method != "initialize":
             what = "nothing" if first is None else f"{first.method!r}"
-            self.recorder.violate(Violation(INITIALIZE_FIRST, f"the host's first request was {what}"))
+            self.recorder.violate(Violation("EXT-1.1-host-initialize-first", f"the host's first request was {what}"))
         if first is not None:
             self.initialize_params = first.params
             result = answer(first.params)
