@@ -10,6 +10,10 @@ shard's number). Each unit records into a fresh :class:`Recorder`
 and, with a trace directory, into a folder of its own. The units are the
 same whatever ``jobs`` is; ``jobs`` only says how many run at once (``1``:
 one after another in this process; more: a pool of worker processes). The
+first unit always runs alone, in this process, and every later unit starts
+from what it learned about the target (short waits for a target that left
+a request unanswered, no new generation for one that sat on initialize:
+:func:`run_units`). The
 unit recorders are then merged *in unit order* (:func:`merge`), so the same
 seed gives the same matrix for any ``jobs``: the first violation of a
 requirement, its evidence and its trace come from the first unit (in that
