@@ -193,7 +193,7 @@ class HostMachine(RuleBasedStateMachine):
         if self.live:
             self.rig.answers.pop(cid, None)
             self.rig.child_request(cid, "confirmation/request", params)
-            self.rig.until(lambda: self.rig.answers.get(cid))
+            self.rig.answer_to(cid)
 
     def _parent(self, data: st.DataObject, parent: str) -> Any:
         if parent == "active" and self.model.open:

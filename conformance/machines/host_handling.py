@@ -266,7 +266,7 @@ def headless_input(api_version: str) -> Scenario:
 def _child_answer(rig: HostRig, cid: str, method: str, params: dict[str, Any]) -> Any:
     """The probe sends a request to the host; its answer (None if none came)."""
     rig.child_request(cid, method, params)
-    return rig.until(lambda: rig.answers.get(cid))
+    return rig.answer_to(cid)
 
 
 # A secret name the probe's manifest allows: the host may broker it (secret/get,

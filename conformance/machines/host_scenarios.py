@@ -821,7 +821,7 @@ def headless_confirmation(api_version: str) -> Scenario:
         if api_version != "0.1":
             params["parent_request_id"] = req.wire_id
         rig.child_request("confirm-1", "confirmation/request", params)
-        answer = rig.until(lambda: rig.answers.get("confirm-1"))
+        answer = rig.answer_to("confirm-1")
         rig.recorder.exercise("EXT-2.2-host-answer")
         # Denying is {"confirmed": false}; a refusal (an error answer) also
         # leaves the action unconfirmed, so both pass. Only a confirmation fails.
@@ -936,7 +936,7 @@ def _child(rig: HostRig, cid: str, method: str, params: dict[str, Any]) -> Any:
     rig.answers.pop(None, None)
     rig.child_request(cid, method, params)
     echo_null = not child_id_legal(cid)
-    return rig.until(lambda: rig.answers.get(cid) or (rig.answers.get(None) if echo_null else None))
+    return rig.answer_to(cid, echo_null=echo_null)
 
 
 def _answer_kind(answer: Any) -> str:

@@ -45,7 +45,7 @@ from conformance.peers.probe import PROBE_NAME, ProbeLink, ProbeListener
 from conformance.protocol import jsonrpc
 from conformance.protocol.ext_types import ManifestInfo
 from conformance.protocol.framing import Frame
-from conformance.protocol.host_session import ProbeSession
+from conformance.protocol.host_session import ProbeSession, host_key
 from conformance.protocol.host_tables import LifeInput
 from conformance.protocol.strict_json import dumps
 from conformance.protocol.violations import Finding, Violation
@@ -54,6 +54,7 @@ from conformance.transport.target import Received, StdoutClosed
 from conformance.transport.trace import TRACE_FORMAT, Trace
 
 POLL_SLICE_S = 0.01
+_MIS_ADDRESSED = object()  # answer_to: the host answered, under an id the probe never used
 
 
 class ProbeGone(RuntimeError):
@@ -127,9 +128,10 @@ class HostRig:
     _pending_ops: dict[int, str] = field(default_factory=dict)
     _accepted: list[tuple[str, str]] = field(default_factory=list)  # (call id, method) the driver accepted
     written: dict[str, int] = field(default_factory=dict)  # method -> requests the host wrote, every generation
-    # Set when the host was found sitting on an accepted call (next_request):
-    # the run cannot go on (runner/host.py ends it with a harness error).
-    unwritten: str | None = None
+    _child_ids: set[Any] = field(default_factory=set)  # host_key of every request id the probe sent
+    stray_answers: int = 0  # answers the host wrote to ids the probe never used
+    # (call id, method) of accepted calls a wait for their request ran out on (lost_call)
+    _unwritten: list[tuple[str, str]] = field(default_factory=list)
     # A simulated run (conformance.peers.host_simulated) waits on the virtual
     # clock instead of polling file descriptors.
     clock: Callable[[], float] = time.monotonic
@@ -190,6 +192,8 @@ class HostRig:
             self.notifications.append(message)
         elif isinstance(message, jsonrpc.Response | jsonrpc.ErrorResponse):
             self.answers[message.id] = message
+            if message.id is not None and host_key(message.id) not in self._child_ids:
+                self.stray_answers += 1  # an id the probe never used (JSONRPC-5-host-responses)
 
     # -- following two generations (§5 reload) -------------------------------------
     @contextlib.contextmanager
@@ -282,8 +286,33 @@ class HostRig:
         data = []
         for cid, method, params in requests:
             self._judge(lambda s: s.sent_child(cid, method, params))  # noqa: B023 -- called at once
+            self._child_ids.add(host_key(cid))
             data.append(dumps(jsonrpc.request(cid, method, params)) + b"\n")
         self.write(b"".join(data))
+
+    def answer_to(self, cid: Any, *, echo_null: bool = False, timeout: float | None = None) -> Any:
+        """The host's answer to the probe's request ``cid`` (or, with
+        ``echo_null``, an answer with id null: a host cannot echo an illegal
+        id), or None when none came within ``timeout`` (default: the patience).
+
+        A host that answers ids the probe never used (JSONRPC-5-host-responses)
+        and let such a wait run out has shown that it mis-addresses its
+        answers: from then on, the wait also ends as soon as another such
+        answer arrives (this one's answer, mis-addressed), instead of after
+        the full patience. A correct host never answers an unused id, so this
+        never shortens a wait of one."""
+        mis_addressed = "JSONRPC-5-host-responses" in self.recorder.short_deadlines
+        strays = self.stray_answers
+
+        def answered() -> Any:
+            if mis_addressed and self.stray_answers > strays:
+                return _MIS_ADDRESSED
+            return self.answers.get(cid) or (self.answers.get(None) if echo_null else None)
+
+        answer = self.until(answered, timeout)
+        if answer is None and self.stray_answers > strays:
+            self.recorder.missed_deadline("JSONRPC-5-host-responses")
+        return None if answer is _MIS_ADDRESSED else answer
 
     def command(self, message: dict[str, Any]) -> None:
         """A probe control command (not a frame); recorded as a trace action."""
@@ -302,7 +331,7 @@ class HostRig:
     def next_request(self, method: str | None = None, timeout: float | None = None) -> HostRequest | None:
         """The first request (of ``method``) the host wrote, removed from the queue.
         Waiting the full patience in vain for a call the driver accepted is
-        noted in :attr:`unwritten` (see :meth:`call`)."""
+        noted (see :meth:`lost_call`)."""
 
         def found() -> HostRequest | None:
             for req in self.requests:
@@ -317,17 +346,28 @@ class HostRig:
         return req
 
     def _note_unwritten(self, method: str) -> None:
-        """A call of ``method`` the driver accepted is neither written to the
-        extension (fewer ``method`` requests came than calls were accepted)
-        nor settled: the driver contract says every accepted call settles once
-        (docs/host-driver.md), so such a host cannot be certified any further."""
+        """A call of ``method`` the driver accepted may be neither written to
+        the extension (fewer ``method`` requests came than calls were
+        accepted) nor settled: noted, for :meth:`lost_call`."""
         accepted = [call for call, m in self._accepted if m == method]
         unsettled = [call for call in accepted if call not in self.driver.settled]
-        if unsettled and self.written.get(method, 0) < len(accepted) and self.unwritten is None:
-            self.unwritten = (
-                f"the host accepted call {unsettled[0]} ({method}) but neither wrote it to the extension "
-                f"nor settled it within {self.patience_s:g} s (docs/host-driver.md: an accepted call settles once)"
-            )
+        if unsettled and self.written.get(method, 0) < len(accepted):
+            self._unwritten.append((unsettled[0], method))
+
+    def lost_call(self) -> str | None:
+        """A call the driver accepted that the host neither wrote to the
+        extension nor settled, even given the patience once more (what it
+        says), or None. The driver contract says every accepted call settles
+        once (docs/host-driver.md): a host that sits on one cannot be
+        certified any further, and every later wait for a call would only run
+        out (runner/host.py ends the run)."""
+        for call, method in self._unwritten:
+            if call not in self.driver.settled and self.settled(call) is None:
+                return (
+                    f"the host accepted call {call} ({method}) but neither wrote it to the extension nor "
+                    f"settled it within {2 * self.patience_s:g} s (docs/host-driver.md: an accepted call settles once)"
+                )
+        return None
 
     def notes(self, method: str) -> list[jsonrpc.Notification]:
         return [n for n in self.notifications if n.method == method]

@@ -253,13 +253,15 @@ def _scenarios(
         recorder.context = StepContext(scenario=scenario.__name__, api=api_version)
         rig = HostRig(driver, listener, recorder, **options)
         before = frozenset(recorder.violations)
+        lost: str | None = None
         try:
             _play(scenario, rig)
+            lost = rig.lost_call()
         finally:
             save_traces(rig, before)
             rig.close()
-        if rig.unwritten is not None:
-            recorder.harness_errors.append(f"host driver: {rig.unwritten}; the run ends here")
+        if lost is not None:
+            recorder.harness_errors.append(f"host driver: {lost}; the run ends here")
             return False
     return True
 
