@@ -50,6 +50,7 @@ from conformance.verdicts import decide
 
 from .budget import deadline_of, run_deadline, within_budget
 from .extension import _guarded, with_trace
+from .hostcore import command_described
 from .profiles import Profile
 
 API_VERSION = str(rpc_limits.PROTOCOL_VERSION)
@@ -74,17 +75,7 @@ def reference_command() -> ClientCommand:
 
 
 def described(command: ClientCommand) -> Manifest:
-    program = command.argv[0] if command.argv else "client"
-    return Manifest(
-        path=Path(program),
-        name=Path(program).name,
-        version="",
-        api_version=API_VERSION,
-        requires_octet=None,
-        command=tuple(command.argv),
-        contributes={},
-        capabilities={},
-    )
+    return command_described(command.argv, "client")
 
 
 def certify_client(

@@ -128,14 +128,19 @@ def _runs(name: str, profile: Profile, scenarios: Sequence[str] | None) -> bool:
 def described(command: HostcoreCommand) -> Manifest:
     """The host-core as reports name a target (like the host runner's driver):
     no manifest exists, so the command stands in for one."""
-    program = command.argv[0] if command.argv else "host-core"
+    return command_described(command.argv, "host-core")
+
+
+def command_described(argv: Sequence[str], fallback: str) -> Manifest:
+    """A host RPC target (host-core or client) named by its command line."""
+    program = argv[0] if argv else fallback
     return Manifest(
         path=Path(program),
         name=Path(program).name,
         version="",
         api_version=API_VERSION,
         requires_octet=None,
-        command=tuple(command.argv),
+        command=tuple(argv),
         contributes={},
         capabilities={},
     )
