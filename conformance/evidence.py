@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -69,6 +69,20 @@ class Observed:
 # How long a wait lasts once its requirement has already failed on a deadline
 # (Recorder.deadline_s).
 SHORT_DEADLINE_S = 0.5
+# The evidence of a requirement a run left because its wall-time budget ran
+# out (conformance/profiles.py: a backstop a correct target never reaches).
+BUDGET_SPENT = "run budget spent"
+
+
+@dataclass(frozen=True)
+class Carried:
+    """What one part of a run learned about the target that later parts
+    start from (runner/parallel.py): the requirements that failed on a
+    deadline (their waits are short from then on) and whether a generation
+    sat on initialize past the deadline (later ones are not started)."""
+
+    short_deadlines: tuple[tuple[str, str], ...] = ()
+    hung_initializations: int = 0
 
 
 def utc_now() -> str:
@@ -110,6 +124,24 @@ class Recorder:
     # requirement -> why the run could not judge it (the first reason given):
     # an ``untested`` verdict says this instead of "never exercised"
     untested_reasons: dict[str, str] = field(default_factory=dict)
+    # Where the run's wall-time budget ran out (None: it did not). What the run
+    # had not judged by then is untested (verdicts.decide), never a pass.
+    budget_spent: str | None = None
+
+    def carried(self) -> Carried:
+        """What later parts of the run start from (see :class:`Carried`)."""
+        return Carried(tuple(self.short_deadlines.items()), self.hung_initializations)
+
+    def carry(self, carried: Carried) -> None:
+        """Start from what an earlier part of the run learned."""
+        for requirement, where in carried.short_deadlines:
+            self.short_deadlines.setdefault(requirement, where)
+        self.hung_initializations = max(self.hung_initializations, carried.hung_initializations)
+
+    def spend_budget(self) -> None:
+        """The run's budget ran out here: nothing more is judged."""
+        if self.budget_spent is None:
+            self.budget_spent = str(self.context) or "between the parts of the run"
 
     def add(self, findings: Iterable[Finding], *, stderr: str = "") -> None:
         exercised = self.exercised
@@ -148,13 +180,16 @@ class Recorder:
         judged only against it use :data:`SHORT_DEADLINE_S`."""
         self.short_deadlines.setdefault(requirement, str(self.context))
 
-    def deadline_s(self, requirement: str, full_s: float) -> float:
-        """How long to wait for something judged against ``requirement``: the
-        full time until the requirement has failed on a deadline, then short.
-        A short wait can only add violations of a requirement that has already
-        failed, so no verdict changes; a target that hangs stops costing a full
-        deadline per step."""
-        return min(full_s, SHORT_DEADLINE_S) if requirement in self.short_deadlines else full_s
+    def deadline_s(self, judged: str | Collection[str], full_s: float) -> float:
+        """How long to wait for something judged against the requirement
+        ``judged`` (or each of several): the full time until each has failed
+        on a deadline, then short. A short wait can only add violations of
+        requirements that have already failed, and what they say never names
+        the wait, so no verdict or evidence changes; a target that hangs stops
+        costing a full deadline per step."""
+        requirements = (judged,) if isinstance(judged, str) else judged
+        shortened = bool(requirements) and all(r in self.short_deadlines for r in requirements)
+        return min(full_s, SHORT_DEADLINE_S) if shortened else full_s
 
     def untestable(self, reason: str, *requirements: str) -> None:
         """The run could not judge ``requirements`` here, for ``reason`` (say,

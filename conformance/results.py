@@ -29,6 +29,11 @@ class RunResult:
     # run metadata: requirement -> where it first failed on a deadline; later
     # waits judged against it were short (evidence.Recorder.deadline_s)
     short_deadlines: tuple[tuple[str, str], ...] = ()
+    # run metadata: the run's wall-time budget (conformance/profiles.py) and
+    # where it ran out (None: it did not; every unjudged requirement is then
+    # untested, "run budget spent")
+    budget_s: float = 0.0
+    budget_spent: str | None = None
     role: str = "extension"  # the side certified ("host": ``manifest`` describes the driver)
     selection: str = ""  # the options that narrowed the judged requirements ("": all; conformance/selection.py)
 
@@ -42,6 +47,7 @@ class RunResult:
         recorder: Recorder,
         *,
         role: str = "extension",
+        budget_s: float = 0.0,
     ) -> RunResult:
         """The result of a run: its verdicts, and the run details its recorder kept."""
         return cls(
@@ -55,5 +61,7 @@ class RunResult:
             duration_s=recorder.elapsed(),
             strays=tuple(recorder.strays),
             short_deadlines=tuple(recorder.short_deadlines.items()),
+            budget_s=budget_s,
+            budget_spent=recorder.budget_spent,
             role=role,
         )

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from .evidence import Observed, Recorder
+from .evidence import BUDGET_SPENT, Observed, Recorder
 from .requirements import Requirement
 
 VERDICTS = ("pass", "fail", "warn", "skip", "untested", "error", "xfail")
@@ -129,6 +129,10 @@ def _one(req: Requirement, rec: Recorder, api_version: str) -> Verdict:
         )
     if rec.harness_errors and req.has_check:
         return Verdict(req, "error", harness_error_evidence(rec.harness_errors))
+    if rec.budget_spent is not None and req.has_check:
+        # The run was cut off: what it saw so far is no pass, and a feature
+        # not negotiated yet might have been later.
+        return Verdict(req, "untested", BUDGET_SPENT)
     if missing:
         return Verdict(req, "skip", f"needs feature(s) {', '.join(missing)}, never negotiated")
     if not req.has_check:

@@ -185,7 +185,14 @@ def scratch_dir(manifest: Manifest) -> Path:
     """The scratch directory of §2.8 for targets of ``manifest`` started by
     this harness process (the peer reads path sources there and removes it)."""
     digest = hashlib.sha256(str(manifest.path).encode("utf-8", "surrogatepass")).hexdigest()[:16]
-    return Path(tempfile.gettempdir()) / f"octet-conformance-scratch-{os.getpid()}" / digest
+    return scratch_root(os.getpid()) / digest
+
+
+def scratch_root(pid: int) -> Path:
+    """The folder holding the scratch directories of harness process ``pid``
+    (a worker of a --jobs run that was killed cannot remove its own:
+    runner/parallel.py removes it)."""
+    return Path(tempfile.gettempdir()) / f"octet-conformance-scratch-{pid}"
 
 
 def read_scratch(root: Path, relative: str) -> tuple[bytes | None, str]:
@@ -416,7 +423,8 @@ class ExtensionHostPeer:
         awaited = [rid for rid in awaits if self.session.request(rid) is not None]
         if awaited and self.alive:
             self.settle(awaited)
-        deadline = self.now() + self.patience.response_s
+        # The target owes answers while this waits: as long as one may take.
+        deadline = self.now() + self.recorder.deadline_s("JSONRPC-5-every-request-answered", self.patience.response_s)
         while self.frames_observed < frames and self.alive and self.session.unanswered():
             remaining = deadline - self.now()
             if remaining <= 0:
@@ -625,14 +633,17 @@ class ExtensionHostPeer:
             pass  # noticed by the next wait
 
     # -- waiting ------------------------------------------------------------------
-    def settle(self, ids: Iterable[Any], *, timeout: float | None = None) -> list[HostRequest]:
+    def settle(self, ids: Iterable[Any], *, timeout: float | None = None, shortened: bool = True) -> list[HostRequest]:
         """Pump until every request in ``ids`` is answered, the target is gone,
         or the deadline passes. Returns the requests still unanswered, after
-        recording them as violations."""
+        recording them as violations. The deadline is short once every
+        requirement an unanswered one would break has failed on a deadline
+        (Recorder.deadline_s), unless ``shortened`` is false."""
         assert self.session is not None
         wanted = [r for r in (self.session.request(i) for i in ids) if r is not None]
         full_s = self.patience.response_s if timeout is None else timeout
-        deadline = self.now() + self.recorder.deadline_s("JSONRPC-5-every-request-answered", full_s)
+        broken = {_unanswered_breaks(r) for r in wanted} or {"JSONRPC-5-every-request-answered"}
+        deadline = self.now() + (self.recorder.deadline_s(broken, full_s) if shortened else full_s)
         while any(r.response is None for r in wanted) and not self.stdout_closed:
             remaining = deadline - self.now()
             if remaining <= 0:
@@ -641,13 +652,13 @@ class ExtensionHostPeer:
         missing = [r for r in wanted if r.response is None]
         self.unresponsive = self.unresponsive or bool(missing)
         self.recorder.exercise("JSONRPC-5-every-request-answered")
-        if missing and not self.stdout_closed:
-            self.recorder.missed_deadline("JSONRPC-5-every-request-answered")
+        for r in missing if not self.stdout_closed else ():
+            self.recorder.missed_deadline(_unanswered_breaks(r))
         why, measured = self._why_unanswered() if missing else ("", {})
         for r in missing:
             self.recorder.violate(
                 Violation(
-                    UNANSWERED_BREAKS.get(r.intent or "", "JSONRPC-5-every-request-answered"),
+                    _unanswered_breaks(r),
                     f"{r.method} request {r.id!r} was never answered ({why})",
                 ),
                 stderr=self.process.stderr_excerpt() if self.process else "",
@@ -686,7 +697,10 @@ class ExtensionHostPeer:
         """Send initialize; True when the extension answered with a result."""
         assert self.session is not None
         rid = self.request("initialize", initialize_params(self.manifest, offer))
-        if self.settle([rid], timeout=self.patience.startup_s) and not self.stdout_closed:
+        # Never shortened: a target that answered requests late may still start
+        # slower than a short wait under load, and a missed initialize skips
+        # every later generation (hung_initializations), not one step.
+        if self.settle([rid], timeout=self.patience.startup_s, shortened=False) and not self.stdout_closed:
             self.recorder.hung_initializations += 1
         req = self.session.request(rid)
         ok = req is not None and isinstance(req.response, jsonrpc.Response)
@@ -769,7 +783,8 @@ class ExtensionHostPeer:
         closed = self.now()
         self.recorder.exercise("EXT-0-stdin-eof-exit")
         bound = self.patience.eof_exit_s
-        if self.process.wait_exit(bound) is None:
+        if self.process.wait_exit(self.recorder.deadline_s("EXT-0-stdin-eof-exit", bound)) is None:
+            self.recorder.missed_deadline("EXT-0-stdin-eof-exit")
             self.recorder.violate(
                 Violation(
                     "EXT-0-stdin-eof-exit",
@@ -804,6 +819,11 @@ CHILD_ANSWERS: Mapping[str, ChildAnswer] = {
     "terminal/acquire": ChildAnswer(scripted(wave1_backend.terminal), feature="terminal_handoff"),
     "terminal/release": ChildAnswer(scripted(wave1_backend.terminal), feature="terminal_handoff"),
 }
+
+
+def _unanswered_breaks(request: HostRequest) -> str:
+    """The requirement an unanswered ``request`` breaks (ext_session.UNANSWERED_BREAKS)."""
+    return UNANSWERED_BREAKS.get(request.intent or "", "JSONRPC-5-every-request-answered")
 
 
 def request_meta(rid: Any, method: str, params: Any, intent: Intent, frame_bytes: int) -> dict[str, Any]:

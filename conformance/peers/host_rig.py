@@ -46,7 +46,7 @@ from conformance.protocol import jsonrpc
 from conformance.protocol.ext_types import ManifestInfo
 from conformance.protocol.framing import Frame
 from conformance.protocol.host_answers import ChildWait, child_answered, child_id_legal
-from conformance.protocol.host_session import ProbeSession
+from conformance.protocol.host_session import ProbeSession, host_key
 from conformance.protocol.host_tables import LifeInput
 from conformance.protocol.strict_json import dumps
 from conformance.protocol.violations import Finding, Violation
@@ -126,6 +126,12 @@ class HostRig:
     manifest_path: Path | None = None  # the probe manifest the last load used
     others: list[Followed] = field(default_factory=list)  # generations followed beside the current one
     _pending_ops: dict[int, str] = field(default_factory=dict)
+    _accepted: list[tuple[str, str]] = field(default_factory=list)  # (call id, method) the driver accepted
+    written: dict[str, int] = field(default_factory=dict)  # method -> requests the host wrote, every generation
+    _child_ids: set[Any] = field(default_factory=set)  # host_key of every request id the probe sent
+    stray_answers: int = 0  # answers the host wrote to ids the probe never used
+    # (call id, method) of accepted calls a wait for their request ran out on (lost_call)
+    _unwritten: list[tuple[str, str]] = field(default_factory=list)
     # A simulated run (conformance.peers.host_simulated) waits on the virtual
     # clock instead of polling file descriptors.
     clock: Callable[[], float] = time.monotonic
@@ -173,6 +179,8 @@ class HostRig:
             return
         decoded = jsonrpc.decode_event(item.event)
         self.frames_seen += 1
+        if isinstance(decoded.message, jsonrpc.Request):
+            self.written[decoded.message.method] = self.written.get(decoded.message.method, 0) + 1
         if self.trace is not None:
             payload = item.event.payload if isinstance(item.event, Frame) else None
             self.trace.saw(decoded.frame_index, payload, decoded.size, step=self.step)
@@ -184,6 +192,8 @@ class HostRig:
             self.notifications.append(message)
         elif isinstance(message, jsonrpc.Response | jsonrpc.ErrorResponse):
             self.answers[message.id] = message
+            if message.id is not None and host_key(message.id) not in self._child_ids:
+                self.stray_answers += 1  # an id the probe never used (JSONRPC-5-host-id-echo)
 
     # -- following two generations (§5 reload) -------------------------------------
     @contextlib.contextmanager
@@ -276,6 +286,7 @@ class HostRig:
         data = []
         for cid, method, params in requests:
             self._judge(lambda s: s.sent_child(cid, method, params))  # noqa: B023 -- called at once
+            self._child_ids.add(host_key(cid))
             data.append(dumps(jsonrpc.request(cid, method, params)) + b"\n")
         self.write(b"".join(data))
 
@@ -284,7 +295,14 @@ class HostRig:
         came): waits until the host answers it (on its id, or with id null
         when the id is one it cannot echo), names it in a ``$/cancelRequest``
         or ends the generation, and judges that it was answered
-        (JSONRPC-5-host-answers-requests)."""
+        (JSONRPC-5-host-answers-requests).
+
+        A host that answers ids the probe never used (JSONRPC-5-host-id-echo)
+        and let such a wait run out has shown that it mis-addresses its
+        answers: from then on, the wait also ends as soon as another such
+        answer arrives (this one's answer, mis-addressed), instead of after
+        the full patience. A correct host never answers an unused id, so this
+        never shortens a wait of one."""
         self.answers.pop(cid, None)
         echo_null = not child_id_legal(cid)
         if echo_null:
@@ -295,6 +313,8 @@ class HostRig:
             return sum(isinstance(n.params, dict) and n.params.get("id") == cid for n in self.notes("$/cancelRequest"))
 
         earlier = cancels()  # of an earlier request under the same id
+        mis_addressed = "JSONRPC-5-host-id-echo" in self.recorder.short_deadlines
+        strays = self.stray_answers
         self.child_request(cid, method, params)
 
         def answer() -> Any:
@@ -306,8 +326,13 @@ class HostRig:
         def ended() -> bool:
             return link is None or not link.connected or self.stdin_closed
 
-        self.until(lambda: answer() or cancelled() or ended(), timeout)
+        def stray() -> bool:
+            return mis_addressed and self.stray_answers > strays
+
+        self.until(lambda: answer() or cancelled() or ended() or stray(), timeout)
         got = answer()
+        if got is None and self.stray_answers > strays:
+            self.recorder.missed_deadline("JSONRPC-5-host-id-echo")
         wait = ChildWait(method, cid, got is not None, cancelled(), ended())
         self.recorder.add(child_answered(wait))
         return got
@@ -327,7 +352,9 @@ class HostRig:
 
     # -- reading what the host wrote ---------------------------------------------------
     def next_request(self, method: str | None = None, timeout: float | None = None) -> HostRequest | None:
-        """The first request (of ``method``) the host wrote, removed from the queue."""
+        """The first request (of ``method``) the host wrote, removed from the queue.
+        Waiting the full patience in vain for a call the driver accepted is
+        noted (see :meth:`lost_call`)."""
 
         def found() -> HostRequest | None:
             for req in self.requests:
@@ -336,7 +363,34 @@ class HostRig:
                     return req
             return None
 
-        return self.until(found, timeout)
+        req = self.until(found, timeout)
+        if req is None and timeout is None and method is not None:
+            self._note_unwritten(method)
+        return req
+
+    def _note_unwritten(self, method: str) -> None:
+        """A call of ``method`` the driver accepted may be neither written to
+        the extension (fewer ``method`` requests came than calls were
+        accepted) nor settled: noted, for :meth:`lost_call`."""
+        accepted = [call for call, m in self._accepted if m == method]
+        unsettled = [call for call in accepted if call not in self.driver.settled]
+        if unsettled and self.written.get(method, 0) < len(accepted):
+            self._unwritten.append((unsettled[0], method))
+
+    def lost_call(self) -> str | None:
+        """A call the driver accepted that the host neither wrote to the
+        extension nor settled, even given the patience once more (what it
+        says), or None. The driver contract says every accepted call settles
+        once (docs/host-driver.md): a host that sits on one cannot be
+        certified any further, and every later wait for a call would only run
+        out (runner/host.py ends the run)."""
+        for call, method in self._unwritten:
+            if call not in self.driver.settled and self.settled(call) is None:
+                return (
+                    f"the host accepted call {call} ({method}) but neither wrote it to the extension nor "
+                    f"settled it within {2 * self.patience_s:g} s (docs/host-driver.md: an accepted call settles once)"
+                )
+        return None
 
     def notes(self, method: str) -> list[jsonrpc.Notification]:
         return [n for n in self.notifications if n.method == method]
@@ -377,8 +431,14 @@ class HostRig:
         if self.link is None:
             self.recorder.violate(Violation("EXT-1.1-host-initialize-first", "the host never started the extension"))
             return self._await(rid, self.patience_s)
-        first = self.next_request()
+        # Short once a host has left a started extension without a first
+        # request past the deadline (Recorder.deadline_s). Not the wait for
+        # the start itself: a process may take longer than a short wait to
+        # start on a loaded machine, and none is judged for being slow to.
+        first = self.next_request(timeout=self.recorder.deadline_s("EXT-1.1-host-initialize-first", self.patience_s))
         self.recorder.exercise("EXT-1.1-host-initialize-first")
+        if first is None:
+            self.recorder.missed_deadline("EXT-1.1-host-initialize-first")
         if first is None or first.method != "initialize":
             what = "nothing" if first is None else f"{first.method!r}"
             self.recorder.violate(Violation("EXT-1.1-host-initialize-first", f"the host's first request was {what}"))
@@ -429,6 +489,8 @@ class HostRig:
                 session.harness_called(method, params)
         call = self.driver.new_call_id()
         answer = self.op("call", {"extension": self.handle, "call": call, "method": method, "params": params})
+        if not isinstance(answer, OperationError):
+            self._accepted.append((call, method))
         return call, answer
 
     def settled(self, call: str, timeout: float | None = None) -> DriverEvent | None:

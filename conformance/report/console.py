@@ -17,6 +17,7 @@ from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 
+from conformance.evidence import BUDGET_SPENT
 from conformance.results import RunResult
 from conformance.safe_text import terminal
 from conformance.verdicts import Verdict, describe, summary
@@ -43,6 +44,8 @@ def run_lines(
     counts = summary(run.verdicts)
     title = title or f"{m.name} {m.version} (API {m.api_version}), profile {run.profile.name}, seed {run.seed}"
     yield terminal(f"{title}: " + ", ".join(f"{n} {k}" for k, n in counts.items()))
+    if run.budget_spent is not None:
+        yield budget_line(run)
     errors = [v for v in run.verdicts if v.verdict == "error"]
     for v in run.verdicts:
         if v.verdict in SHOWN[verbosity] or (v.verdict == "error" and len(errors) <= MAX_ERROR_LINES):
@@ -63,6 +66,15 @@ def run_lines(
         for requirement, where in run.short_deadlines:
             yield terminal(f"  note: after {requirement} failed on a deadline ({where}), later waits for it were short")
         yield f"matrix: {terminal(str(matrix_path))}"
+
+
+def budget_line(run: RunResult) -> str:
+    """The one line a run cut off by its wall-time budget prints (at every verbosity)."""
+    left = sum(v.verdict == "untested" and v.evidence == BUDGET_SPENT for v in run.verdicts)
+    return terminal(
+        f"  BUDGET run budget spent: the run passed its {run.budget_s:g} s budget ({run.budget_spent}); "
+        f"{left} requirement(s) left untested, the fail/warn verdicts found are kept"
+    )
 
 
 def replay_lines(v: Verdict, report_dir: Path, written_in: Path | None) -> Iterator[str]:

@@ -98,6 +98,7 @@ def matrix(run: RunResult, directory: Path | None = None) -> dict[str, Any]:
             "harness_errors": list(run.harness_errors),
             "strays": list(run.strays),
             "short_deadlines": dict(run.short_deadlines),
+            "budget": {"seconds": run.budget_s, "spent": run.budget_spent},
             "observed": {v.requirement.id: _observation(v.observed) for v in run.verdicts if v.observed is not None},
         },
     }

@@ -48,6 +48,7 @@ from conformance.requirements import load_catalog
 from conformance.results import RunResult
 from conformance.verdicts import decide
 
+from .budget import deadline_of, run_deadline, within_budget
 from .extension import _guarded, with_trace
 from .profiles import Profile
 
@@ -87,14 +88,28 @@ def certify_client(
     oversized: bool = True,
     judged: frozenset[str] | None = None,
     watch: Callable[[Recorder], None] | None = None,
+    budget_s: float | None = None,
 ) -> RunResult:
     """``oversized``: also ask for the call too large for one line (tests
     that certify many clients switch it off where it proves nothing new).
     ``judged`` and ``watch`` as for
-    :func:`conformance.runner.extension.certify_extension`."""
+    :func:`conformance.runner.extension.certify_extension`; ``budget_s``: the
+    run's wall-time budget (default: the profile's; runner/budget.py)."""
     recorder = Recorder(trace_dir=trace_dir, run_info={"profile": profile.name, "seed": run_seed}, judged=judged)
     if watch is not None:
         watch(recorder)  # a progress display (runner/progress.py)
+    deadline = deadline_of(recorder, profile, "client", response_s, budget_s)
+    with run_deadline(deadline):
+        within_budget(recorder, lambda: _scenarios(command, recorder, response_s, oversized))
+    verdicts = [
+        with_trace(v, recorder.traces.get(v.requirement.id))
+        for v in decide(load_catalog(), recorder, role="client", api_version=API_VERSION)
+    ]
+    budget = round(deadline - recorder.started_at, 1)
+    return RunResult.recorded(described(command), profile, run_seed, verdicts, recorder, role="client", budget_s=budget)
+
+
+def _scenarios(command: ClientCommand, recorder: Recorder, response_s: float, oversized: bool) -> None:
     started: list[bool] = []
     _guarded(
         recorder,
@@ -107,11 +122,6 @@ def certify_client(
             _guarded(
                 recorder, f"{name} scenario", partial(mismatch_scenario, command, recorder, response_s, name, answer)
             )
-    verdicts = [
-        with_trace(v, recorder.traces.get(v.requirement.id))
-        for v in decide(load_catalog(), recorder, role="client", api_version=API_VERSION)
-    ]
-    return RunResult.recorded(described(command), profile, run_seed, verdicts, recorder, role="client")
 
 
 # -- the handshake ---------------------------------------------------------------------------

@@ -7,6 +7,7 @@ status 2; they never pass for target verdicts.
 
 from __future__ import annotations
 
+import contextlib
 import shlex
 import traceback
 from collections.abc import Callable
@@ -18,7 +19,7 @@ from typing import Any
 from hypothesis import HealthCheck, Phase, settings
 from hypothesis.errors import Flaky
 
-from conformance.evidence import Recorder, StepContext
+from conformance.evidence import Carried, Recorder, StepContext
 from conformance.machines.extension import UNKNOWN_METHODS, call_context, contribution_requests, machine_for
 from conformance.machines.oversized import judge_exact_bound
 from conformance.manifest import Manifest
@@ -39,6 +40,7 @@ from conformance.transport.startup import StartFailure
 from conformance.transport.trace import padded_recipe, write_trace
 from conformance.verdicts import Verdict, decide
 
+from .budget import BudgetSpent, deadline_of, left_s, run_deadline, within_budget
 from .parallel import Unit, exploration_shards, merge, run_units, shard_seed
 from .profiles import Profile
 from .replay import replay_regressions, shrink
@@ -61,7 +63,15 @@ def save_manifest_traces(manifest: Manifest, recorder: Recorder) -> None:
 
 def shrink_traces(recorder: Recorder, profile: Profile, patience: Patience) -> None:
     """Shrink every saved failure trace to the steps that still reproduce it
-    (the trace file is rewritten; its header says from how many steps)."""
+    (the trace file is rewritten; its header says from how many steps).
+    Within the run's budget: once it is spent, the traces left keep every step."""
+    try:
+        _shrink_each(recorder, profile, patience)
+    except BudgetSpent:
+        pass  # shrinking is no judging: the verdicts stand
+
+
+def _shrink_each(recorder: Recorder, profile: Profile, patience: Patience) -> None:
     for requirement, path in sorted(recorder.traces.items()):
         if recorder.trace_dir is None or path.parent != recorder.trace_dir:
             continue  # not ours to rewrite (a regression case kept where the user put it)
@@ -72,8 +82,14 @@ def shrink_traces(recorder: Recorder, profile: Profile, patience: Patience) -> N
         _guarded(
             recorder,
             f"shrinking {requirement}",
-            lambda p=path, s=step: shrink(p, patience=patience, budget_s=profile.shrink_s, violation_step=s),
+            lambda p=path, s=step: shrink(p, patience=patience, budget_s=_shrink_s(profile), violation_step=s),
         )
+
+
+def _shrink_s(profile: Profile) -> float:
+    """The profile's time to shrink one trace, within what is left of the run's budget."""
+    left = left_s()
+    return profile.shrink_s if left is None else min(profile.shrink_s, left)
 
 
 def with_trace(verdict: Verdict, trace: Path | None) -> Verdict:
@@ -108,6 +124,7 @@ def certify_extension(
     judged: frozenset[str] | None = None,
     watch: Callable[[Recorder], None] | None = None,
     jobs: int = 1,
+    budget_s: float | None = None,
 ) -> RunResult:
     """Certify one extension. With ``trace_dir``, the generation that first
     violates each requirement leaves its trace there (``<id>.jsonl``).
@@ -116,29 +133,42 @@ def certify_extension(
     ``judged``: the requirement ids a selection judges (conformance/selection.py;
     None: all). ``watch``: called with the run's recorder (a progress display).
     ``jobs``: how many units of the run go at once (runner/parallel.py); the
-    results are the same for any number."""
+    results are the same for any number. ``budget_s``: the run's wall-time
+    budget (default: the profile's for this patience; runner/budget.py)."""
     patience = patience or Patience()
     recorder = Recorder(trace_dir=trace_dir, run_info={"profile": profile.name, "seed": run_seed}, judged=judged)
     if watch is not None:
         watch(recorder)  # a progress display (runner/progress.py)
+    deadline = deadline_of(recorder, profile, "extension", patience.response_s, budget_s)
     recorder.context = StepContext("manifest")
     recorder.add(check_manifest(manifest.info))
     save_manifest_traces(manifest, recorder)
-    if regressions is not None:
-        _guarded(recorder, "regression cases", lambda: replay_regressions(regressions, manifest, recorder, patience))
-    # The stdin-EOF scenario is one short generation that nothing else covers:
-    # it comes first, so a target that ignores EOF is known within a second,
-    # not after the whole state machine (benchmarks/detect.py).
-    # A progress display follows each part run in this process (workers' parts are not watched).
-    watched = watch if jobs <= 1 else None
-    work = partial(run_unit, manifest, profile, run_seed, patience, launcher, judged, watch=watched)
-    merge(recorder, run_units(work, extension_units(profile), jobs, trace_dir))
-    shrink_traces(recorder, profile, patience)
+    with run_deadline(deadline):
+        if regressions is not None:
+            within_budget(
+                recorder,
+                lambda: _guarded(
+                    recorder, "regression cases", lambda: replay_regressions(regressions, manifest, recorder, patience)
+                ),
+            )
+        # The stdin-EOF scenario is one short generation that nothing else covers:
+        # it comes first, so a target that ignores EOF is known within a second,
+        # not after the whole state machine (benchmarks/detect.py).
+        # A progress display follows each part run in this process (workers' parts are not watched).
+        watched = watch if jobs <= 1 else None
+        work = partial(
+            run_unit, manifest, profile, run_seed, patience, launcher, judged, watch=watched, deadline=deadline
+        )
+        units = extension_units(profile) if recorder.budget_spent is None else []
+        merge(recorder, run_units(work, units, jobs, trace_dir))
+        shrink_traces(recorder, profile, patience)
     verdicts = [
         with_trace(v, recorder.traces.get(v.requirement.id))
         for v in decide(load_catalog(), recorder, role="extension", api_version=manifest.api_version)
     ]
-    return RunResult.recorded(manifest, profile, run_seed, verdicts, recorder)
+    return RunResult.recorded(
+        manifest, profile, run_seed, verdicts, recorder, budget_s=round(deadline - recorder.started_at, 1)
+    )
 
 
 def machine_settings(profile: Profile) -> settings:
@@ -192,11 +222,31 @@ def run_unit(
     trace_dir: Path | None,
     *,
     watch: Callable[[Recorder], None] | None = None,
+    carried: Carried | None = None,
+    deadline: float | None = None,
 ) -> Recorder:
-    """Run one unit of a certification into a recorder of its own."""
+    """Run one unit of a certification into a recorder of its own, starting
+    from what the run's first unit learned (``carried``: runner/parallel.py),
+    until the run's ``deadline`` (runner/budget.py)."""
     recorder = Recorder(trace_dir=trace_dir, run_info={"profile": profile.name, "seed": run_seed}, judged=judged)
+    if carried is not None:
+        recorder.carry(carried)
     if watch is not None:
         watch(recorder)
+    with run_deadline(deadline):
+        within_budget(recorder, lambda: _unit(manifest, profile, run_seed, patience, launcher, recorder, unit))
+    return recorder
+
+
+def _unit(
+    manifest: Manifest,
+    profile: Profile,
+    run_seed: int,
+    patience: Patience,
+    launcher: Launcher,
+    recorder: Recorder,
+    unit: Unit,
+) -> None:
     if unit.kind == "stdin-eof":
         _guarded(recorder, "stdin-EOF scenario", lambda: stdin_eof_scenario(manifest, recorder, patience, launcher))
     elif unit.kind == "frame-size":
@@ -215,7 +265,6 @@ def run_unit(
             budget = machine_settings(replace(profile, examples=unit.examples))
             seed_ = shard_seed(run_seed, unit.shard)
             _guarded(recorder, "state machine", lambda: run_machine(machine, budget, seed_, sweep_first=False))
-    return recorder
 
 
 def _started(
@@ -367,7 +416,13 @@ def stdin_eof_scenario(
     if peer is None:
         return
     try:
-        peer.drain()
+        # The run's first request after initialize, in the part that runs
+        # alone before all others: a target that leaves it unanswered past the
+        # deadline is known unresponsive before any other part starts, and
+        # each of them starts with short waits (runner/parallel.py).
+        with contextlib.suppress(TargetGone):
+            peer.settle([peer.request(UNKNOWN_METHODS[0], {"probe": "responsive"}, intent="unknown-method")])
+            peer.drain()
         peer.stdin_eof()
     finally:
         peer.close()

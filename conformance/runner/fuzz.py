@@ -23,6 +23,9 @@ from .profiles import Profile
 from .reportdir import locked, staged
 
 # One round: the time box is checked between rounds, so rounds stay short.
+# Each round is a certification with the wall-time budget of its (cut-down)
+# profile (Profile.budget_s): a target that stalls every step cannot hold a
+# round, and so the fuzz run, past it.
 FUZZ_PROFILE = Profile("fuzz", examples=10, steps=40, shrink_s=60.0)
 
 

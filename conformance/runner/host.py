@@ -39,6 +39,7 @@ from conformance.requirements import load_catalog
 from conformance.transport.trace import load
 from conformance.verdicts import decide
 
+from .budget import deadline_of, run_deadline, within_budget
 from .extension import RunResult, with_trace
 from .profiles import PROFILES, Profile
 from .replay import NotReplayable, ReplayOutcome
@@ -66,6 +67,7 @@ def certify_host(
     simulate: bool = False,
     judged: frozenset[str] | None = None,
     watch: Callable[[Recorder], None] | None = None,
+    budget_s: float | None = None,
 ) -> RunResult:
     """``simulate``: the bundled reference host in-process on the virtual
     clock (``driver_argv`` is then ignored; see :mod:`conformance.peers.host_simulated`).
@@ -75,28 +77,35 @@ def certify_host(
     ``only``: run just the scenarios whose name starts with one of these
     (tests of faulty hosts; a certification runs them all). ``judged``: the
     requirement ids a selection judges (conformance/selection.py; None: all).
-    ``watch``: called with the run's recorder (a progress display)."""
+    ``watch``: called with the run's recorder (a progress display).
+    ``budget_s``: the run's wall-time budget (default: the profile's for this
+    patience; runner/budget.py)."""
     recorder = Recorder(trace_dir=trace_dir, run_info={"profile": profile.name, "seed": run_seed}, judged=judged)
     if watch is not None:
         watch(recorder)  # a progress display (runner/progress.py)
+    deadline = deadline_of(recorder, profile, "host", patience_s, budget_s)
     recorder.context = StepContext("driver")
     if simulate:
-        return _certify_simulated(recorder, api_version, profile, run_seed, patience_s, machine, only)
+        return _certify_simulated(recorder, api_version, profile, run_seed, patience_s, machine, only, deadline)
     listener = listener or ProbeListener()
     driver: HostDriver | None = None
-    info: tuple[str, str] = ("host", "?")
+    info: list[tuple[str, str]] = [("host", "?")]
     try:
-        driver = HostDriver.spawn(list(driver_argv), cwd=cwd)
-        info = _drive(driver, listener, recorder, api_version, profile, run_seed, machine, only, patience_s, None)
+        with run_deadline(deadline):
+            driver = HostDriver.spawn(list(driver_argv), cwd=cwd)
+            within_budget(recorder, lambda: info.append(_drive(driver, listener, recorder, api_version, profile,
+                                                               run_seed, machine, only, patience_s, None)))  # fmt: skip
     except DriverError as exc:
         recorder.harness_errors.append(f"host driver: {exc}")
         if driver is not None:
             driver.close()  # it broke the contract: no polite exit
     finally:
-        if driver is not None:
+        if driver is not None and recorder.budget_spent is not None:
+            driver.close()  # out of time: no polite exit either
+        elif driver is not None:
             driver.exit()  # kills its group whatever it answers
         listener.close()
-    return _result(recorder, driver_argv, info[0], info[1], api_version, profile, run_seed)
+    return _result(recorder, driver_argv, info[-1][0], info[-1][1], api_version, profile, run_seed, deadline)
 
 
 def _drive(
@@ -120,8 +129,8 @@ def _drive(
     else:
         options = options if options is not None else _rig_options(driver, patience_s)
         skip = skipped_scenarios(profile, only, simulated=options.get("idle_wait") is not None)
-        _scenarios(driver, listener, recorder, api_version, options, only, skip)
-        if machine:
+        played = _scenarios(driver, listener, recorder, api_version, options, only, skip)
+        if machine and played:
             _run_machine(driver, listener, recorder, api_version, options, profile, run_seed)
     driver.request("shutdown", {}, 15.0)
     return info.host_name or "host", info.host_version or "?"
@@ -144,8 +153,10 @@ def _certify_simulated(
     patience_s: float,
     machine: bool,
     only: tuple[str, ...],
+    deadline: float,
 ) -> RunResult:
-    """The reference host, its probes and the harness on one virtual clock."""
+    """The reference host, its probes and the harness on one virtual clock
+    (no wall-time budget applies: nothing waits on the wall clock)."""
     sim = SimulatedHost()
     info: tuple[str, str] = ("host", "?")
 
@@ -167,7 +178,7 @@ def _certify_simulated(
         sim.listener.close()
     # A worker of the host that raised is a bug of the reference host, never a pass.
     recorder.harness_errors.extend(f"simulated host worker: {exc!r}" for exc in sim.world.crashes)
-    return _result(recorder, SIMULATED_DRIVER, info[0], info[1], api_version, profile, run_seed)
+    return _result(recorder, SIMULATED_DRIVER, info[0], info[1], api_version, profile, run_seed, deadline)
 
 
 def _rig_options(driver: HostDriver, patience_s: float) -> dict[str, Any]:
@@ -225,7 +236,9 @@ def _scenarios(
     options: dict[str, Any],
     only: tuple[str, ...],
     skip: tuple[str, ...] = (),
-) -> None:
+) -> bool:
+    """Play the scenarios; False when the run cannot go on (the host sat on a
+    call it accepted: nothing after could be judged, and each would wait)."""
     played = [
         *scenarios_for(api_version),
         *machine_scenarios(api_version),
@@ -240,11 +253,17 @@ def _scenarios(
         recorder.context = StepContext(scenario=scenario.__name__, api=api_version)
         rig = HostRig(driver, listener, recorder, **options)
         before = frozenset(recorder.violations)
+        lost: str | None = None
         try:
             _play(scenario, rig)
+            lost = rig.lost_call()
         finally:
             save_traces(rig, before)
             rig.close()
+        if lost is not None:
+            recorder.harness_errors.append(f"host driver: {lost}; the run ends here")
+            return False
+    return True
 
 
 def _play(scenario: Scenario, rig: HostRig) -> None:
@@ -274,6 +293,7 @@ def _result(
     api_version: str,
     profile: Profile,
     run_seed: int,
+    deadline: float,
 ) -> RunResult:
     verdicts = [
         with_trace(v, recorder.traces.get(v.requirement.id))
@@ -289,7 +309,8 @@ def _result(
         contributes={},
         capabilities={},
     )
-    return RunResult.recorded(described, profile, run_seed, verdicts, recorder, role="host")
+    budget_s = round(deadline - recorder.started_at, 1)
+    return RunResult.recorded(described, profile, run_seed, verdicts, recorder, role="host", budget_s=budget_s)
 
 
 # -- replay ----------------------------------------------------------------------------------

@@ -27,6 +27,7 @@ from conformance.requirements import load_catalog
 from conformance.results import RunResult
 from conformance.verdicts import Verdict, decide
 
+from .budget import deadline_of, run_deadline, within_budget
 from .extension import _guarded, machine_settings, with_trace
 from .profiles import Profile
 from .search import run_machine
@@ -55,48 +56,70 @@ def certify_hostcore(
     watch: Callable[[Recorder], None] | None = None,
     walks: Sequence[str] | None = None,
     scenarios: Sequence[str] | None = None,
+    budget_s: float | None = None,
 ) -> RunResult:
     """``oversized``: also run the 64 MiB line scenario (tests that certify
     many targets switch it off where it proves nothing new); ``walks``: the
     parts of the scripted walk to take (machines.hostcore.WALKS; all when
     None), for the same reason; ``scenarios``: the fixed scenarios to run, by
     name (all when None). ``judged`` and ``watch`` as for
-    :func:`conformance.runner.extension.certify_extension`."""
+    :func:`conformance.runner.extension.certify_extension`; ``budget_s``: the
+    run's wall-time budget (default: the profile's; runner/budget.py)."""
     recorder = Recorder(trace_dir=trace_dir, run_info={"profile": profile.name, "seed": run_seed}, judged=judged)
     if watch is not None:
         watch(recorder)  # a progress display (runner/progress.py)
-    with tempfile.TemporaryDirectory(prefix="octet-hostcore-") as root:
+    deadline = deadline_of(recorder, profile, "hostcore", response_s, budget_s)
+    with tempfile.TemporaryDirectory(prefix="octet-hostcore-") as root, run_deadline(deadline):
         work = Path(root)
-        shook: list[bool] = []
-        _guarded(
-            recorder,
-            "handshake scenario",
-            lambda: shook.append(handshake_scenario(command, recorder, response_s, work)),
-        )
-        if shook == [True]:
-            # A host-core that cannot complete a handshake has nothing more to
-            # show; every further generation would only wait out its deadline.
-            if oversized:
-                _guarded(
-                    recorder, "oversized scenario", lambda: oversized_scenario(command, recorder, response_s, work)
-                )
-            held: list[hostcore_held.HeldPrompt] = []
-            if _runs(hostcore_held.NAME, profile, scenarios):  # open for the rest of the run (§6)
-                opened = functools.partial(hostcore_held.open_prompt, command, recorder, response_s, work)
-                _guarded(recorder, hostcore_held.NAME, lambda: held.extend(filter(None, [opened()])))
-            try:
-                _run_all(command, recorder, response_s, work, profile, run_seed, walks, scenarios)
-                hold_s = hostcore_held.hold_seconds(profile.name)
-                for prompt in held:
-                    _guarded(recorder, hostcore_held.NAME, functools.partial(prompt.judge, hold_s))
-            finally:
-                for prompt in held:
-                    prompt.peer.close()  # judged or not (a signal stops the run): nothing outlives it
+        parts = functools.partial(_parts, command, recorder, profile, run_seed, response_s, work)
+        within_budget(recorder, lambda: parts(oversized=oversized, walks=walks, scenarios=scenarios))
     verdicts = [
         _with_trace(v, recorder.traces.get(v.requirement.id))
         for v in decide(load_catalog(), recorder, role="hostcore", api_version=API_VERSION)
     ]
-    return RunResult.recorded(described(command), profile, run_seed, verdicts, recorder, role="hostcore")
+    budget = round(deadline - recorder.started_at, 1)
+    return RunResult.recorded(
+        described(command), profile, run_seed, verdicts, recorder, role="hostcore", budget_s=budget
+    )
+
+
+def _parts(
+    command: HostcoreCommand,
+    recorder: Recorder,
+    profile: Profile,
+    run_seed: int,
+    response_s: float,
+    work: Path,
+    *,
+    oversized: bool,
+    walks: Sequence[str] | None,
+    scenarios: Sequence[str] | None,
+) -> None:
+    """The certification's parts, in order (certify_hostcore's options)."""
+    shook: list[bool] = []
+    _guarded(
+        recorder,
+        "handshake scenario",
+        lambda: shook.append(handshake_scenario(command, recorder, response_s, work)),
+    )
+    if shook != [True]:
+        # A host-core that cannot complete a handshake has nothing more to
+        # show; every further generation would only wait out its deadline.
+        return
+    if oversized:
+        _guarded(recorder, "oversized scenario", lambda: oversized_scenario(command, recorder, response_s, work))
+    held: list[hostcore_held.HeldPrompt] = []
+    if _runs(hostcore_held.NAME, profile, scenarios):  # open for the rest of the run (§6)
+        opened = functools.partial(hostcore_held.open_prompt, command, recorder, response_s, work)
+        _guarded(recorder, hostcore_held.NAME, lambda: held.extend(filter(None, [opened()])))
+    try:
+        _run_all(command, recorder, response_s, work, profile, run_seed, walks, scenarios)
+        hold_s = hostcore_held.hold_seconds(profile.name)
+        for prompt in held:
+            _guarded(recorder, hostcore_held.NAME, functools.partial(prompt.judge, hold_s))
+    finally:
+        for prompt in held:
+            prompt.peer.close()  # judged or not (a signal, the budget, stops the run): nothing outlives it
 
 
 def _run_all(

@@ -10,6 +10,10 @@ shard's number). Each unit records into a fresh :class:`Recorder`
 and, with a trace directory, into a folder of its own. The units are the
 same whatever ``jobs`` is; ``jobs`` only says how many run at once (``1``:
 one after another in this process; more: a pool of worker processes). The
+first unit always runs alone, in this process, and every later unit starts
+from what it learned about the target (short waits for a target that left
+a request unanswered, no new generation for one that sat on initialize:
+:func:`run_units`). The
 unit recorders are then merged *in unit order* (:func:`merge`), so the same
 seed gives the same matrix for any ``jobs``: the first violation of a
 requirement, its evidence and its trace come from the first unit (in that
@@ -22,6 +26,7 @@ as it always was (docs/matrix-format.md).
 from __future__ import annotations
 
 import dataclasses
+import functools
 import multiprocessing
 import shutil
 from collections.abc import Callable, Sequence
@@ -31,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from conformance.evidence import MAX_KEPT_STRAYS, MAX_KEPT_VIOLATIONS, Recorder
+from conformance.peers.ext_host import scratch_root
 from conformance.transport.process import kill_spawned_groups
 from conformance.transport.startup import StartFailure
 
@@ -65,25 +71,42 @@ def exploration_shards(examples: int, shards: int) -> list[Unit]:
     return [Unit("explore", k, n, 1 + sum(sizes[:k])) for k, n in enumerate(sizes)]
 
 
-UnitWork = Callable[[Unit, Path | None], Recorder]
+# work(unit, trace_dir, carried=...): runs one unit, starting from what the
+# first unit learned about the target (None for the first unit itself).
+UnitWork = Callable[..., Recorder]
+_Outcome = tuple[Recorder, tuple[Any, ...] | None]
 
 
 def run_units(work: UnitWork, units: Sequence[Unit], jobs: int, trace_dir: Path | None) -> list[Recorder]:
     """Run every unit (``jobs`` at a time) and return their recorders in unit
     order. ``work`` must be picklable when ``jobs > 1`` (a module-level
-    function, or a functools.partial of one)."""
+    function, or a functools.partial of one).
+
+    The first unit runs alone, before the others, whatever ``jobs`` is: every
+    later unit starts from what it learned about the target
+    (:meth:`Recorder.carried`: a target that sat on initialize, or left a
+    request unanswered past the deadline, is not waited for in full again).
+    Only the first unit's findings are carried, never those of units that
+    happened to finish earlier, so the same seed gives the same results for
+    any ``jobs``."""
     dirs = [None if trace_dir is None else trace_dir / f".unit-{i}" for i in range(len(units))]
-    if jobs <= 1 or len(units) <= 1:
-        outcomes = [_run_unit(work, unit, d) for unit, d in zip(units, dirs, strict=True)]
+    if not units:
+        return []
+    outcomes = [_run_unit(work, units[0], dirs[0])]
+    _raise_start_failure(outcomes)
+    rest = functools.partial(work, carried=outcomes[0][0].carried())
+    if jobs <= 1 or len(units) <= 2:
+        outcomes += [_run_unit(rest, unit, d) for unit, d in zip(units[1:], dirs[1:], strict=True)]
     else:
-        outcomes = _pooled(work, units, dirs, jobs)
-    for _, failure in outcomes:
-        if failure is not None:  # the target could not start: the run cannot happen at all
-            raise StartFailure(*failure)
+        outcomes += _pooled(rest, units[1:], dirs[1:], jobs)
+    _raise_start_failure(outcomes)
     return [recorder for recorder, _ in outcomes]
 
 
-_Outcome = tuple[Recorder, tuple[Any, ...] | None]
+def _raise_start_failure(outcomes: Sequence[_Outcome]) -> None:
+    for _, failure in outcomes:
+        if failure is not None:  # the target could not start: the run cannot happen at all
+            raise StartFailure(*failure)
 
 
 def _pooled(work: UnitWork, units: Sequence[Unit], dirs: Sequence[Path | None], jobs: int) -> list[_Outcome]:
@@ -99,13 +122,24 @@ def _pooled(work: UnitWork, units: Sequence[Unit], dirs: Sequence[Path | None], 
         futures = [pool.submit(_in_worker, work, unit, d) for unit, d in zip(units, dirs, strict=True)]
         outcomes = [f.result() for f in futures]
     except BaseException:
-        # No public way to stop a running worker before Python 3.14.
-        for process in list(getattr(pool, "_processes", {}).values()):
-            process.kill()
-        pool.shutdown(wait=False, cancel_futures=True)
+        _kill_workers(pool)
         raise
     pool.shutdown()
     return outcomes
+
+
+def _kill_workers(pool: ProcessPoolExecutor) -> None:
+    """Kill the pool's workers and remove what they cannot remove themselves
+    any more: their scratch folders (peers/ext_host.py, §2.8)."""
+    # No public way to stop a running worker before Python 3.14.
+    workers = list(getattr(pool, "_processes", {}).values())
+    for process in workers:
+        process.kill()
+    for process in workers:
+        process.join(timeout=2.0)  # dead before its folder goes, or it could write there again
+        if process.pid is not None:
+            shutil.rmtree(scratch_root(process.pid), ignore_errors=True)
+    pool.shutdown(wait=False, cancel_futures=True)
 
 
 def _run_unit(work: UnitWork, unit: Unit, trace_dir: Path | None) -> _Outcome:
@@ -196,8 +230,9 @@ _MERGE_RULES: dict[str, Callable[[Recorder, Recorder], None]] = {
     "api_versions": lambda into, part: into.api_versions.update(part.api_versions),
     "harness_errors": lambda into, part: into.harness_errors.extend(part.harness_errors),
     "strays": lambda into, part: into.strays.extend(part.strays[: MAX_KEPT_STRAYS - len(into.strays)]),
+    # a flag in effect (any unit's hang skips the rest); units may start from unit 0's (Recorder.carry)
     "hung_initializations": lambda into, part: setattr(
-        into, "hung_initializations", into.hung_initializations + part.hung_initializations
+        into, "hung_initializations", max(into.hung_initializations, part.hung_initializations)
     ),
     "started_at": _keep,
     "started_utc": _keep,
@@ -209,4 +244,6 @@ _MERGE_RULES: dict[str, Callable[[Recorder, Recorder], None]] = {
     "judged": _keep,  # every unit judged the same selection (run_unit is given it)
     "short_deadlines": _short_deadlines,
     "untested_reasons": _untested_reasons,
+    # where the budget ran out first, in unit order (a run detail)
+    "budget_spent": lambda into, part: setattr(into, "budget_spent", into.budget_spent or part.budget_spent),
 }

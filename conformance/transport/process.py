@@ -36,6 +36,7 @@ from pathlib import Path
 
 from conformance.protocol.framing import Frame, FrameDecoder
 
+from . import budget
 from .startup import start_failure
 from .target import Received, StdoutClosed
 
@@ -239,8 +240,19 @@ def _orphans(table: dict[int, ProcInfo]) -> set[int]:
     if not _SUBREAPER:
         return set()
     me = os.getpid()
-    orphans = {pid for pid, info in table.items() if info.ppid == me and pid not in LIVE_GROUPS}
+    helpers = _own_helpers()
+    orphans = {pid for pid, info in table.items() if info.ppid == me and pid not in LIVE_GROUPS | helpers}
     return orphans | {d for pid in orphans for d in descendants(pid, table)}
+
+
+def _own_helpers() -> set[int]:
+    """Children of ours that no target started: the resource tracker a
+    ``--jobs`` pool starts. Killed, it is relaunched with a warning at exit
+    (semaphores are unregistered with it), so it is left to end on its own
+    when we do."""
+    tracker = getattr(sys.modules.get("multiprocessing.resource_tracker"), "_resource_tracker", None)
+    pid = getattr(tracker, "_pid", None)
+    return {pid} if isinstance(pid, int) else set()
 
 
 def _reap(pids: Iterable[int], timeout: float) -> None:
@@ -306,6 +318,7 @@ class TargetProcess:
         max_frame_bytes: int,
     ) -> None:
         raise_if_stopping()  # the harness is stopping: no target starts after the signal
+        budget.check()  # nor once the run's budget is spent
         self.env = env if env is not None else sanitized_env()
         self.argv = resolve_argv(argv, cwd, self.env)
         self.strays: tuple[str, ...] = ()  # set by kill_group(): descendants that had left the group
@@ -361,10 +374,12 @@ class TargetProcess:
 
     # -- reading ---------------------------------------------------------------
     def next_event(self, timeout: float) -> Received | StdoutClosed | None:
-        """The next frame event from stdout, or None after ``timeout``."""
+        """The next frame event from stdout, or None after ``timeout``.
+        Raises budget.BudgetSpent instead of waiting past the run's budget."""
         if not self._pending:
-            self._await_stdout(time.monotonic() + max(timeout, 0.0))
+            self._await_stdout(time.monotonic() + max(budget.cap(timeout), 0.0))
         if not self._pending:
+            budget.check()  # a wait the budget cut short is no timeout
             return None
         item = self._pending.popleft()
         self._pending_bytes -= _event_bytes(item)
@@ -491,8 +506,9 @@ class TargetProcess:
             view = view[n:]
             self.bytes_written += n
             if view:
-                remaining = deadline - time.monotonic()
+                remaining = budget.cap(deadline - time.monotonic())
                 if remaining <= 0:
+                    budget.check()
                     raise WriteTimeout(f"target did not read {len(view):,} pending bytes within {timeout:.1f}s")
                 self._wait(min(remaining, 0.5), self._stdin_fd, select.POLLOUT)
 
@@ -520,8 +536,9 @@ class TargetProcess:
         delay = 0.0005
         try:
             while (code := self.proc.poll()) is None:
-                remaining = deadline - time.monotonic()
+                remaining = budget.cap(deadline - time.monotonic())
                 if remaining <= 0:
+                    budget.check()
                     return None
                 if pidfd is not None:
                     self._wait(min(remaining, 0.5), pidfd, select.POLLIN)

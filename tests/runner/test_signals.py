@@ -121,3 +121,45 @@ def test_fuzz_stopped_by_sigterm_keeps_no_regression_case(tmp_path: Path) -> Non
     time.sleep(0.2)
     assert not target_pids(folder)
     assert not (tmp_path / "cases").exists() or not list((tmp_path / "cases").iterdir())
+
+
+def scratch_folders(tmp: Path) -> list[str]:
+    return sorted(p.name for p in tmp.glob("octet-conformance-scratch-*"))
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=lambda s: s.name)
+def test_interrupted_parallel_run_leaves_nothing_behind(signum: signal.Signals, tmp_path: Path) -> None:
+    """--jobs 2, stopped while its worker processes run targets: their scratch
+    folders (§2.8, one per harness process) are removed although the workers
+    are killed, and no multiprocessing resource_tracker warning is printed."""
+    folder = reference_copy(tmp_path)
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    argv = [sys.executable, "-m", "conformance.cli", "extension", str(folder / "extension.toml"), "--jobs", "2"]
+    argv += ["--profile", "quick", "--patience", "5", "--report-dir", str(tmp_path / "report")]
+    proc = subprocess.Popen(
+        argv,
+        cwd=tmp_path,
+        env=dict(os.environ, TMPDIR=str(tmp)),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+        text=True,
+    )
+    mine = f"octet-conformance-scratch-{proc.pid}"
+    try:
+        deadline = time.monotonic() + START_GUARD_S
+        while not [name for name in scratch_folders(tmp) if name != mine]:  # a worker's targets run
+            assert proc.poll() is None and time.monotonic() < deadline, "no worker started a target"
+            time.sleep(0.02)
+        proc.send_signal(signum)
+        _, err = proc.communicate(timeout=HANG_GUARD_S)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    assert proc.returncode == 128 + signum, err
+    assert "resource_tracker" not in err and "Traceback" not in err, err
+    assert scratch_folders(tmp) == []
+    time.sleep(0.2)  # SIGKILLed processes may take a moment to disappear
+    assert not target_pids(folder)
