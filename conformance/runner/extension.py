@@ -60,8 +60,12 @@ def save_manifest_traces(manifest: Manifest, recorder: Recorder) -> None:
 
 
 def shrink_traces(recorder: Recorder, profile: Profile, patience: Patience) -> None:
-    """Shrink every saved failure trace to the steps that still reproduce it
-    (the trace file is rewritten; its header says from how many steps)."""
+    """Shrink every saved failure trace to the steps that still reproduce it,
+    whatever unit found it (the trace file is rewritten; its header says from
+    how many steps). Each gets the profile's ``shrink_s``; a profile with
+    none (a test's) keeps its traces as recorded."""
+    if profile.shrink_s <= 0:
+        return
     for requirement, path in sorted(recorder.traces.items()):
         if recorder.trace_dir is None or path.parent != recorder.trace_dir:
             continue  # not ours to rewrite (a regression case kept where the user put it)
@@ -215,6 +219,7 @@ def run_unit(
             budget = machine_settings(replace(profile, examples=unit.examples))
             seed_ = shard_seed(run_seed, unit.shard)
             _guarded(recorder, "state machine", lambda: run_machine(machine, budget, seed_, sweep_first=False))
+    recorder.unwatch(recorder.trace)  # every generation has ended
     return recorder
 
 
@@ -260,8 +265,10 @@ def services_scenario(
         for _ in range(2 if commands else 0):
             if not peer.alive:
                 break  # gone, or already judged unresponsive: no deadline twice
+            peer.next_step()
             peer.settle([peer.request(*commands[0])])
             _epoch_calls(peer)
+        peer.next_step()
         peer.drain()
         peer.shutdown()
     except TargetGone:
@@ -280,6 +287,7 @@ def _epoch_calls(peer: ExtensionHostPeer) -> None:
     def call(name: str, revision: int, intent: str | None = None) -> None:
         if not peer.alive:
             return
+        peer.next_step()
         params = {"name": name, "arguments": {}, "context": call_context(), "catalog_revision": revision}
         peer.settle([peer.request("tool/call", params, intent=intent)])
 
@@ -312,6 +320,7 @@ def frame_size_scenario(
     if peer is None:
         return
     try:
+        peer.next_step()
         rid, frame = peer.request_frame(UNKNOWN_METHODS[0], {"pad": ""}, intent="unknown-method")
         size = limits.MAX_FRAME_BYTES - 1
         peer.write_raw(pad_frame(frame, size), recipe=padded_recipe(frame, size))
@@ -319,7 +328,9 @@ def frame_size_scenario(
         for size in (limits.MAX_FRAME_BYTES, limits.MAX_FRAME_BYTES + 1):
             if not peer.alive:
                 break
+            peer.next_step()
             _refusable_frame(peer, size)
+        peer.next_step()
         peer.drain()
         peer.shutdown()
     except TargetGone:

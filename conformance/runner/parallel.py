@@ -203,4 +203,5 @@ _MERGE_RULES: dict[str, Callable[[Recorder, Recorder], None]] = {
     "context": _keep,
     "judged": _keep,  # every unit judged the same selection (run_unit is given it)
     "short_deadlines": _short_deadlines,
+    "trace": _keep,  # a unit's generations have ended: no trace is being driven
 }

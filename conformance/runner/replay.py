@@ -11,9 +11,10 @@ above every id of the trace, as they did in the original run.
 
 from __future__ import annotations
 
+import json
 import shutil
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +25,18 @@ from conformance.protocol.ext_manifest import check_manifest
 from conformance.protocol.ext_types import Offer
 from conformance.protocol.violations import Violation
 from conformance.requirements import load_catalog
-from conformance.transport.trace import TraceError, decode_bytes, load, write_trace
+from conformance.transport.schedule import Outgoing
+from conformance.transport.trace import (
+    HOST,
+    TARGET,
+    Trace,
+    TraceError,
+    decode_bytes,
+    id_key,
+    load,
+    marked_entries,
+    write_trace,
+)
 
 
 class NotReplayable(RuntimeError):
@@ -37,6 +49,15 @@ class ReplayOutcome:
     reproduced: bool
     evidence: str
     step: int | None = None  # the last step performed when the violation was first seen
+    # The entries of this replay's recording its violation was judged on (the
+    # trace header's ``evidence``, re-created).
+    marked: tuple[dict[str, Any], ...] = ()
+    # Relations of the trace this replay could not re-create (a write's hold
+    # on frames or answers that never came), in the order met.
+    unmet: tuple[str, ...] = ()
+    # What this replay recorded (a trace of its own: shrinking keeps the last
+    # one that reproduced).
+    recording: Trace | None = field(default=None, compare=False, repr=False)
 
 
 def load_target(header: dict[str, Any], override: Path | None) -> Manifest:
@@ -44,7 +65,7 @@ def load_target(header: dict[str, Any], override: Path | None) -> Manifest:
 
 
 _ACTIONS = ("shutdown", "stdin_eof", "reload")
-_DIRECTIONS = ("host->target", "target->host")
+_DIRECTIONS = (HOST, TARGET)
 _OFFER_KEYS = ("api_version", "protocol_version", "required_features", "optional_features")
 
 
@@ -82,7 +103,7 @@ def check_entries(entries: list[dict[str, Any]]) -> None:
         direction = entry.get("dir")
         if direction not in _DIRECTIONS:
             raise TraceError(f"trace line {number}: dir must be one of {', '.join(_DIRECTIONS)}; got {direction!r}")
-        if direction != "host->target":
+        if direction != HOST:
             continue
         if not _whole(entry.get("step")) or not _whole(entry.get("after", 0)):
             raise TraceError(f"trace line {number}: step and after must be whole numbers >= 0")
@@ -105,6 +126,23 @@ def replay_once(trace_path: Path, *, target: Path | None = None, patience: Patie
     return replay_entries(header, entries, target=target, patience=patience)
 
 
+def _offer(header: dict[str, Any]) -> Offer:
+    offer = header["offer"]
+    return Offer(
+        **{
+            **offer,
+            "required_features": tuple(offer["required_features"]),
+            "optional_features": tuple(offer["optional_features"]),
+        }
+    )
+
+
+def _performed(entry: dict[str, Any]) -> bool:
+    """Entries replay performs: the harness's writes and actions, not its
+    answers to the target's own requests (made live)."""
+    return entry.get("dir") == HOST and not entry.get("child_answer")
+
+
 def replay_entries(
     header: dict[str, Any],
     entries: list[dict[str, Any]],
@@ -112,6 +150,9 @@ def replay_entries(
     target: Path | None = None,
     patience: Patience | None = None,
 ) -> ReplayOutcome:
+    """Perform ``entries`` against the target; the outcome keeps what this
+    replay recorded (a trace in the same format, steps numbered as in
+    ``entries``)."""
     requirement = str(header["requirement"])
     manifest = load_target(header, target)
     recorder = Recorder()
@@ -119,29 +160,23 @@ def replay_entries(
         recorder.add(check_manifest(manifest.info))
         return _outcome(requirement, recorder)
     peer = ExtensionHostPeer(manifest, recorder, patience or Patience())
-    peer.start(
-        Offer(
-            **{
-                **header["offer"],
-                "required_features": tuple(header["offer"]["required_features"]),
-                "optional_features": tuple(header["offer"]["optional_features"]),
-            }
-        )
-    )
+    peer.start(_offer(header))
+    recording = peer.trace
     step = 0
     violated_at: int | None = None
+    unmet: list[str] = []
     try:
-        for entry in entries:
-            if entry.get("dir") != "host->target" or entry.get("child_answer"):
-                continue
-            _await(peer, entry)
+        for entry in filter(_performed, entries):
+            if not _await(peer, entry):
+                unmet.append(_unmet(peer, entry))
             if violated_at is None and requirement in recorder.violations:
                 violated_at = step
             if not peer.alive and entry.get("action") not in ("reload", "shutdown", "stdin_eof"):
                 break
+            # Frames that come from now on are stamped with this step, as in the original run.
+            step = peer.step = int(entry.get("step", step))
             _reserve_ids(peer, entry)
             _perform(peer, entry)
-            step = int(entry.get("step", step))
             if violated_at is None and requirement in recorder.violations:
                 violated_at = step
         assert peer.session is not None
@@ -150,17 +185,25 @@ def replay_entries(
     except TargetGone:
         pass
     finally:
-        peer.trace = None  # a replay leaves no new trace behind
-        peer.close()
+        peer.close()  # the replay's recorder has no trace directory: the recording stays ours
     if violated_at is None and requirement in recorder.violations:
         violated_at = step
-    return _outcome(requirement, recorder, violated_at)
+    return _outcome(requirement, recorder, violated_at, recording, tuple(unmet))
 
 
-def _outcome(requirement: str, recorder: Recorder, step: int | None = None) -> ReplayOutcome:
+def _outcome(
+    requirement: str,
+    recorder: Recorder,
+    step: int | None = None,
+    recording: Trace | None = None,
+    unmet: tuple[str, ...] = (),
+) -> ReplayOutcome:
     seen = recorder.violations.get(requirement, [])
     evidence = seen[0].violation.message if seen else "not violated during replay"
-    return ReplayOutcome(requirement, bool(seen), evidence, step if seen else None)
+    marked: tuple[dict[str, Any], ...] = ()
+    if seen and recording is not None:
+        marked = tuple(marked_entries(recording.entries, recording.evidence(requirement)))
+    return ReplayOutcome(requirement, bool(seen), evidence, step if seen else None, marked, unmet, recording)
 
 
 # Request ids the harness numbers itself stay below this; larger ones (2**53 + 1,
@@ -179,10 +222,21 @@ def _reserve_ids(peer: ExtensionHostPeer, entry: dict[str, Any]) -> None:
         peer.reserve_ids(max(sequential))
 
 
-def _await(peer: ExtensionHostPeer, entry: dict[str, Any]) -> None:
+def _await(peer: ExtensionHostPeer, entry: dict[str, Any]) -> bool:
     """Reproduce the write's ordering: the answers it waited for first, then
-    the same number of observed frames (see ExtensionHostPeer.hold)."""
-    peer.hold(frames=int(entry.get("after", 0)), awaits=entry.get("awaits", []), exact=True)
+    the same number of observed frames (see ExtensionHostPeer.hold). False
+    when they did not come."""
+    return peer.hold(frames=int(entry.get("after", 0)), awaits=entry.get("awaits", []), exact=True)
+
+
+def _unmet(peer: ExtensionHostPeer, entry: dict[str, Any]) -> str:
+    """The relation a write's hold could not re-create, in words."""
+    what = f"the {entry['action']}" if "action" in entry else "the write"
+    where = f"{what} of step {entry.get('step')} (host->target #{entry.get('index', '?')})"
+    awaits = entry.get("awaits") or []
+    answers = f"the answers to {', '.join(map(repr, awaits))} and " if awaits else ""
+    count = int(entry.get("after", 0))
+    return f"{where} followed {answers}{count} target frames; replay saw {peer.frames_observed} frames"
 
 
 def _perform(peer: ExtensionHostPeer, entry: dict[str, Any]) -> None:
@@ -201,14 +255,56 @@ def _perform(peer: ExtensionHostPeer, entry: dict[str, Any]) -> None:
         raise NotReplayable(
             f"step {entry.get('step')}: the trace kept only a digest of a {entry.get('size')}-byte write"
         )
-    assert peer.session is not None
-    for r in entry.get("requests", []):
-        peer.session.sent_request(r["id"], r["method"], r.get("params"), intent=r.get("intent"))
-    for rid in entry.get("cancels", []):
-        peer.register_cancel(rid)
     for _ in range(int(entry.get("unreadable", 0))):
         peer.mark_unreadable()
-    peer.write_raw(data)
+    for out in meanings(entry, data):
+        peer.register(out)
+    recipe = entry.get("recipe")
+    peer.write_raw(data, recipe=recipe if isinstance(recipe, dict) else None)
+
+
+def meanings(entry: dict[str, Any], data: bytes) -> list[Outgoing]:
+    """The requests and cancellations a recorded write carries, in the order
+    its bytes hold them: the session learns them in that order, as in the
+    original run (a probe written behind a cancellation proves it was read
+    only when it is registered after it). What the bytes do not show whole
+    (a write split across entries) follows in the order of the lists."""
+    requests = {id_key(r["id"]): r for r in entry.get("requests", [])}
+    cancels = {id_key(rid): rid for rid in entry.get("cancels", [])}
+    out: list[Outgoing] = []
+    for kind, rid, frame in _frames(data):
+        key = id_key(rid)
+        if kind == "request" and key in requests:
+            out.append(_request(requests.pop(key), frame))
+        elif kind == "cancel" and key in cancels:
+            out.append(Outgoing(frame, "cancel", cancels.pop(key)))
+    out += [_request(r, data) for r in requests.values()]
+    out += [Outgoing(b"", "cancel", rid) for rid in cancels.values()]
+    return out
+
+
+def _request(recorded: dict[str, Any], frame: bytes) -> Outgoing:
+    return Outgoing(
+        frame, "request", recorded["id"], str(recorded["method"]), recorded.get("params"), recorded.get("intent")
+    )
+
+
+def _frames(data: bytes) -> list[tuple[str, Any, bytes]]:
+    """("request" | "cancel", id, frame bytes) of each whole frame in ``data``."""
+    found: list[tuple[str, Any, bytes]] = []
+    for line in data.split(b"\n"):
+        try:
+            message = json.loads(line)
+        except ValueError:
+            continue
+        if not isinstance(message, dict) or not isinstance(message.get("method"), str):
+            continue
+        params = message.get("params")
+        if message["method"] == "$/cancelRequest" and isinstance(params, dict) and "id" in params:
+            found.append(("cancel", params["id"], line + b"\n"))
+        elif "id" in message:
+            found.append(("request", message["id"], line + b"\n"))
+    return found
 
 
 def replay(
@@ -224,9 +320,7 @@ def host_steps(entries: list[dict[str, Any]]) -> list[int]:
     generation's orderly end (see :func:`closing_step`) excluded: the steps
     shrinking may drop."""
     closing = closing_step(entries)
-    return sorted(
-        {int(e["step"]) for e in entries if e.get("dir") == "host->target" and int(e["step"]) > 0} - {closing}
-    )
+    return sorted({int(e["step"]) for e in entries if e.get("dir") == HOST and int(e["step"]) > 0} - {closing})
 
 
 def closing_step(entries: list[dict[str, Any]]) -> int | None:
@@ -235,7 +329,7 @@ def closing_step(entries: list[dict[str, Any]]) -> int | None:
     teardown. It stays in every shrunk trace -- what a target writes late
     (a second response, a progress event after the answer) is seen before
     its shutdown acknowledgement, and would go unseen without it."""
-    writes = [e for e in entries if e.get("dir") == "host->target"]
+    writes = [e for e in entries if e.get("dir") == HOST]
     if not writes:
         return None
     last = int(writes[-1]["step"])
@@ -250,18 +344,63 @@ def closing_step(entries: list[dict[str, Any]]) -> int | None:
 
 
 def without_steps(entries: list[dict[str, Any]], dropped: set[int]) -> list[dict[str, Any]]:
-    """The trace minus whole steps. Later writes keep their ordering relation:
-    their ``after`` count shrinks by the target frames the dropped steps saw."""
+    """The trace minus whole steps, its schedule relations kept valid: a
+    later write's ``after`` count shrinks by the target frames the dropped
+    steps saw, and the answers a dropped write waited for are waited for by
+    the next write kept (a write's coalesced frames and a split write's
+    pieces belong to one step, so they go or stay together)."""
     kept: list[dict[str, Any]] = []
     removed_frames = 0
+    carried: list[Any] = []  # answers a dropped write waited for
     for e in entries:
         if int(e.get("step", 0)) in dropped:
-            removed_frames += e.get("dir") == "target->host"
+            removed_frames += e.get("dir") == TARGET
+            if _performed(e):
+                carried += [rid for rid in e.get("awaits", []) if rid not in carried]
             continue
-        if e.get("dir") == "host->target" and removed_frames:
-            e = {**e, "after": max(0, int(e.get("after", 0)) - removed_frames)}
+        if _performed(e) and (removed_frames or carried):
+            awaits = [*carried, *(rid for rid in e.get("awaits", []) if rid not in carried)]
+            e = {**e, "after": max(0, int(e.get("after", 0)) - removed_frames), "awaits": awaits}
+            carried = []
         kept.append(e)
     return kept
+
+
+# Replays of one guess once the trace has shown itself racy (a replay that did
+# not reproduce what another replay of the same trace did).
+RACY_ATTEMPTS = 3
+
+
+@dataclass
+class _Shrinking:
+    """One trace being shrunk: the budget, and what was replayed so far."""
+
+    header: dict[str, Any]
+    target: Path | None
+    patience: Patience | None
+    deadline: float
+    max_replays: int
+    attempts: int = 1  # replays per guess; RACY_ATTEMPTS once the trace showed itself racy
+    replays: int = 0
+    spent: bool = False
+
+    def replay(self, entries: list[dict[str, Any]]) -> ReplayOutcome | None:
+        """One replay; None once the budget is spent (it is checked before each)."""
+        if self.spent or time.monotonic() > self.deadline or self.replays >= self.max_replays:
+            self.spent = True
+            return None
+        self.replays += 1
+        return replay_entries(self.header, entries, target=self.target, patience=self.patience)
+
+    def reproduce(self, entries: list[dict[str, Any]], attempts: int | None = None) -> ReplayOutcome | None:
+        """The first of up to ``attempts`` replays that reproduces the violation."""
+        for _ in range(attempts or self.attempts):
+            outcome = self.replay(entries)
+            if outcome is None:
+                return None
+            if outcome.reproduced:
+                return outcome
+        return None
 
 
 def shrink(
@@ -274,46 +413,84 @@ def shrink(
     violation_step: int | None = None,
 ) -> int:
     """Remove whole steps from a failing trace while the failure still
-    reproduces; rewrite the file with what is left. Returns the number of
-    steps kept.
+    reproduces, and rewrite the file as the last replay that reproduced it
+    recorded (so every frame the violation was judged on is in it, marked).
+    Returns the number of steps kept.
 
     With ``violation_step`` (the step during which the original run saw the
-    violation) two guesses come first: every later step, then every earlier
-    one, dropped in one go -- one replay each, and usually all it takes. Then
-    delta debugging: chunks of halving size, down to single steps."""
+    violation) a guess comes first: every later step dropped. Otherwise the
+    whole trace must reproduce (a few tries: it may be racy). Then the rate:
+    the trace found is replayed once more, and a trace that does not
+    reproduce every time gets :data:`RACY_ATTEMPTS` replays per guess from
+    then on. Then every earlier step dropped in one go, then delta debugging:
+    chunks of halving size, down to single steps. The budget is checked
+    before each replay; when it runs out, the header says so."""
     header, entries = load(trace_path)
     steps = host_steps(entries)
     if not steps:
         return 0
-    deadline = time.monotonic() + budget_s
-    replays = 0
+    run = _Shrinking(header, target, patience, time.monotonic() + budget_s, max_replays)
     dropped: set[int] = set()
+    best: ReplayOutcome | None = None
+    if violation_step is not None and (later := {s for s in steps if s > violation_step}):
+        best = run.reproduce(without_steps(entries, later), 1)
+        dropped = later if best is not None else set()
+    if best is None:
+        best = run.reproduce(entries, RACY_ATTEMPTS)
+        run.attempts = 1 if run.replays <= 1 else RACY_ATTEMPTS
+    if best is None or best.recording is None:
+        why = f"budget spent at {len(steps)} steps" if run.spent else f"not reproduced in {run.replays} replays"
+        write_trace(trace_path, {**header, "shrink": why}, entries)
+        return len(steps)
+    if run.attempts == 1:
+        again = run.replay(best.recording.entries)
+        if again is not None and again.reproduced:
+            best = again
+        elif again is not None:
+            run.attempts = RACY_ATTEMPTS
 
-    def reproduces_without(candidate: set[int]) -> bool:
-        nonlocal replays
-        replays += 1
-        return replay_entries(header, without_steps(entries, candidate), target=target, patience=patience).reproduced
+    failed: set[frozenset[int]] = set()  # guesses already rejected
+
+    def attempt(more: set[int]) -> None:
+        nonlocal best, dropped
+        assert best is not None and best.recording is not None
+        guess = frozenset(dropped | more)
+        if guess == dropped or guess in failed:
+            return
+        if (found := run.reproduce(without_steps(best.recording.entries, more - dropped))) is not None:
+            best, dropped = found, set(guess)
+        elif not run.spent:
+            failed.add(guess)
 
     if violation_step is not None:
-        for guess in ({s for s in steps if s > violation_step}, {s for s in steps if s < violation_step}):
-            if guess - dropped and reproduces_without(dropped | guess):
-                dropped |= guess
+        attempt({s for s in steps if s < violation_step})
     chunk = max(1, len([s for s in steps if s not in dropped]) // 2)
-    while chunk >= 1:
+    while chunk >= 1 and not run.spent:
         live = [s for s in steps if s not in dropped]
         for start in range(0, len(live), chunk):
-            if time.monotonic() > deadline or replays >= max_replays:
-                break
-            candidate = dropped | set(live[start : start + chunk])
-            if reproduces_without(candidate):
-                dropped = candidate
+            attempt(set(live[start : start + chunk]))
         chunk //= 2
     kept = [s for s in steps if s not in dropped]
-    if dropped:
-        shrunk = without_steps(entries, dropped)
-        header = {**header, "shrunk": {"steps_before": len(steps), "steps_after": len(kept), "replays": replays}}
-        write_trace(trace_path, header, shrunk)
+    _write_shrunk(trace_path, header, best, steps=len(steps), kept=len(kept), run=run)
     return len(kept)
+
+
+_TRANSIENT = ("requirement", "violation", "evidence", "dropped_entries", "shrunk", "shrink")
+
+
+def _write_shrunk(
+    path: Path, header: dict[str, Any], best: ReplayOutcome, *, steps: int, kept: int, run: _Shrinking
+) -> None:
+    """Write the recording of ``best`` (the last replay that reproduced) under
+    the original header: target, offer, run and context stay; the violation
+    and the marked entries are the replay's."""
+    recording = best.recording
+    assert recording is not None
+    recording.header = {k: v for k, v in header.items() if k not in _TRANSIENT}
+    recording.header["shrunk"] = {"steps_before": steps, "steps_after": kept, "replays": run.replays}
+    if run.spent:
+        recording.header["shrink"] = f"budget spent at {kept} steps"
+    recording.dump(path, requirement=best.requirement, message=best.evidence)
 
 
 def _kept(case: Path, requirement: str, recorder: Recorder) -> Path:
