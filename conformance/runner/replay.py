@@ -367,15 +367,34 @@ def without_steps(entries: list[dict[str, Any]], dropped: set[int]) -> list[dict
 
 
 # Replays of one guess once the trace has shown itself racy (a replay that did
-# not reproduce what another replay of the same trace did).
+# not reproduce what another replay of the same trace did), and of the first,
+# small guesses around the violation's step (cheap, and the ones a race needs).
 RACY_ATTEMPTS = 3
+
+
+def first_guesses(steps: list[int], violation_step: int | None) -> list[frozenset[int]]:
+    """The steps to keep, tried first: the step the violation was seen in
+    alone, with the step before it (a late frame is judged one step after the
+    write that caused it), then every step up to it. Empty when the violation
+    was seen in initialize or the closing shutdown: no step at all."""
+    if violation_step is None:
+        return []
+    v = violation_step
+    keeps = [{v}, {v - 1, v}, {s for s in steps if s <= v}]
+    out: list[frozenset[int]] = []
+    for keep in (frozenset(k & set(steps)) for k in keeps):
+        if keep not in out and keep != frozenset(steps):
+            out.append(keep)
+    return out
 
 
 @dataclass
 class _Shrinking:
-    """One trace being shrunk: the budget, and what was replayed so far."""
+    """One trace being shrunk: its budget, what was replayed so far, and the
+    best trace found (the recording of the last replay that reproduced)."""
 
     header: dict[str, Any]
+    steps: list[int]
     target: Path | None
     patience: Patience | None
     deadline: float
@@ -383,6 +402,9 @@ class _Shrinking:
     attempts: int = 1  # replays per guess; RACY_ATTEMPTS once the trace showed itself racy
     replays: int = 0
     spent: bool = False
+    best: ReplayOutcome | None = None
+    dropped: frozenset[int] = frozenset()  # steps the best trace lacks
+    failed: set[frozenset[int]] = field(default_factory=set)  # guesses rejected
 
     def replay(self, entries: list[dict[str, Any]]) -> ReplayOutcome | None:
         """One replay; None once the budget is spent (it is checked before each)."""
@@ -392,15 +414,66 @@ class _Shrinking:
         self.replays += 1
         return replay_entries(self.header, entries, target=self.target, patience=self.patience)
 
-    def reproduce(self, entries: list[dict[str, Any]], attempts: int | None = None) -> ReplayOutcome | None:
-        """The first of up to ``attempts`` replays that reproduces the violation."""
-        for _ in range(attempts or self.attempts):
+    def reproduce(self, entries: list[dict[str, Any]], attempts: int) -> ReplayOutcome | None:
+        """The first of up to ``attempts`` replays that reproduces the
+        violation; one that needed more than one shows the trace is racy."""
+        for attempt in range(attempts):
             outcome = self.replay(entries)
             if outcome is None:
                 return None
             if outcome.reproduced:
+                self.attempts = RACY_ATTEMPTS if attempt else self.attempts
                 return outcome
         return None
+
+    def current(self) -> list[dict[str, Any]]:
+        assert self.best is not None and self.best.recording is not None
+        return self.best.recording.entries
+
+    def try_dropping(self, entries: list[dict[str, Any]], dropped: frozenset[int], attempts: int) -> bool:
+        """Replay ``entries`` (which lack the steps dropped so far) without
+        ``dropped``; keep the result when it reproduces."""
+        if dropped in self.failed or (self.best is not None and dropped == self.dropped):
+            return False
+        found = self.reproduce(without_steps(entries, set(dropped - self.dropped)), attempts)
+        if found is None or found.recording is None:
+            if not self.spent:
+                self.failed.add(dropped)
+            return False
+        self.best, self.dropped = found, dropped
+        return True
+
+    def start(self, entries: list[dict[str, Any]], violation_step: int | None) -> bool:
+        """A first trace that reproduces: a guess around the violation's step,
+        else the whole trace (a few tries: it may be racy)."""
+        everything = frozenset(self.steps)
+        for keep in first_guesses(self.steps, violation_step):
+            if self.try_dropping(entries, everything - keep, RACY_ATTEMPTS if len(keep) <= 2 else 1):
+                return True
+        return self.try_dropping(entries, frozenset(), RACY_ATTEMPTS)
+
+    def measure_rate(self) -> None:
+        """Replay the trace found once more: one that does not reproduce every
+        time gets :data:`RACY_ATTEMPTS` replays per guess from now on."""
+        if self.attempts > 1:
+            return
+        again = self.replay(self.current())
+        if again is not None and again.reproduced and again.recording is not None:
+            self.best = again
+        elif again is not None:
+            self.attempts = RACY_ATTEMPTS
+
+    def delta_debug(self) -> None:
+        """Chunks of the steps left, of halving size, down to single steps."""
+        chunk = max(1, len(self.kept()) // 2)
+        while chunk >= 1 and not self.spent:
+            live = self.kept()
+            for start in range(0, len(live), chunk):
+                self.try_dropping(self.current(), self.dropped | set(live[start : start + chunk]), self.attempts)
+            chunk //= 2
+
+    def kept(self) -> list[int]:
+        return [s for s in self.steps if s not in self.dropped]
 
 
 def shrink(
@@ -418,76 +491,40 @@ def shrink(
     Returns the number of steps kept.
 
     With ``violation_step`` (the step during which the original run saw the
-    violation) a guess comes first: every later step dropped. Otherwise the
-    whole trace must reproduce (a few tries: it may be racy). Then the rate:
-    the trace found is replayed once more, and a trace that does not
-    reproduce every time gets :data:`RACY_ATTEMPTS` replays per guess from
-    then on. Then every earlier step dropped in one go, then delta debugging:
-    chunks of halving size, down to single steps. The budget is checked
-    before each replay; when it runs out, the header says so."""
+    violation) small guesses come first (:func:`first_guesses`); else the
+    whole trace must reproduce. Then the rate: the trace found is replayed
+    once more, and one that does not reproduce every time gets
+    :data:`RACY_ATTEMPTS` replays per guess from then on. Then delta
+    debugging. The budget is checked before each replay; when it runs out,
+    the header says so."""
     header, entries = load(trace_path)
     steps = host_steps(entries)
     if not steps:
         return 0
-    run = _Shrinking(header, target, patience, time.monotonic() + budget_s, max_replays)
-    dropped: set[int] = set()
-    best: ReplayOutcome | None = None
-    if violation_step is not None and (later := {s for s in steps if s > violation_step}):
-        best = run.reproduce(without_steps(entries, later), 1)
-        dropped = later if best is not None else set()
-    if best is None:
-        best = run.reproduce(entries, RACY_ATTEMPTS)
-        run.attempts = 1 if run.replays <= 1 else RACY_ATTEMPTS
-    if best is None or best.recording is None:
+    run = _Shrinking(header, steps, target, patience, time.monotonic() + budget_s, max_replays)
+    if not run.start(entries, violation_step) or run.best is None:
         why = f"budget spent at {len(steps)} steps" if run.spent else f"not reproduced in {run.replays} replays"
         write_trace(trace_path, {**header, "shrink": why}, entries)
         return len(steps)
-    if run.attempts == 1:
-        again = run.replay(best.recording.entries)
-        if again is not None and again.reproduced:
-            best = again
-        elif again is not None:
-            run.attempts = RACY_ATTEMPTS
-
-    failed: set[frozenset[int]] = set()  # guesses already rejected
-
-    def attempt(more: set[int]) -> None:
-        nonlocal best, dropped
-        assert best is not None and best.recording is not None
-        guess = frozenset(dropped | more)
-        if guess == dropped or guess in failed:
-            return
-        if (found := run.reproduce(without_steps(best.recording.entries, more - dropped))) is not None:
-            best, dropped = found, set(guess)
-        elif not run.spent:
-            failed.add(guess)
-
-    if violation_step is not None:
-        attempt({s for s in steps if s < violation_step})
-    chunk = max(1, len([s for s in steps if s not in dropped]) // 2)
-    while chunk >= 1 and not run.spent:
-        live = [s for s in steps if s not in dropped]
-        for start in range(0, len(live), chunk):
-            attempt(set(live[start : start + chunk]))
-        chunk //= 2
-    kept = [s for s in steps if s not in dropped]
-    _write_shrunk(trace_path, header, best, steps=len(steps), kept=len(kept), run=run)
-    return len(kept)
+    run.measure_rate()
+    run.delta_debug()
+    _write_shrunk(trace_path, header, run)
+    return len(run.kept())
 
 
 _TRANSIENT = ("requirement", "violation", "evidence", "dropped_entries", "shrunk", "shrink")
 
 
-def _write_shrunk(
-    path: Path, header: dict[str, Any], best: ReplayOutcome, *, steps: int, kept: int, run: _Shrinking
-) -> None:
-    """Write the recording of ``best`` (the last replay that reproduced) under
-    the original header: target, offer, run and context stay; the violation
-    and the marked entries are the replay's."""
+def _write_shrunk(path: Path, header: dict[str, Any], run: _Shrinking) -> None:
+    """Write the recording of the last replay that reproduced under the
+    original header: target, offer, run and context stay; the violation and
+    the marked entries are the replay's."""
+    best = run.best
+    assert best is not None and best.recording is not None
     recording = best.recording
-    assert recording is not None
+    kept = len(run.kept())
     recording.header = {k: v for k, v in header.items() if k not in _TRANSIENT}
-    recording.header["shrunk"] = {"steps_before": steps, "steps_after": kept, "replays": run.replays}
+    recording.header["shrunk"] = {"steps_before": len(run.steps), "steps_after": kept, "replays": run.replays}
     if run.spent:
         recording.header["shrink"] = f"budget spent at {kept} steps"
     recording.dump(path, requirement=best.requirement, message=best.evidence)
