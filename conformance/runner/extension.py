@@ -20,7 +20,7 @@ from hypothesis.errors import Flaky
 
 from conformance.evidence import Recorder, StepContext
 from conformance.machines.extension import UNKNOWN_METHODS, call_context, contribution_requests, machine_for
-from conformance.machines.oversized import judge_exact_bound
+from conformance.machines.oversized import settle_exact_bound
 from conformance.manifest import Manifest
 from conformance.peers.ext_host import ExtensionHostPeer, Launcher, Patience, TargetGone, spawn_process, trace_header
 from conformance.protocol import limits
@@ -352,18 +352,7 @@ def _refusable_frame(peer: ExtensionHostPeer, size: int) -> None:
     if size > limits.MAX_FRAME_BYTES:
         peer.drain(0.2)
         return
-    request = peer.session.request(rid)
-    assert request is not None
-    deadline = peer.now() + peer.patience.response_s
-    while request.response is None and peer.alive and peer.session.unreadable_sent >= allowance:
-        remaining = deadline - peer.now()
-        if remaining <= 0:
-            break
-        peer.pump(min(remaining, 0.5))
-    answered = request.response is not None
-    if answered and peer.session.unreadable_sent > 0:
-        peer.session.unreadable_sent -= 1  # answered with its own id: the id-null allowance is spent
-    judge_exact_bound(peer, handled=answered)
+    settle_exact_bound(peer, rid, allowance)
 
 
 def stdin_eof_scenario(

@@ -19,8 +19,10 @@ from pathlib import Path
 from typing import Any
 
 from conformance.evidence import Recorder, StepContext
+from conformance.machines.oversized import settle_exact_bound
 from conformance.manifest import Manifest, load_manifest
 from conformance.peers.ext_host import ExtensionHostPeer, Patience, TargetGone
+from conformance.protocol import limits
 from conformance.protocol.ext_manifest import check_manifest
 from conformance.protocol.ext_types import Offer
 from conformance.protocol.violations import Violation
@@ -257,10 +259,19 @@ def _perform(peer: ExtensionHostPeer, entry: dict[str, Any]) -> None:
         )
     for _ in range(int(entry.get("unreadable", 0))):
         peer.mark_unreadable()
-    for out in meanings(entry, data):
+    assert peer.session is not None
+    allowance = peer.session.unreadable_sent
+    outgoing = meanings(entry, data)
+    for out in outgoing:
         peer.register(out)
     recipe = entry.get("recipe")
     peer.write_raw(data, recipe=recipe if isinstance(recipe, dict) else None)
+    if len(data) - 1 == limits.MAX_FRAME_BYTES:
+        # A refusable frame at exactly the bound is judged by how the
+        # certification handled it, not by the session: judge it the same way.
+        for out in outgoing:
+            if out.kind == "request" and out.intent == "oversize":
+                settle_exact_bound(peer, out.id, allowance)
 
 
 def meanings(entry: dict[str, Any], data: bytes) -> list[Outgoing]:
