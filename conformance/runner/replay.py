@@ -167,9 +167,13 @@ def replay_entries(
     step = 0
     violated_at: int | None = None
     unmet: list[str] = []
+    mid_frame = False  # the last write ended inside a frame
     try:
         for entry in filter(_performed, entries):
-            if not _await(peer, entry):
+            # The pieces of a split write went out back to back: the target
+            # cannot answer a frame it has only part of, so nothing is awaited
+            # before the next piece.
+            if not mid_frame and not _await(peer, entry):
                 unmet.append(_unmet(peer, entry))
             if violated_at is None and requirement in recorder.violations:
                 violated_at = step
@@ -178,7 +182,7 @@ def replay_entries(
             # Frames that come from now on are stamped with this step, as in the original run.
             step = peer.step = int(entry.get("step", step))
             _reserve_ids(peer, entry)
-            _perform(peer, entry)
+            mid_frame = _perform(peer, entry)
             if violated_at is None and requirement in recorder.violations:
                 violated_at = step
         assert peer.session is not None
@@ -241,17 +245,19 @@ def _unmet(peer: ExtensionHostPeer, entry: dict[str, Any]) -> str:
     return f"{where} followed {answers}{count} target frames; replay saw {peer.frames_observed} frames"
 
 
-def _perform(peer: ExtensionHostPeer, entry: dict[str, Any]) -> None:
+def _perform(peer: ExtensionHostPeer, entry: dict[str, Any]) -> bool:
+    """Perform one entry; True when it was a write that ended inside a frame
+    (a piece of a split write)."""
     action = entry.get("action")
     if action == "shutdown":
         peer.shutdown()
-        return
+        return False
     if action == "stdin_eof":
         peer.stdin_eof(peer.patience.shutdown_s)
-        return
+        return False
     if action == "reload":
         peer.reload(str(entry.get("mode", "shutdown")))
-        return
+        return False
     data = decode_bytes(entry)
     if data is None:
         raise NotReplayable(
@@ -272,6 +278,7 @@ def _perform(peer: ExtensionHostPeer, entry: dict[str, Any]) -> None:
         for out in outgoing:
             if out.kind == "request" and out.intent == "oversize":
                 settle_exact_bound(peer, out.id, allowance)
+    return not data.endswith(b"\n")
 
 
 def meanings(entry: dict[str, Any], data: bytes) -> list[Outgoing]:
@@ -385,13 +392,14 @@ RACY_ATTEMPTS = 3
 
 def first_guesses(steps: list[int], violation_step: int | None) -> list[frozenset[int]]:
     """The steps to keep, tried first: the step the violation was seen in
-    alone, with the step before it (a late frame is judged one step after the
-    write that caused it), then every step up to it. Empty when the violation
-    was seen in initialize or the closing shutdown: no step at all."""
+    with the step before it (a late frame is judged one step after the write
+    that caused it; delta debugging drops whichever is not needed), then
+    every step up to it. Empty when the violation was seen in initialize or
+    the closing shutdown: no step at all."""
     if violation_step is None:
         return []
     v = violation_step
-    keeps = [{v}, {v - 1, v}, {s for s in steps if s <= v}]
+    keeps = [{v - 1, v}, {s for s in steps if s <= v}]
     out: list[frozenset[int]] = []
     for keep in (frozenset(k & set(steps)) for k in keeps):
         if keep not in out and keep != frozenset(steps):
@@ -502,7 +510,7 @@ def shrink(
     Returns the number of steps kept.
 
     With ``violation_step`` (the step during which the original run saw the
-    violation) small guesses come first (:func:`first_guesses`); else the
+    violation) a small guess comes first (:func:`first_guesses`); else the
     whole trace must reproduce. Then the rate: the trace found is replayed
     once more, and one that does not reproduce every time gets
     :data:`RACY_ATTEMPTS` replays per guess from then on. Then delta
@@ -514,13 +522,26 @@ def shrink(
         return 0
     run = _Shrinking(header, steps, target, patience, time.monotonic() + budget_s, max_replays)
     if not run.start(entries, violation_step) or run.best is None:
-        why = f"budget spent at {len(steps)} steps" if run.spent else f"not reproduced in {run.replays} replays"
-        write_trace(trace_path, {**header, "shrink": why}, entries)
-        return len(steps)
+        return _write_unreproduced(trace_path, header, entries, run, violation_step)
     run.measure_rate()
     run.delta_debug()
     _write_shrunk(trace_path, header, run)
     return len(run.kept())
+
+
+def _write_unreproduced(
+    path: Path, header: dict[str, Any], entries: list[dict[str, Any]], run: _Shrinking, violation_step: int | None
+) -> int:
+    """No replay reproduced the violation (or none could run): keep what the
+    original run recorded, cut after the step the violation was seen in --
+    nothing written later can have caused it, and every entry it was judged
+    on is in the steps kept (the closing shutdown stays too)."""
+    later = {s for s in run.steps if violation_step is not None and s > violation_step}
+    kept = len(run.steps) - len(later)
+    why = f"budget spent at {kept} steps" if run.spent else f"not reproduced in {run.replays} replays"
+    shrunk = {"steps_before": len(run.steps), "steps_after": kept, "replays": run.replays}
+    write_trace(path, {**header, "shrunk": shrunk, "shrink": why}, without_steps(entries, later))
+    return kept
 
 
 _TRANSIENT = ("requirement", "violation", "evidence", "dropped_entries", "shrunk", "shrink")

@@ -62,8 +62,8 @@ def fake_replays(monkeypatch: pytest.MonkeyPatch, reproduces: Reproduces) -> lis
 
 def test_first_guesses_start_at_the_violation() -> None:
     steps = [1, 2, 3, 4, 5]
-    assert first_guesses(steps, 3) == [{3}, {2, 3}, {1, 2, 3}]
-    assert first_guesses(steps, 1) == [{1}]  # {0, 1} and {1} are one guess; every step up to 1 too
+    assert first_guesses(steps, 3) == [{2, 3}, {1, 2, 3}]
+    assert first_guesses(steps, 1) == [{1}]  # {0, 1} is {1}; every step up to 1 too
     # Seen in initialize (step 0) or the closing shutdown: no step may be needed at all.
     assert first_guesses(steps, 0) == [set()]
     assert first_guesses(steps, CLOSING) == [set()]
@@ -79,7 +79,7 @@ def test_the_step_that_broke_the_rule_is_all_that_is_kept(tmp_path: Path, monkey
     assert header["shrunk"] == {"steps_before": 8, "steps_after": 1, "replays": len(replayed)}
     assert header["context"] == "example 1" and "shrink" not in header
     # The first guess was right; one more replay measured the rate, none was wasted on the long trace.
-    assert replayed[0] == {5} and all(len(s) <= 1 for s in replayed)
+    assert replayed[0] == {4, 5} and all(len(s) <= 2 for s in replayed)
 
 
 def test_a_late_violation_keeps_the_step_that_caused_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -104,9 +104,9 @@ def test_a_racy_trace_gets_retries(tmp_path: Path, monkeypatch: pytest.MonkeyPat
 def test_when_the_budget_runs_out_the_header_says_so(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     fake_replays(monkeypatch, lambda steps: 3 in steps)
     path = trace_with([1, 2, 3, 4], tmp_path / "t.jsonl")
-    assert shrink(path, violation_step=3, max_replays=2) == 1
+    assert shrink(path, violation_step=3, max_replays=2) == 2  # the guess, the rate, then no more
     header, entries = load(path)
-    assert header["shrink"] == "budget spent at 1 steps" and host_steps(entries) == [3]
+    assert header["shrink"] == "budget spent at 2 steps" and host_steps(entries) == [2, 3]
     fake_replays(monkeypatch, lambda steps: True)
     path = trace_with([1, 2, 3, 4], tmp_path / "u.jsonl")
     assert shrink(path, budget_s=0.0) == 4
@@ -114,13 +114,21 @@ def test_when_the_budget_runs_out_the_header_says_so(tmp_path: Path, monkeypatch
     assert header["shrink"] == "budget spent at 4 steps" and host_steps(entries) == [1, 2, 3, 4]
 
 
-def test_a_trace_that_does_not_reproduce_is_kept_and_says_so(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_trace_that_does_not_reproduce_is_cut_after_its_violation(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     replayed = fake_replays(monkeypatch, lambda steps: False)
     path = trace_with([1, 2, 3], tmp_path / "t.jsonl")
-    assert shrink(path, violation_step=2) == 3
+    # Nothing written after the step it was seen in can have caused it: those
+    # steps go, unverified; the rest is the original run's record.
+    assert shrink(path, violation_step=2) == 2
     header, entries = load(path)
     assert header["shrink"] == f"not reproduced in {len(replayed)} replays"
-    assert host_steps(entries) == [1, 2, 3] and header["violation"] == "original"
+    assert header["shrunk"] == {"steps_before": 3, "steps_after": 2, "replays": len(replayed)}
+    assert host_steps(entries) == [1, 2] and header["violation"] == "original"
+    assert entries[-1]["action"] == "shutdown"
+    path = trace_with([1, 2, 3], tmp_path / "u.jsonl")
+    assert shrink(path) == 3  # the step is not known: nothing is cut
 
 
 def test_dropping_steps_keeps_the_schedule_relations() -> None:
