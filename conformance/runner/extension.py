@@ -53,7 +53,10 @@ def save_manifest_traces(manifest: Manifest, recorder: Recorder) -> None:
         return
     for requirement, observed in recorder.violations.items():
         header = trace_header(manifest, full_offer(manifest.api_version), recorder)
-        header.update(scenario="manifest", requirement=requirement, violation=observed[0].violation.message)
+        # Nothing ran: no entry to mark; the manifest (header target) is the evidence.
+        header.update(
+            scenario="manifest", requirement=requirement, violation=observed[0].violation.message, evidence=[]
+        )
         path = recorder.trace_dir / f"{requirement}.jsonl"
         write_trace(path, header, [])
         recorder.traces[requirement] = path
