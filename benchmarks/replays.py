@@ -32,6 +32,7 @@ import json
 import math
 import statistics
 import time
+import tomllib
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass
@@ -90,8 +91,12 @@ class Row:
 
 
 def measure(role: str, fixture: Path, profile_name: str, runs: int, patience_s: float, work_dir: Path) -> list[Row]:
-    """Certify one fixture and replay each of its fail/warn traces."""
+    """Certify one fixture and replay each of its fail/warn traces, with the
+    patience its expect.toml names (a fixture that answers a long burst
+    first), as its test does, else ``patience_s``."""
     driver = ROLES[role]
+    expect = tomllib.loads((fixture / "expect.toml").read_text(encoding="utf-8"))
+    patience_s = float(expect.get("patience", patience_s))
     trace_dir = work_dir / fixture.name / "traces"
     for stale in trace_dir.glob("*.jsonl"):
         stale.unlink()
@@ -154,7 +159,9 @@ def main() -> None:
     parser.add_argument("--role", default="extension", choices=sorted(ROLES))
     parser.add_argument("--profile", default="default", choices=sorted(PROFILES))
     parser.add_argument("--runs", type=int, default=5, help="replays of each saved trace")
-    parser.add_argument("--patience", type=float, default=15.0, help="response deadline in seconds (as the CLI)")
+    parser.add_argument(
+        "--patience", type=float, default=15.0, help="response deadline, s (as the CLI; an expect.toml may name more)"
+    )
     parser.add_argument("--only", default="", help="comma-separated fixture names (default: all of the role)")
     parser.add_argument("--workers", type=int, default=1, help="fixtures measured at once (worker processes)")
     parser.add_argument("--work-dir", type=Path, default=Path("/tmp/octet-replays"), help="where traces are kept")

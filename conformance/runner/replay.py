@@ -384,9 +384,12 @@ def without_steps(entries: list[dict[str, Any]], dropped: set[int]) -> list[dict
     return kept
 
 
-# Replays of one guess once the trace has shown itself racy (a replay that did
-# not reproduce what another replay of the same trace did), and of the first,
-# small guesses around the violation's step (cheap, and the ones a race needs).
+# A guess is kept when this many of its replays reproduce: one that reproduced
+# once by luck would make a trace that does not replay.
+CONFIRMATIONS = 2
+# Failed replays a guess may have before it is rejected, once the trace has
+# shown itself racy (one replay of a guess reproduced, another did not), and
+# for the whole trace (it must reproduce for anything to be shrunk).
 RACY_ATTEMPTS = 3
 
 
@@ -418,11 +421,12 @@ class _Shrinking:
     patience: Patience | None
     deadline: float
     max_replays: int
-    attempts: int = 1  # replays per guess; RACY_ATTEMPTS once the trace showed itself racy
+    attempts: int = 1  # failed replays a guess may have; RACY_ATTEMPTS once the trace showed itself racy
     replays: int = 0
     spent: bool = False
     best: ReplayOutcome | None = None
     dropped: frozenset[int] = frozenset()  # steps the best trace lacks
+    rate: float = 0.0  # the share of the best trace's replays that reproduced
     failed: set[frozenset[int]] = field(default_factory=set)  # guesses rejected
 
     def replay(self, entries: list[dict[str, Any]]) -> ReplayOutcome | None:
@@ -433,17 +437,24 @@ class _Shrinking:
         self.replays += 1
         return replay_entries(self.header, entries, target=self.target, patience=self.patience)
 
-    def reproduce(self, entries: list[dict[str, Any]], attempts: int) -> ReplayOutcome | None:
-        """The first of up to ``attempts`` replays that reproduces the
-        violation; one that needed more than one shows the trace is racy."""
-        for attempt in range(attempts):
+    def reproduce(self, entries: list[dict[str, Any]], attempts: int) -> tuple[ReplayOutcome | None, float]:
+        """The last of :data:`CONFIRMATIONS` replays that reproduce the
+        violation, within ``attempts`` failed ones (None: the guess is
+        rejected), and the share of the replays that did. Successes and
+        failures of one guess show the trace is racy: later guesses get
+        :data:`RACY_ATTEMPTS`."""
+        hits, failures, last = 0, 0, None
+        while hits < CONFIRMATIONS and failures < attempts:
             outcome = self.replay(entries)
             if outcome is None:
-                return None
+                return None, 0.0
             if outcome.reproduced:
-                self.attempts = RACY_ATTEMPTS if attempt else self.attempts
-                return outcome
-        return None
+                hits, last = hits + 1, outcome
+            else:
+                failures += 1
+        if hits and failures:
+            self.attempts = RACY_ATTEMPTS
+        return (last if hits >= CONFIRMATIONS else None), hits / (hits + failures)
 
     def current(self) -> list[dict[str, Any]]:
         assert self.best is not None and self.best.recording is not None
@@ -451,15 +462,17 @@ class _Shrinking:
 
     def try_dropping(self, entries: list[dict[str, Any]], dropped: frozenset[int], attempts: int) -> bool:
         """Replay ``entries`` (which lack the steps dropped so far) without
-        ``dropped``; keep the result when it reproduces."""
+        ``dropped``; keep the result when it reproduces, as reliably as the
+        best trace so far (a step whose loss makes a race of a sure thing
+        stays: its trace would replay less often)."""
         if dropped in self.failed or (self.best is not None and dropped == self.dropped):
             return False
-        found = self.reproduce(without_steps(entries, set(dropped - self.dropped)), attempts)
-        if found is None or found.recording is None:
+        found, rate = self.reproduce(without_steps(entries, set(dropped - self.dropped)), attempts)
+        if found is None or found.recording is None or rate < self.rate:
             if not self.spent:
                 self.failed.add(dropped)
             return False
-        self.best, self.dropped = found, dropped
+        self.best, self.dropped, self.rate = found, dropped, rate
         return True
 
     def start(self, entries: list[dict[str, Any]], violation_step: int | None) -> bool:
@@ -467,20 +480,9 @@ class _Shrinking:
         else the whole trace (a few tries: it may be racy)."""
         everything = frozenset(self.steps)
         for keep in first_guesses(self.steps, violation_step):
-            if self.try_dropping(entries, everything - keep, RACY_ATTEMPTS if len(keep) <= 2 else 1):
+            if self.try_dropping(entries, everything - keep, self.attempts):
                 return True
         return self.try_dropping(entries, frozenset(), RACY_ATTEMPTS)
-
-    def measure_rate(self) -> None:
-        """Replay the trace found once more: one that does not reproduce every
-        time gets :data:`RACY_ATTEMPTS` replays per guess from now on."""
-        if self.attempts > 1:
-            return
-        again = self.replay(self.current())
-        if again is not None and again.reproduced and again.recording is not None:
-            self.best = again
-        elif again is not None:
-            self.attempts = RACY_ATTEMPTS
 
     def delta_debug(self) -> None:
         """Chunks of the steps left, of halving size, down to single steps."""
@@ -510,12 +512,13 @@ def shrink(
     Returns the number of steps kept.
 
     With ``violation_step`` (the step during which the original run saw the
-    violation) a small guess comes first (:func:`first_guesses`); else the
-    whole trace must reproduce. Then the rate: the trace found is replayed
-    once more, and one that does not reproduce every time gets
-    :data:`RACY_ATTEMPTS` replays per guess from then on. Then delta
-    debugging. The budget is checked before each replay; when it runs out,
-    the header says so."""
+    violation) guesses around it come first (:func:`first_guesses`); else
+    the whole trace must reproduce. Then delta debugging. A guess is kept
+    when :data:`CONFIRMATIONS` of its replays reproduce, at a rate no lower
+    than the trace's so far; a trace that showed itself racy gives each
+    guess :data:`RACY_ATTEMPTS` failed replays before rejecting it. The
+    budget is checked before each replay; when it runs out, the header says
+    so."""
     header, entries = load(trace_path)
     steps = host_steps(entries)
     if not steps:
@@ -523,7 +526,6 @@ def shrink(
     run = _Shrinking(header, steps, target, patience, time.monotonic() + budget_s, max_replays)
     if not run.start(entries, violation_step) or run.best is None:
         return _write_unreproduced(trace_path, header, entries, run, violation_step)
-    run.measure_rate()
     run.delta_debug()
     _write_shrunk(trace_path, header, run)
     return len(run.kept())

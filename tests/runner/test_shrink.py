@@ -78,8 +78,8 @@ def test_the_step_that_broke_the_rule_is_all_that_is_kept(tmp_path: Path, monkey
     assert host_steps(entries) == [5]
     assert header["shrunk"] == {"steps_before": 8, "steps_after": 1, "replays": len(replayed)}
     assert header["context"] == "example 1" and "shrink" not in header
-    # The first guess was right; one more replay measured the rate, none was wasted on the long trace.
-    assert replayed[0] == {4, 5} and all(len(s) <= 2 for s in replayed)
+    # The first guess was right (and confirmed by a second replay); none was wasted on the long trace.
+    assert replayed[:2] == [{4, 5}, {4, 5}] and all(len(s) <= 2 for s in replayed)
 
 
 def test_a_late_violation_keeps_the_step_that_caused_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -95,16 +95,27 @@ def test_a_racy_trace_gets_retries(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     # Reproduces every other replay, and only with steps 2 and 3 both kept.
     fake_replays(monkeypatch, lambda steps: {2, 3} <= steps and next(turns) % 2 == 1)
     path = trace_with([1, 2, 3, 4, 5, 6], tmp_path / "t.jsonl")
-    # With one replay per guess, a good guess replayed on an even turn would be
-    # rejected and more steps kept.
+    # Without retries, a good guess whose first replay fell on an even turn
+    # would be rejected and more steps kept.
     assert shrink(path, violation_step=6) == 2
     assert host_steps(load(path)[1]) == [2, 3]
+
+
+def test_a_guess_that_reproduces_by_luck_is_not_kept(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Steps 4 and 5 alone reproduce one replay in three (a race); steps 1 and
+    # 5 always (step 1 sets up what step 5 trips over). The guess around the
+    # violation must not win on its lucky replay: the trace would not replay.
+    turns = itertools.count()
+    fake_replays(monkeypatch, lambda steps: {1, 5} <= steps or ({4, 5} <= steps and next(turns) % 3 == 0))
+    path = trace_with([1, 2, 3, 4, 5, 6], tmp_path / "t.jsonl")
+    shrink(path, violation_step=5)
+    assert host_steps(load(path)[1]) == [1, 5]
 
 
 def test_when_the_budget_runs_out_the_header_says_so(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     fake_replays(monkeypatch, lambda steps: 3 in steps)
     path = trace_with([1, 2, 3, 4], tmp_path / "t.jsonl")
-    assert shrink(path, violation_step=3, max_replays=2) == 2  # the guess, the rate, then no more
+    assert shrink(path, violation_step=3, max_replays=2) == 2  # the guess, its confirmation, then no more
     header, entries = load(path)
     assert header["shrink"] == "budget spent at 2 steps" and host_steps(entries) == [2, 3]
     fake_replays(monkeypatch, lambda steps: True)
