@@ -386,9 +386,12 @@ def fuzz_target(args: argparse.Namespace) -> int:
 def replay_trace(args: argparse.Namespace) -> int:
     """Exit 1 when the failure reproduces (in any run), 0 when it does not."""
     from .peers.ext_host import Patience
+    from .report.console import replayed_lines
     from .runner.host import is_host_trace, replay_host
     from .runner.replay import NotReplayable, replay
     from .runner.rpc_replay import replay_rpc, rpc_role
+    from .transport.trace import load as load_trace
+    from .transport.trace import marked_entries
 
     try:
         if is_host_trace(args.trace):  # a host certification's trace: re-run its scenario
@@ -406,7 +409,15 @@ def replay_trace(args: argparse.Namespace) -> int:
     raise_if_stopping()  # a replay cut short by a signal proves nothing either way
     hits = sum(o.reproduced for o in outcomes)
     first = next((o for o in outcomes if o.reproduced), outcomes[0])
-    print(terminal(f"{first.requirement}: reproduced {hits}/{len(outcomes)}: {first.evidence}"))
+    # An extension replay re-records the marked frames and the relations it
+    # could not re-create; one that re-runs a scenario shows the trace's own.
+    marked: list[dict[str, Any]] = list(first.marked)
+    unmet: list[str] | None = [u for o in outcomes if not o.reproduced for u in o.unmet]
+    if first.recording is None:
+        header, entries = load_trace(args.trace)
+        marked, unmet = marked_entries(entries, header.get("evidence")), None
+    for line in replayed_lines(first.requirement, len(outcomes), hits, first.evidence, marked, unmet):
+        print(line)
     return EXIT_FAIL if hits else EXIT_OK
 
 

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from .protocol.violations import Exercise, Finding, Violation
+from .transport.trace import HOST, TARGET, Mark, Shown, Trace
 
 MAX_KEPT_VIOLATIONS = 5  # per requirement: enough to act on, bounded in size
 MAX_KEPT_STRAYS = 50  # stray processes noted per run
@@ -64,6 +65,8 @@ class Observed:
     # request took to settle), kept out of the message so it stays the same
     # from run to run.
     measured: tuple[tuple[str, float], ...] = ()
+    # The entries of the generation's trace it was judged on (docs/trace-format.md).
+    evidence: tuple[Mark, ...] = ()
 
 
 # How long a wait lasts once its requirement has already failed on a deadline
@@ -87,6 +90,29 @@ class Carried:
 
 def utc_now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+# Rules judged on a pair of frames: the trace marks both (a second answer and
+# the first one it repeats).
+PAIRED_RULES = frozenset({"JSONRPC-5-one-response"})
+NO_REQUEST = object()
+
+
+def marks_of(trace: Trace, v: Violation, request: Any = NO_REQUEST) -> tuple[Mark, ...]:
+    """The entries of ``trace`` a violation was judged on: the frame it names
+    (with the earlier answers to the same id, for a rule judged on a pair);
+    for a judgement about an absence, the write that carried ``request``;
+    else the last entry recorded when it was judged."""
+    if v.frame_index is not None and (at := trace.frame(v.frame_index)) is not None:
+        judged = Mark(TARGET, at, "the frame judged")
+        if v.requirement not in PAIRED_RULES:
+            return (judged,)
+        earlier = [Mark(TARGET, i, "an earlier answer to the same id") for i in trace.answers_like(at) if i < at]
+        return (*earlier, judged)
+    if request is not NO_REQUEST and (write := trace.write_carrying(request)) is not None:
+        return (Mark(HOST, write, f"the write carrying request {request!r}"),)
+    latest = trace.latest()
+    return () if latest is None else (Mark(latest.dir, latest.index, "the last entry when it was judged"),)
 
 
 def _order(o: Observed) -> list[Any]:
@@ -142,18 +168,40 @@ class Recorder:
         """The run's budget ran out here: nothing more is judged."""
         if self.budget_spent is None:
             self.budget_spent = str(self.context) or "between the parts of the run"
+    # The trace of the generation being driven: a violation judged without
+    # naming a trace marks its entries there (peers register it, see watch()).
+    trace: Trace | None = None
 
-    def add(self, findings: Iterable[Finding], *, stderr: str = "") -> None:
+    def watch(self, trace: Trace) -> None:
+        """Violations judged from now on (without a trace of their own) are marked in ``trace``."""
+        self.trace = trace
+
+    def unwatch(self, trace: Trace | None) -> None:
+        if trace is not None and self.trace is trace:
+            self.trace = None
+
+    def add(self, findings: Iterable[Finding], *, stderr: str = "", trace: Trace | None = None) -> None:
         exercised = self.exercised
         for f in findings:
             if isinstance(f, Exercise):
                 exercised[f.requirement] = exercised.get(f.requirement, 0) + 1
             else:
-                self.violate(f, stderr=stderr)
+                self.violate(f, stderr=stderr, trace=trace)
 
-    def violate(self, v: Violation, *, stderr: str = "", measured: Mapping[str, float] | None = None) -> None:
+    def violate(
+        self,
+        v: Violation,
+        *,
+        stderr: str = "",
+        measured: Mapping[str, float] | None = None,
+        request: Any = NO_REQUEST,
+        trace: Trace | None = None,
+    ) -> None:
         """Record ``v``. Whatever was measured about it goes in ``measured``
-        (name -> number), not in ``v.message``."""
+        (name -> number), not in ``v.message``. It is marked in ``trace``
+        (default: the watched one) on the frame it names, else on the write
+        carrying ``request`` (a judgement about an absence: no answer to it),
+        else on the trace's last entry (:func:`marks_of`)."""
         if self.judged is not None and v.requirement not in self.judged:
             return
         after = time.monotonic() - self.started_at
@@ -161,7 +209,11 @@ class Recorder:
         self.violation_counts[v.requirement] = self.violation_counts.get(v.requirement, 0) + 1
         self.first_violation_after.setdefault(v.requirement, after)
         kept = self.violations.setdefault(v.requirement, [])
-        seen = Observed(v, self.context, stderr, after, tuple(sorted((measured or {}).items())))
+        trace = trace if trace is not None else self.trace
+        marks = marks_of(trace, v, request) if trace is not None else ()
+        seen = Observed(v, self.context, stderr, after, tuple(sorted((measured or {}).items())), marks)
+        if trace is not None:
+            _show(trace, seen)
         if kept and kept[0].context == self.context and _order(seen) < _order(kept[0]):
             # Several violations in the step that first broke the rule (say,
             # two concurrent calls): which frame the target wrote first is
@@ -205,3 +257,19 @@ class Recorder:
 
     def elapsed(self) -> float:
         return time.monotonic() - self.started_at
+
+
+def _show(trace: Trace, seen: Observed) -> None:
+    """Keep in ``trace`` the violation it shows for the requirement: the
+    first one, or one of the same step that comes first by content (the
+    rule :meth:`Recorder.violate` applies to a run's evidence)."""
+    rid = seen.violation.requirement
+    shown = Shown(seen.violation.message, str(seen.context), seen.evidence, _order_key(seen))
+    before = trace.shown.get(rid)
+    if before is None or (before.context == shown.context and shown.order < before.order):
+        trace.shown[rid] = shown
+
+
+def _order_key(o: Observed) -> tuple[Any, ...]:
+    parts, where = _order(o)
+    return (tuple(parts), where)

@@ -51,7 +51,9 @@ class Profile:
     name: str
     examples: int  # Hypothesis examples = process generations driven by the machine
     steps: int  # steps per example
-    shrink_s: float = 30.0  # per failing requirement: time to shrink its trace
+    # per failing requirement: time to shrink its trace (0: traces are kept as
+    # recorded, as the fixture tests do; docs/trace-format.md, Shrinking)
+    shrink_s: float = 30.0
     default_seed: int = 20261130
     # Exploration is cut into this many shards, each its own Hypothesis run
     # with its share of the examples (runner/parallel.py): --jobs runs them

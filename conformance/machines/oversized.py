@@ -128,6 +128,28 @@ def _frame_at(peer: ExtensionHostPeer, recipe: Oversized, method: str) -> None:
             judge_exact_bound(peer, handled=(answered if rid is not None else not null_reply) and peer.alive)
 
 
+def settle_exact_bound(peer: ExtensionHostPeer, rid: Any, allowance: int) -> None:
+    """After a refusable request of exactly 1 MiB of JSON was written (with
+    ``allowance`` id-null refusals owed, its own included): wait for its
+    answer, as long as a response may take and no id-null refusal came, then
+    judge EXT-0-frame-bound-exact. The frame-size scenario and replay judge it
+    the same way."""
+    assert peer.session is not None
+    request = peer.session.request(rid)
+    if request is None:
+        return
+    deadline = peer.now() + peer.patience.response_s
+    while request.response is None and peer.alive and peer.session.unreadable_sent >= allowance:
+        remaining = deadline - peer.now()
+        if remaining <= 0:
+            break
+        peer.pump(min(remaining, 0.5))
+    answered = request.response is not None
+    if answered and peer.session.unreadable_sent > 0:
+        peer.session.unreadable_sent -= 1  # answered with its own id: the id-null allowance is spent
+    judge_exact_bound(peer, handled=answered)
+
+
 def judge_exact_bound(peer: ExtensionHostPeer, *, handled: bool) -> None:
     """EXT-0-frame-bound-exact: a frame of exactly 1 MiB of JSON was handled
     as an ordinary frame (a request answered with its own id, a notification

@@ -16,7 +16,7 @@ import stat
 import tempfile
 import time
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -254,6 +254,7 @@ class ExtensionHostPeer:
             # would only repeat that verdict at the cost of a deadline each.
             raise TargetGone("skipped: an earlier generation never answered initialize")
         self.trace = Trace(trace_header(self.manifest, offer, self.recorder))
+        self.recorder.watch(self.trace)  # what is judged from now on is marked in this generation's trace
         self._violated_before = frozenset(self.recorder.violations)
         self._spawn()
 
@@ -323,7 +324,9 @@ class ExtensionHostPeer:
     def _save_traces(self) -> None:
         """Keep this generation's trace for every requirement it was the first
         to violate (later generations add nothing new for it)."""
+        self.recorder.unwatch(self.trace)
         if self.trace is None or self.recorder.trace_dir is None:
+            self.trace = None
             return
         for requirement in sorted(set(self.recorder.violations) - self._violated_before):
             if requirement in self.recorder.traces:
@@ -333,6 +336,12 @@ class ExtensionHostPeer:
             self.trace.dump(path, requirement=requirement, message=message)
             self.recorder.traces[requirement] = path
         self.trace = None
+
+    def next_step(self) -> None:
+        """A scenario's next part is a step of its own (in its trace and in its
+        violations' context), so shrinking can drop it as it drops a machine's rule."""
+        self.step += 1
+        self.recorder.context = replace(self.recorder.context, step=self.step)
 
     def now(self) -> float:
         """The target's clock (virtual for a simulated target)."""
@@ -411,18 +420,18 @@ class ExtensionHostPeer:
                 self.write_raw(piece)
         return [f.id for f in schedule.frames if f.kind == "request"]
 
-    def hold(self, *, frames: int = 0, awaits: Iterable[Any] = (), exact: bool = False) -> None:
+    def hold(self, *, frames: int = 0, awaits: Iterable[Any] = (), exact: bool = False) -> bool:
         """Delay the next write until the ``awaits`` requests are answered,
         then until ``frames`` target frames of this generation were observed.
         While the target still owes answers it is bound to write again, so the
         count is waited for as long as a response may take; once it owes
         nothing, a legal race may have produced fewer frames than the hold
         expects: then the count is waited for briefly if ``exact`` (replay
-        re-creating a recorded order), not at all otherwise."""
+        re-creating a recorded order), not at all otherwise. True when both
+        came (replay says which relation it could not re-create)."""
         assert self.session is not None
         awaited = [rid for rid in awaits if self.session.request(rid) is not None]
-        if awaited and self.alive:
-            self.settle(awaited)
+        missing = self.settle(awaited) if awaited and self.alive else []
         # The target owes answers while this waits: as long as one may take.
         deadline = self.now() + self.recorder.deadline_s("JSONRPC-5-every-request-answered", self.patience.response_s)
         while self.frames_observed < frames and self.alive and self.session.unanswered():
@@ -430,13 +439,13 @@ class ExtensionHostPeer:
             if remaining <= 0:
                 break
             self.pump(min(remaining, 0.5))
-        if not exact:
-            return
-        deadline = self.now() + HOLD_GRACE_S
-        while self.frames_observed < frames and not self.stdout_closed:
-            remaining = deadline - self.now()
-            if remaining <= 0 or not self.pump(remaining):
-                return
+        if exact:
+            deadline = self.now() + HOLD_GRACE_S
+            while self.frames_observed < frames and not self.stdout_closed:
+                remaining = deadline - self.now()
+                if remaining <= 0 or not self.pump(remaining):
+                    break
+        return not missing and self.frames_observed >= frames
 
     def request(self, method: str, params: Any, *, rid: Any = None, intent: Intent = None) -> Any:
         rid, frame = self.request_frame(method, params, rid=rid, intent=intent)
@@ -487,9 +496,12 @@ class ExtensionHostPeer:
         assert self.session is not None and self.process is not None
         decoded = jsonrpc.decode_event(item.event)
         self.frames_observed += 1
+        msg = decoded.message
         if self.trace is not None:
             payload = item.event.payload if isinstance(item.event, Frame) else None
             self.trace.saw(decoded.frame_index, payload, decoded.size, step=self.step)
+            if isinstance(msg, jsonrpc.Response | jsonrpc.ErrorResponse) and self.session.request(msg.id) is not None:
+                self.trace.answered(msg.id)  # before judging: a second answer is marked with the first
         self.recorder.add(self.session.received(decoded), stderr=self._stderr_if(decoded.violations))
         if isinstance(item.event, Frame):
             readable = decoded.message is not None or decoded.raw is not None
@@ -498,12 +510,9 @@ class ExtensionHostPeer:
                 for f in single_writer(item.event.payload, readable=readable)
             ]
             self.recorder.add(torn, stderr="")
-        msg = decoded.message
         if isinstance(msg, jsonrpc.Response | jsonrpc.ErrorResponse):
             self._judge_grace(msg.id, item.at)
             self._judge_menu_speed(msg.id, item.at)
-            if self.trace is not None and self.session.request(msg.id) is not None:
-                self.trace.answered(msg.id)
         elif isinstance(msg, jsonrpc.Request):
             self._answer_child(msg)
 
@@ -559,6 +568,8 @@ class ExtensionHostPeer:
         else:
             reply = row.answer(self, msg)
         self._held_answers.append((msg.id, reply))
+        if self.trace is not None and self._recording:
+            self.trace.child_answer(encode_frame(dumps(reply)), step=self.step)  # replay answers live instead
 
     def _policy_answer(self, msg: jsonrpc.Request) -> dict[str, Any]:
         """§2.9 from a scripted classifier: deny, allow and ask in turn. A
@@ -626,11 +637,15 @@ class ExtensionHostPeer:
         held, self._held_answers = self._held_answers, []
         for cid, reply in held:
             self.session.child_answered(cid, reply)
-        self._meta["child_answer"] = True  # replay answers live instead
+        # Each answer is in the trace already, right after its request
+        # (_answer_child): when held answers go out is timing.
+        recording, self._recording = self._recording, False
         try:
             self.write_raw(b"".join(encode_frame(dumps(reply)) for _, reply in held))
         except TargetGone:
             pass  # noticed by the next wait
+        finally:
+            self._recording = recording
 
     # -- waiting ------------------------------------------------------------------
     def settle(self, ids: Iterable[Any], *, timeout: float | None = None, shortened: bool = True) -> list[HostRequest]:
@@ -663,6 +678,7 @@ class ExtensionHostPeer:
                 ),
                 stderr=self.process.stderr_excerpt() if self.process else "",
                 measured=measured,
+                request=r.id,  # evidence: the write that carried it
             )
             r.response = jsonrpc.ErrorResponse(r.id, None, "harness: unanswered")  # judged once
         return missing
@@ -715,17 +731,18 @@ class ExtensionHostPeer:
         the request went (acknowledged, refused or timed out): the host waits
         for it in every case."""
         assert self.session is not None and self.process is not None
+        rid = self.new_id()
         if self.trace is not None and self._recording:
-            self.trace.action("shutdown", step=self.step)
+            self.trace.action("shutdown", step=self.step, carries=[rid])
         recording, self._recording = self._recording, False  # replay performs the whole action, not its bytes
         try:
-            rid = self.request("shutdown", {})
+            self.request("shutdown", {}, rid=rid)
         except (TargetGone, LocalProtocolError):
             return
         finally:
             self._recording = recording
         self._await_shutdown_ack(rid)
-        self._judge_exit()
+        self._judge_exit(rid)
 
     def _await_shutdown_ack(self, rid: Any) -> None:
         """Pump until the shutdown answer or the stage timeout. A missing or
@@ -753,10 +770,11 @@ class ExtensionHostPeer:
         self.recorder.violate(
             Violation("EXT-1.8-shutdown-ack", f"shutdown request {rid!r} was not acknowledged ({why})"),
             stderr=self.process.stderr_excerpt() if self.process else "",
+            request=rid,
         )
         req.response = jsonrpc.ErrorResponse(rid, None, "harness: unacknowledged")  # judged once
 
-    def _judge_exit(self) -> None:
+    def _judge_exit(self, rid: Any) -> None:
         assert self.session is not None and self.process is not None
         self.recorder.exercise("EXT-1.8-exit-after-shutdown")
         if self.recorder.violation_counts.get("EXT-1.8-exit-after-shutdown"):
@@ -767,7 +785,8 @@ class ExtensionHostPeer:
                 Violation(
                     "EXT-1.8-exit-after-shutdown",
                     f"process still running {self.patience.shutdown_s:.1f}s after the shutdown request's stage",
-                )
+                ),
+                request=rid,  # evidence: the shutdown
             )
         else:
             self.session.advance(LifecycleInput.EXITED)

@@ -245,7 +245,7 @@ class HostRig:
 
     def _judge(self, feed: Callable[[ProbeSession], Iterable[Finding]]) -> None:
         if self.session is not None:
-            self.recorder.add(feed(self.session))
+            self.recorder.add(feed(self.session), trace=self.trace)
 
     # -- the probe's writes ----------------------------------------------------------
     def write(self, data: bytes, meta: dict[str, Any] | None = None) -> None:
@@ -421,6 +421,7 @@ class HostRig:
         info = ManifestInfo(f"{PROBE_NAME}-{token}", "0.1.0", api_version, dict(contributes), capabilities)
         self.session = ProbeSession(manifest=info, generation=0)
         self.trace = Trace(self._header(manifest, api_version))
+        self.recorder.watch(self.trace)  # what is judged from now on is marked in this generation's trace
         load: dict[str, Any] = {"manifest": str(manifest)}
         if self.timing and self.driver.has("timing"):
             load["timing"] = dict(self.timing)
@@ -534,6 +535,7 @@ def save_traces(rig: HostRig, before: frozenset[str]) -> None:
     """Keep this generation's trace for every requirement it was the first to
     violate (``before``: the requirements violated when it began)."""
     recorder = rig.recorder
+    recorder.unwatch(rig.trace)
     if rig.trace is None or recorder.trace_dir is None:
         return
     for requirement in sorted(set(recorder.violations) - before):

@@ -76,6 +76,7 @@ class HostcorePeer:
         self.trace = Trace(
             {"format": TRACE_FORMAT, "role": "hostcore", "command": argv, "target": target, **recorder.run_info}
         )
+        recorder.watch(self.trace)  # what is judged from now on is marked in this generation's trace
         self.target = TargetProcess(
             argv, cwd=command.cwd, env=sanitized_env(), max_frame_bytes=rpc_limits.MAX_LINE_BYTES
         )
@@ -90,12 +91,15 @@ class HostcorePeer:
                 self.recorder.add([f])
 
     def violate(self, v: Violation) -> None:
-        self.recorder.violate(v, stderr=self.target.stderr_excerpt())
+        self.recorder.violate(v, stderr=self.target.stderr_excerpt(), trace=self.trace)
         self._violated.setdefault(v.requirement, v.message)
 
     # -- writing -----------------------------------------------------------------
-    def write_raw(self, data: bytes, *, intent: str, recipe: dict[str, Any] | None = None) -> None:
-        self.trace.wrote(data, step=self.step, meta={"intent": intent}, recipe=recipe)
+    def write_raw(
+        self, data: bytes, *, intent: str, recipe: dict[str, Any] | None = None, carries: tuple[object, ...] = ()
+    ) -> None:
+        """``carries``: ids of the requests in ``data`` (an answer judged missing marks this write)."""
+        self.trace.wrote(data, step=self.step, meta={"intent": intent}, recipe=recipe, carries=carries)
         self.ledger.wrote(data)
         try:
             self.target.write(data, timeout=self.response_s)
@@ -129,7 +133,9 @@ class HostcorePeer:
         message: dict[str, Any] = {"jsonrpc": "2.0", "id": rid, "method": method}
         if params is not None:
             message["params"] = params
-        self.write_raw(json.dumps(message, separators=(",", ":")).encode("utf-8") + b"\n", intent=method)
+        self.write_raw(
+            json.dumps(message, separators=(",", ":")).encode("utf-8") + b"\n", intent=method, carries=(rid,)
+        )
         return rid
 
     def call(self, method: str, params: object = None, *, timeout: float | None = None) -> dict[str, Any] | None:
@@ -234,6 +240,7 @@ class HostcorePeer:
         self.target.kill_group()
         self.alive = False
         self.recorder.strays.extend(self.target.strays)
+        self.recorder.unwatch(self.trace)
         self.trace.keep_first(
             self._violated, self.recorder.trace_dir, self.recorder.traces, self.recorder.first_contexts()
         )

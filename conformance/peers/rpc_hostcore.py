@@ -127,6 +127,7 @@ class ClientPeer:
         target = {"role": "client", "argv": list(command.argv), "cwd": str(command.cwd)}  # what replay re-runs
         header = {"format": TRACE_FORMAT, "role": "client", "command": argv, "target": target, "scenario": scenario}
         self.trace = Trace({**header, **recorder.run_info})
+        recorder.watch(self.trace)  # what is judged from now on is marked in this scenario's trace
         self.link: ProbeLink | None = None
         self.requests: list[Request] = []
         self.oversized: list[tuple[float, int]] = []  # (read at, size) of every line over the limit
@@ -156,7 +157,7 @@ class ClientPeer:
                 self.recorder.add([f])
 
     def violate(self, v: Violation) -> None:
-        self.recorder.violate(v, stderr=self.client.stderr_excerpt())
+        self.recorder.violate(v, stderr=self.client.stderr_excerpt(), trace=self.trace)
         self._violated.setdefault(v.requirement, v.message)
 
     # -- the driver contract (client stdin/stdout) -----------------------------------
@@ -358,6 +359,7 @@ class ClientPeer:
         self.listener.close()
         self.client.kill_group()
         self.recorder.strays.extend(self.client.strays)
+        self.recorder.unwatch(self.trace)
         self.trace.keep_first(
             self._violated, self.recorder.trace_dir, self.recorder.traces, self.recorder.first_contexts()
         )

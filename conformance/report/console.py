@@ -14,17 +14,21 @@ from __future__ import annotations
 
 import shlex
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 from conformance.evidence import BUDGET_SPENT
 from conformance.results import RunResult
 from conformance.safe_text import terminal
+from conformance.transport.trace import entry_text
 from conformance.verdicts import Verdict, describe, summary
 
 from .matrix import relative_trace
 
 STDERR_LINES_SHOWN = 8
+MARKED_CHARS = 240  # of a marked frame shown under a replay (the trace keeps it whole)
+UNMET_SHOWN = 5  # relations a replay could not re-create, listed at most
 MAX_ERROR_LINES = 3  # more error verdicts than this are summarised, one line per distinct evidence
 QUIET, NORMAL, VERBOSE = 0, 1, 2
 SHOWN = {QUIET: ("fail", "warn"), NORMAL: ("fail", "warn", "xfail"), VERBOSE: ("fail", "warn", "xfail")}
@@ -113,3 +117,32 @@ def exit_lines(v: Verdict) -> Iterator[str]:
     yield "        stderr (last lines):"
     for line in lines[-STDERR_LINES_SHOWN:]:
         yield f"        | {terminal(line)}"
+
+
+def replayed_lines(
+    requirement: str,
+    runs: int,
+    hits: int,
+    evidence: str,
+    marked: Sequence[dict[str, Any]],
+    unmet: Sequence[str] | None,
+) -> Iterator[str]:
+    """What ``replay`` prints: the reproduction rate; when it reproduced, the
+    entries the violation was judged on (direction, index, step, text); when
+    some run did not, the recorded relations it could not re-create (None:
+    this kind of replay re-runs a scenario and tracks none)."""
+    yield terminal(f"{requirement}: reproduced {hits}/{runs}: {evidence}")
+    for e in marked if hits else ():
+        why = f", {e['why']}" if e.get("why") else ""
+        text = entry_text(e)
+        text = text if len(text) <= MARKED_CHARS else text[:MARKED_CHARS] + "…"
+        yield terminal(f"  evidence: {e.get('dir')} #{e.get('index')} (step {e.get('step')}{why}): {text}")
+    if hits == runs or unmet is None:
+        return
+    for line in list(dict.fromkeys(unmet))[:UNMET_SHOWN]:
+        yield terminal(f"  not re-created: {line}")
+    if not unmet:
+        yield (
+            "  every ordering the trace records was re-created; the violation depended on the target's own "
+            "timing (how fast it read or answered), which a trace cannot force"
+        )

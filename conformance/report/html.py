@@ -25,6 +25,7 @@ import jinja2
 from conformance import __version__
 from conformance.outfiles import write_text
 from conformance.requirements import Requirement, load_catalog
+from conformance.transport.trace import entry_text
 
 from .diff import JUDGED
 from .rundir import Run, read_trace
@@ -40,6 +41,8 @@ class Exchange:
     side: str  # "host" | "target" | "note"
     step: str
     text: str
+    marked: bool = False  # named by the trace header's evidence: what the violation was judged on
+    why: str = ""
 
 
 @dataclass(frozen=True)
@@ -124,26 +127,25 @@ def _exchange(entries: list[dict[str, Any]]) -> tuple[dict[str, Any], tuple[Exch
     if not entries:
         return {}, ()
     header, body = (entries[0], entries[1:]) if "format" in entries[0] else ({}, entries)
-    return header, tuple(_entry(e) for e in body)
+    # The entries the violation was judged on (header ``evidence``) are highlighted.
+    evidence = header.get("evidence")
+    marks = {
+        (m.get("dir"), m.get("index")): str(m.get("why") or "judged")
+        for m in (evidence if isinstance(evidence, list) else [])
+        if isinstance(m, dict)
+    }
+    return header, tuple(_entry(e, marks) for e in body)
 
 
-def _entry(e: dict[str, Any]) -> Exchange:
+def _entry(e: dict[str, Any], marks: dict[tuple[Any, Any], str]) -> Exchange:
     direction = str(e.get("dir", ""))
     side = "host" if direction.startswith("host") else "target" if direction.startswith("target") else "note"
-    if "action" in e:
-        text = f"[{e['action']}]"
-    elif "text" in e:
-        text = str(e["text"])
-    elif "base64" in e:
-        text = f"[{len(str(e['base64']))} base64 characters: not UTF-8]"
-    elif "size" in e:
-        text = f"[{e['size']} bytes, sha256 {str(e.get('sha256', ''))[:16]}…]"
-    else:
-        text = str(e)
+    text = entry_text(e)
     if len(text) > FRAME_CHARS:
         text = text[:FRAME_CHARS] + f"… [{len(text) - FRAME_CHARS} more characters]"
     step = e.get("step", "")
-    return Exchange(side, str(step), text.rstrip("\n"))
+    key = (e.get("dir"), e.get("index"))
+    return Exchange(side, str(step), text, key in marks, marks.get(key, ""))
 
 
 def _cell(index: int, run: Run, result: dict[str, Any] | None) -> Cell:

@@ -21,7 +21,7 @@ from hypothesis.errors import Flaky
 
 from conformance.evidence import Carried, Recorder, StepContext
 from conformance.machines.extension import UNKNOWN_METHODS, call_context, contribution_requests, machine_for
-from conformance.machines.oversized import judge_exact_bound
+from conformance.machines.oversized import settle_exact_bound
 from conformance.manifest import Manifest
 from conformance.peers.ext_host import ExtensionHostPeer, Launcher, Patience, TargetGone, spawn_process, trace_header
 from conformance.protocol import limits
@@ -55,16 +55,23 @@ def save_manifest_traces(manifest: Manifest, recorder: Recorder) -> None:
         return
     for requirement, observed in recorder.violations.items():
         header = trace_header(manifest, full_offer(manifest.api_version), recorder)
-        header.update(scenario="manifest", requirement=requirement, violation=observed[0].violation.message)
+        # Nothing ran: no entry to mark; the manifest (header target) is the evidence.
+        header.update(
+            scenario="manifest", requirement=requirement, violation=observed[0].violation.message, evidence=[]
+        )
         path = recorder.trace_dir / f"{requirement}.jsonl"
         write_trace(path, header, [])
         recorder.traces[requirement] = path
 
 
 def shrink_traces(recorder: Recorder, profile: Profile, patience: Patience) -> None:
-    """Shrink every saved failure trace to the steps that still reproduce it
-    (the trace file is rewritten; its header says from how many steps).
-    Within the run's budget: once it is spent, the traces left keep every step."""
+    """Shrink every saved failure trace to the steps that still reproduce it,
+    whatever unit found it (the trace file is rewritten; its header says from
+    how many steps). Each gets the profile's ``shrink_s``; a profile with
+    none (a test's) keeps its traces as recorded. Within the run's budget:
+    once it is spent, the traces left keep every step."""
+    if profile.shrink_s <= 0:
+        return
     try:
         _shrink_each(recorder, profile, patience)
     except BudgetSpent:
@@ -235,6 +242,7 @@ def run_unit(
         watch(recorder)
     with run_deadline(deadline):
         within_budget(recorder, lambda: _unit(manifest, profile, run_seed, patience, launcher, recorder, unit))
+    recorder.unwatch(recorder.trace)  # every generation has ended
     return recorder
 
 
@@ -309,8 +317,10 @@ def services_scenario(
         for _ in range(2 if commands else 0):
             if not peer.alive:
                 break  # gone, or already judged unresponsive: no deadline twice
+            peer.next_step()
             peer.settle([peer.request(*commands[0])])
             _epoch_calls(peer)
+        peer.next_step()
         peer.drain()
         peer.shutdown()
     except TargetGone:
@@ -329,6 +339,7 @@ def _epoch_calls(peer: ExtensionHostPeer) -> None:
     def call(name: str, revision: int, intent: str | None = None) -> None:
         if not peer.alive:
             return
+        peer.next_step()
         params = {"name": name, "arguments": {}, "context": call_context(), "catalog_revision": revision}
         peer.settle([peer.request("tool/call", params, intent=intent)])
 
@@ -361,6 +372,7 @@ def frame_size_scenario(
     if peer is None:
         return
     try:
+        peer.next_step()
         rid, frame = peer.request_frame(UNKNOWN_METHODS[0], {"pad": ""}, intent="unknown-method")
         size = limits.MAX_FRAME_BYTES - 1
         peer.write_raw(pad_frame(frame, size), recipe=padded_recipe(frame, size))
@@ -368,7 +380,9 @@ def frame_size_scenario(
         for size in (limits.MAX_FRAME_BYTES, limits.MAX_FRAME_BYTES + 1):
             if not peer.alive:
                 break
+            peer.next_step()
             _refusable_frame(peer, size)
+        peer.next_step()
         peer.drain()
         peer.shutdown()
     except TargetGone:
@@ -390,18 +404,7 @@ def _refusable_frame(peer: ExtensionHostPeer, size: int) -> None:
     if size > limits.MAX_FRAME_BYTES:
         peer.drain(0.2)
         return
-    request = peer.session.request(rid)
-    assert request is not None
-    deadline = peer.now() + peer.patience.response_s
-    while request.response is None and peer.alive and peer.session.unreadable_sent >= allowance:
-        remaining = deadline - peer.now()
-        if remaining <= 0:
-            break
-        peer.pump(min(remaining, 0.5))
-    answered = request.response is not None
-    if answered and peer.session.unreadable_sent > 0:
-        peer.session.unreadable_sent -= 1  # answered with its own id: the id-null allowance is spent
-    judge_exact_bound(peer, handled=answered)
+    settle_exact_bound(peer, rid, allowance)
 
 
 def stdin_eof_scenario(

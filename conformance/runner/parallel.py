@@ -246,4 +246,5 @@ _MERGE_RULES: dict[str, Callable[[Recorder, Recorder], None]] = {
     "untested_reasons": _untested_reasons,
     # where the budget ran out first, in unit order (a run detail)
     "budget_spent": lambda into, part: setattr(into, "budget_spent", into.budget_spent or part.budget_spent),
+    "trace": _keep,  # a unit's generations have ended: no trace is being driven
 }

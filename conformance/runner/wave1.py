@@ -66,13 +66,17 @@ def wave1_scenario(
     try:
         peer.start(full)
         if peer.initialize(full):
-            lifecycle_observations(peer)
-            shortcut_triggers(peer)
+            # Each part a step of its own, so a trace shrinks to the part that broke a rule.
+            for part in (lifecycle_observations, shortcut_triggers):
+                peer.next_step()
+                part(peer)
             model_turn_hooks(peer, manifest)
             commands = [r for r in contribution_requests(manifest) if r[0] == "command/execute"][:1]
             if commands and peer.alive:
+                peer.next_step()
                 peer.settle([peer.request(*commands[0])])
             if peer.alive:
+                peer.next_step()
                 peer.drain()
                 peer.shutdown()
     except TargetGone:
@@ -134,6 +138,7 @@ def model_turn_hooks(peer: ExtensionHostPeer, manifest: Manifest) -> None:
     for method, params in model_turn_requests(manifest):
         if not peer.alive:
             return
+        peer.next_step()
         peer.settle([peer.request(method, params)])
 
 

@@ -154,6 +154,21 @@ def test_failure_detail_has_trace_stderr_and_replay(make_run) -> None:  # type: 
     assert 'class="copy"' in html
 
 
+def test_the_entries_a_violation_was_judged_on_are_highlighted(make_run) -> None:  # type: ignore[no-untyped-def]
+    header = {
+        **TRACE[0],
+        "evidence": [{"dir": "target->host", "index": 1, "why": "the frame judged"}],
+        "shrink": "budget spent at 3 steps",
+    }
+    run = make_run("a", {"JSONRPC-5-one-response": "fail"}, traces={"JSONRPC-5-one-response": [header, *TRACE[1:]]})
+    html = render([load_run(run)])
+    marked = [attrs for tag, attrs in parse(html).tags if tag == "div" and "marked" in (attrs.get("class") or "")]
+    # Only the frame named (target frame 1, the hostile one), not the host entry or target frame 0.
+    assert [m["class"] for m in marked] == ["msg-target target marked"]
+    assert marked[0]["title"] == "evidence: the frame judged"
+    assert "◀ evidence: the frame judged" in html and "shrinking: budget spent at 3 steps" in html
+
+
 def test_trace_outside_the_run_directory_is_not_read(make_run, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     secret = tmp_path / "secret.jsonl"
     secret.write_text(json.dumps({"dir": "target->host", "text": "SECRET-CONTENT"}) + "\n")

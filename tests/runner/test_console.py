@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from conformance.manifest import Manifest
-from conformance.report.console import MAX_ERROR_LINES, QUIET, VERBOSE, run_lines
+from conformance.report.console import MAX_ERROR_LINES, QUIET, VERBOSE, replayed_lines, run_lines
 from conformance.requirements import load_catalog
 from conformance.results import RunResult
 from conformance.runner.profiles import PROFILES
@@ -85,3 +85,20 @@ def test_quiet_and_verbose(tmp_path: Path) -> None:
     verbose = list(run_lines(run, tmp_path / "r" / "matrix.json", verbosity=VERBOSE, written_in=stage))
     assert any(line.startswith("  PASS     " + load_catalog()[1].id) for line in verbose)
     assert any("replay:" in line for line in verbose)
+
+
+def test_replay_shows_the_evidence_or_what_it_could_not_re_create() -> None:
+    frame = {"dir": "target->host", "index": 4, "step": 56, "why": "the frame judged", "text": '{"id":2}\x1b[2J'}
+    lines = list(replayed_lines("JSONRPC-5-one-response", 5, 5, "request 2 answered twice", [frame], []))
+    # The frame's text is escaped like any target text.
+    assert lines == [
+        "JSONRPC-5-one-response: reproduced 5/5: request 2 answered twice",
+        '  evidence: target->host #4 (step 56, the frame judged): {"id":2}\\x1b[2J',
+    ]
+    unmet = ["the write of step 3 (host->target #2) followed 4 target frames; replay saw 3 frames"] * 2
+    lines = list(replayed_lines("EXT-1.9-x", 5, 3, "m", [frame], unmet))
+    assert lines[2:] == [f"  not re-created: {unmet[0]}"]  # said once
+    lines = list(replayed_lines("EXT-1.9-x", 5, 0, "not violated during replay", [], []))
+    assert lines[1].startswith("  every ordering the trace records was re-created")
+    # A replay that re-runs a scenario tracks no relation: nothing is claimed about them.
+    assert list(replayed_lines("RPC-3-x", 2, 1, "m", [], None)) == ["RPC-3-x: reproduced 1/2: m"]

@@ -1,13 +1,17 @@
-"""Same seed, same target, same profile: the same matrix.json results.
+"""Same seed, same target, same profile: the same matrix.json results and
+byte-identical traces.
 
 "Results" is everything in matrix.json but ``run`` (docs/matrix-format.md):
 verdicts, evidence, trace and replay fields, summary. Each target is
-certified twice through the command line into two different report
-directories, so neither timing nor the directory's name may leak into the
-results. The faulty fixtures are chosen for faults whose evidence used to
-carry timing: a second reply whose count depends on when the generation
-ends, progress frames that arrive after the result, an exit that never
-comes within the shutdown stage timeout.
+certified twice into two different report directories -- once through the
+command line, once through the Python API, one of them with ``--jobs 2`` --
+so neither timing, the directory's name, the entry point nor the number of
+workers may leak into the results or the traces (docs/trace-format.md, "One
+seed, one trace": no header field needs normalizing). The faulty fixtures
+are chosen for faults whose evidence used to carry timing: a second reply
+whose count depends on when the generation ends, progress frames that arrive
+after the result, an exit that never comes within the shutdown stage
+timeout. Their traces are shrunk: what is compared is what a user gets.
 """
 
 from __future__ import annotations
@@ -20,39 +24,58 @@ import pytest
 
 from conformance.cli import main
 from conformance.evidence import Recorder, StepContext
+from conformance.manifest import load_manifest
 from conformance.protocol.violations import Violation
-from conformance.report.matrix import RESULT_KEYS, results
+from conformance.report.matrix import RESULT_KEYS, results, write_matrix
 from conformance.requirements import load_catalog
+from conformance.runner.extension import certify_extension
+from conformance.runner.profiles import PROFILES
 from conformance.verdicts import decide
 
 ROOT = Path(__file__).resolve().parents[2]
 SEED = "7"
+# name -> (manifest, the requirement it breaks, --jobs of the CLI run; the API run takes the other)
 TARGETS = {
-    "reference-0.2": (ROOT / "conformance/reference/extension/manifests/api-0.2/extension.toml", None),
-    "double-reply": (ROOT / "fixtures/extensions/double-reply/extension.toml", "JSONRPC-5-one-response"),
+    "reference-0.2": (ROOT / "conformance/reference/extension/manifests/api-0.2/extension.toml", None, 1),
+    "double-reply": (ROOT / "fixtures/extensions/double-reply/extension.toml", "JSONRPC-5-one-response", 2),
     "progress-after-result": (
         ROOT / "fixtures/extensions/progress-after-result/extension.toml",
         "EXT-2.6-progress-active-request",
+        1,
     ),
     "lingers-after-shutdown": (
         ROOT / "fixtures/extensions/lingers-after-shutdown/extension.toml",
         "EXT-1.8-exit-after-shutdown",
+        2,
     ),
 }
 
 
-def certify(manifest: Path, report: Path) -> dict[str, Any]:
-    code = main(["extension", str(manifest), "--profile", "quick", "--seed", SEED, "--report-dir", str(report)])
+def certify_cli(manifest: Path, report: Path, jobs: int) -> dict[str, Any]:
+    argv = ["extension", str(manifest), "--profile", "quick", "--seed", SEED, "--report-dir", str(report)]
+    code = main([*argv, "--jobs", str(jobs)])
     assert code in (0, 1), f"harness error (exit {code})"
     matrix: dict[str, Any] = json.loads((report / "matrix.json").read_text(encoding="utf-8"))
     return matrix
 
 
+def certify_api(manifest: Path, report: Path, jobs: int) -> dict[str, Any]:
+    run = certify_extension(
+        load_manifest(manifest), PROFILES["quick"], int(SEED), trace_dir=report / "traces", jobs=jobs
+    )
+    matrix: dict[str, Any] = json.loads(write_matrix(run, report).read_text(encoding="utf-8"))
+    return matrix
+
+
+def traces(report: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in sorted((report / "traces").glob("*.jsonl"))}
+
+
 @pytest.mark.parametrize("name", sorted(TARGETS))
-def test_equal_seeds_give_identical_results(name: str, tmp_path: Path) -> None:
-    manifest, broken = TARGETS[name]
-    first = certify(manifest, tmp_path / "first")
-    second = certify(manifest, tmp_path / "second-report-dir")
+def test_equal_seeds_give_identical_results_and_traces(name: str, tmp_path: Path) -> None:
+    manifest, broken, jobs = TARGETS[name]
+    first = certify_cli(manifest, tmp_path / "first", jobs)
+    second = certify_api(manifest, tmp_path / "second-report-dir", 3 - jobs)
     failed = {r["id"] for r in first["results"] if r["verdict"] in ("fail", "warn", "error")}
     # Not vacuous: the reference is clean, each fixture's fault is found (with
     # a trace and a replay command that must not differ either).
@@ -64,6 +87,9 @@ def test_equal_seeds_give_identical_results(name: str, tmp_path: Path) -> None:
     assert results(first) == results(second), _differences(first, second)
     # Results are everything but the run details, and nothing was left out.
     assert set(first) == {*RESULT_KEYS, "run"}
+    written = traces(tmp_path / "first")
+    assert set(written) == ({f"{broken}.jsonl"} if broken else set())
+    assert written == traces(tmp_path / "second-report-dir")
 
 
 def _differences(a: dict[str, Any], b: dict[str, Any]) -> list[Any]:

@@ -7,15 +7,17 @@ from typing import Any
 
 from conformance.evidence import Recorder, StepContext
 from conformance.manifest import load_manifest
-from conformance.peers.ext_host import ExtensionHostPeer, Patience
-from conformance.runner.extension import certify_extension
+from conformance.peers.ext_host import ExtensionHostPeer, Patience, spawn_process
+from conformance.runner.extension import certify_extension, run_unit
+from conformance.runner.parallel import Unit
 from conformance.runner.profiles import PROFILES, Profile
-from conformance.runner.replay import _reserve_ids, closing_step, host_steps, replay, without_steps
-from conformance.transport.trace import load
+from conformance.runner.replay import _reserve_ids, closing_step, host_steps, replay, shrink, without_steps
+from conformance.transport.trace import load, marked_entries
 
 ROOT = Path(__file__).resolve().parents[2]
 LATE_PROGRESS = ROOT / "fixtures" / "extensions" / "progress-after-result" / "extension.toml"
 REFERENCE = ROOT / "conformance" / "reference" / "extension" / "manifests" / "api-0.2" / "extension.toml"
+WRONG_CANCEL_CODE = ROOT / "fixtures" / "extensions" / "wrong-cancel-code" / "extension.toml"
 
 
 def write(step: int, **more: Any) -> dict[str, Any]:
@@ -78,3 +80,25 @@ def test_late_frame_trace_replays_every_time_and_not_against_the_reference(
     assert all(o.reproduced for o in outcomes), outcomes
     against_reference = replay(trace, target=REFERENCE, patience=Patience.of(10.0))
     assert not any(o.reproduced for o in against_reference), against_reference
+
+
+def test_the_sweep_trace_of_a_cancel_fault_shrinks_to_its_step_and_replays(
+    tmp_path: Path, no_leftover_processes: None
+) -> None:
+    # Issue 19: the sweep's trace (55 steps) of an extension answering a
+    # cancelled call with -32603 stayed whole and replayed 0 of 5 times. Its
+    # cancel and the probe behind it go in one write; replay registered the
+    # probe first, so its answer never proved the cancel read.
+    manifest = load_manifest(WRONG_CANCEL_CODE)
+    patience = Patience.of(10.0)
+    unit = run_unit(manifest, PROFILES["quick"], 1, patience, spawn_process, None, Unit("sweep"), tmp_path)
+    requirement = "EXT-1.9-cancel-reply-code"
+    trace = unit.traces[requirement]
+    steps_before = len(host_steps(load(trace)[1]))
+    step = unit.violations[requirement][0].context.step
+    assert shrink(trace, patience=patience, budget_s=60.0, violation_step=step) == 1
+    header, entries = load(trace)
+    assert header["shrunk"]["steps_before"] == steps_before > 40
+    (judged,) = marked_entries(entries, header["evidence"])
+    assert judged["dir"] == "target->host" and '"code":-32603' in judged["text"]
+    assert all(o.reproduced for o in replay(trace, runs=3, patience=patience))
