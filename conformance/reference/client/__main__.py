@@ -19,6 +19,7 @@ import json
 import logging
 import sys
 import threading
+from dataclasses import dataclass
 from typing import Any
 
 from . import limits
@@ -26,7 +27,19 @@ from .client import HostClient
 from .errors import CallTimedOut, HandshakeFailed, OversizedRequest, RpcError, TransportClosed
 
 EXIT_HANDSHAKE_FAILED = 2
-EXIT_USAGE = 64
+
+
+@dataclass(frozen=True)
+class Parts:
+    """What the command is built from: the seam through which a wrapper (a
+    faulty fixture, a test) runs it with a client class or exit status of its
+    own (docs/reference-hostcore.md, "Seams"). The defaults are the reference."""
+
+    client_class: type[HostClient] = HostClient
+    handshake_failed_exit: int = EXIT_HANDSHAKE_FAILED
+
+
+REFERENCE = Parts()
 
 _out_lock = threading.Lock()
 
@@ -43,9 +56,6 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--client-version", default="0.1.0")
     parser.add_argument("--locale", default=limits.DEFAULT_LOCALE)
     parser.add_argument("--verbose", action="store_true")
-    parser.add_argument(
-        "--fault", default=None, help="switch on one deliberate fault (faulty fixtures only; faults.py)"
-    )
     parser.add_argument("command", nargs=argparse.REMAINDER, help="-- then the host-core command")
     args = parser.parse_args(argv)
     if args.command and args.command[0] == "--":
@@ -76,23 +86,16 @@ def perform(client: HostClient, request: Any) -> dict[str, Any]:
     return {"kind": "result", "method": method, "result": result, "attempts": client.attempts_of_last_call}
 
 
-def main(argv: list[str] | None = None) -> None:
+def main(argv: list[str] | None = None, *, parts: Parts = REFERENCE) -> None:
     args = parse_args(argv)
     logging.basicConfig(stream=sys.stderr, level=logging.INFO if args.verbose else logging.WARNING)
-    if args.fault is not None:
-        from . import faults
-
-        if args.fault not in faults.NAMES:
-            print(f"octet-hostcore-client: unknown fault {args.fault!r}", file=sys.stderr)
-            sys.exit(EXIT_USAGE)
-        faults.apply(args.fault, sys.modules[__name__])
-    client = HostClient(args.command, on_notification=lambda m: emit({"kind": "notification", "message": m}))
+    client = parts.client_class(args.command, on_notification=lambda m: emit({"kind": "notification", "message": m}))
     try:
         emit({"kind": "handshake", "result": client.handshake(client_version=args.client_version, locale=args.locale)})
     except HandshakeFailed as exc:
         print(f"octet-hostcore-client: {exc}", file=sys.stderr)
         client.close()
-        sys.exit(EXIT_HANDSHAKE_FAILED)
+        sys.exit(parts.handshake_failed_exit)
     try:
         for line in sys.stdin:
             if line.strip():

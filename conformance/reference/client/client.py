@@ -35,7 +35,41 @@ def is_overloaded(message: Message) -> bool:
     return isinstance(result, dict) and result.get("ok") is False and result.get("errorCode") == limits.HOST_OVERLOADED
 
 
+def handshake_problem(answer: Message) -> str | None:
+    """Why a handshake answer makes the host-core unusable, or None."""
+    if "error" in answer:
+        error = answer["error"] if isinstance(answer["error"], dict) else {}
+        data = error.get("data")
+        code = (data.get("errorCode") if isinstance(data, dict) else None) or error.get("code")
+        return f"the host-core refused the handshake ({code}: {error.get('message')})"
+    result = answer.get("result")
+    if not isinstance(result, dict):
+        return "the handshake answer carries no result object"
+    version = result.get("protocolVersion")
+    if version != limits.PROTOCOL_VERSION or isinstance(version, bool):
+        return f"the host-core speaks protocol {version!r}, this client {limits.PROTOCOL_VERSION} (§3 rule 1)"
+    capabilities = result.get("capabilities")
+    if not isinstance(capabilities, list) or not isinstance(result.get("features"), list):
+        return "the handshake result lacks its features/capabilities arrays"
+    if limits.WITHDRAWN_CAPABILITY in capabilities:
+        return "the host-core advertises the withdrawn a2a stack: it is a v10 host (§3 rule 9)"
+    return None
+
+
 class HostClient:
+    """One host-core: its connection, the handshake, the calls.
+
+    The class attributes below are the seam (docs/reference-hostcore.md,
+    "Seams"): what a subclass -- a test's, a faulty fixture's -- may replace.
+    The defaults are this client's rules."""
+
+    connection_class: type[Connection] = Connection
+    retry_delays_s: tuple[float, ...] = limits.RETRY_DELAYS_S
+    max_line_bytes: int | None = None  # None: the table's bound (limits.MAX_LINE_BYTES)
+    # Which answers are retried (§2.1), and why a handshake answer is unusable (§3).
+    retryable: Callable[[Message], bool] = staticmethod(is_overloaded)
+    unusable: Callable[[Message], str | None] = staticmethod(handshake_problem)
+
     def __init__(
         self,
         command: list[str],
@@ -43,7 +77,7 @@ class HostClient:
         on_notification: Callable[[Message], None] | None = None,
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
-        self._connection = Connection(command, on_notification=on_notification)
+        self._connection = self.connection_class(command, on_notification=on_notification)
         self._sleep = sleep  # injectable: tests check the delays without waiting them
         self._ids = itertools.count(1)
         self._ready = False
@@ -64,7 +98,7 @@ class HostClient:
             answer = self._send("app.handshake", params, limits.HANDSHAKE_TIMEOUT_S)
         except Exception as exc:
             raise self._fail(f"the host-core did not complete the handshake: {exc}") from exc
-        problem = handshake_problem(answer)
+        problem = self.unusable(answer)
         if problem is not None:
             raise self._fail(problem)
         self.handshake_result = answer["result"]
@@ -85,9 +119,9 @@ class HostClient:
         while True:
             answer = self._send(method, body, timeout_s)
             attempts += 1
-            if not is_overloaded(answer) or attempts > len(limits.RETRY_DELAYS_S):
+            if not self.retryable(answer) or attempts > len(self.retry_delays_s):
                 break
-            self._sleep(limits.RETRY_DELAYS_S[attempts - 1])
+            self._sleep(self.retry_delays_s[attempts - 1])
         self.attempts_of_last_call = attempts
         if "error" in answer:
             raise RpcError(answer["error"] if isinstance(answer["error"], dict) else {}, attempts)
@@ -95,7 +129,7 @@ class HostClient:
 
     def _send(self, method: str, params: Message, timeout_s: float) -> Message:
         request_id = next(self._ids)
-        line = encode_request(request_id, method, params)  # raises before any write
+        line = encode_request(request_id, method, params, limit=self.max_line_bytes)  # raises before any write
         return self._connection.request(request_id, line, timeout_s)
 
     def close(self) -> int | None:
@@ -107,24 +141,3 @@ class HostClient:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-
-def handshake_problem(answer: Message) -> str | None:
-    """Why a handshake answer makes the host-core unusable, or None."""
-    if "error" in answer:
-        error = answer["error"] if isinstance(answer["error"], dict) else {}
-        data = error.get("data")
-        code = (data.get("errorCode") if isinstance(data, dict) else None) or error.get("code")
-        return f"the host-core refused the handshake ({code}: {error.get('message')})"
-    result = answer.get("result")
-    if not isinstance(result, dict):
-        return "the handshake answer carries no result object"
-    version = result.get("protocolVersion")
-    if version != limits.PROTOCOL_VERSION or isinstance(version, bool):
-        return f"the host-core speaks protocol {version!r}, this client {limits.PROTOCOL_VERSION} (§3 rule 1)"
-    capabilities = result.get("capabilities")
-    if not isinstance(capabilities, list) or not isinstance(result.get("features"), list):
-        return "the handshake result lacks its features/capabilities arrays"
-    if limits.WITHDRAWN_CAPABILITY in capabilities:
-        return "the host-core advertises the withdrawn a2a stack: it is a v10 host (§3 rule 9)"
-    return None

@@ -27,15 +27,17 @@ log = logging.getLogger(__name__)
 Message = dict[str, Any]
 
 
-def encode_request(request_id: int, method: str, params: Message) -> bytes:
-    """One request line; refuses (without writing anything) a line over the bound."""
+def encode_request(request_id: int, method: str, params: Message, *, limit: int | None = None) -> bytes:
+    """One request line; refuses (without writing anything) a line over the
+    bound (``limit``, else the table's, read at call time)."""
     payload = json.dumps(
         {"jsonrpc": "2.0", "id": request_id, "method": method, "params": params},
         ensure_ascii=False,
         separators=(",", ":"),
     ).encode("utf-8", "surrogatepass")
-    if len(payload) > limits.MAX_LINE_BYTES:
-        raise OversizedRequest(method, len(payload), limits.MAX_LINE_BYTES)
+    limit = limits.MAX_LINE_BYTES if limit is None else limit
+    if len(payload) > limit:
+        raise OversizedRequest(method, len(payload), limit)
     return payload + b"\n"
 
 

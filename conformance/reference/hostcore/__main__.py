@@ -5,10 +5,10 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from . import faults, limits
+from . import limits
 from .admission import Admission, Budget
 from .clock import Clock, OffsetClock
-from .stdio import serve
+from .stdio import REFERENCE, Parts, serve
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -29,30 +29,23 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument(
         "--plan-approval-ttl-s", type=float, default=limits.PLAN_APPROVAL_TTL_S, help="§5.1 approval deadline"
     )
-    parser.add_argument(
-        "--fault",
-        choices=faults.NAMES,
-        default=None,
-        help="switch on one deliberate fault (faulty fixtures only; off by default)",
-    )
     parser.add_argument("--verbose", action="store_true", help="log info-level diagnostics to stderr")
     return parser.parse_args(argv)
 
 
-def main(argv: list[str] | None = None) -> None:
+def main(argv: list[str] | None = None, *, parts: Parts = REFERENCE) -> None:
+    """Parse ``argv`` and serve. ``parts`` is the seam a wrapper uses to run
+    the reference with classes of its own (docs/reference-hostcore.md, "Seams")."""
     args = parse_args(argv)
     clock: Clock | None = OffsetClock(args.clock_offset_s) if args.clock_offset_s else None
     admission = Admission(Budget(queue_limit=args.tool_queue_limit), wait_s=args.admission_wait_s)
     serve(
-        faults.data_dir_for(args.fault, args.data_dir),
+        args.data_dir,
         clock=clock,
         admission=admission,
         plan_approval_ttl_s=args.plan_approval_ttl_s,
         verbose=args.verbose,
-        # Faulty fixtures only: with no --fault these are the plain classes.
-        host_class=faults.host_class(args.fault),
-        server_class=faults.server_class(args.fault),
-        writer_class=faults.writer_class(args.fault),
+        parts=parts,
     )
 
 

@@ -6,6 +6,7 @@ import logging
 import os
 import sys
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -44,6 +45,20 @@ class ExitOnPipeError:
             os._exit(PIPE_ERROR_EXIT)
 
 
+@dataclass(frozen=True)
+class Parts:
+    """The classes one host-core process is built from: the seam through
+    which a wrapper (a faulty fixture, a test) swaps in a subclass of its own
+    (docs/reference-hostcore.md, "Seams"). The defaults are the reference."""
+
+    host_class: type[HostCore] = HostCore
+    server_class: type[Server] = Server
+    writer_class: type[FrameWriter] = FrameWriter
+
+
+REFERENCE = Parts()
+
+
 def serve(
     data_dir: Path,
     *,
@@ -51,17 +66,16 @@ def serve(
     admission: Admission | None = None,
     plan_approval_ttl_s: float = limits.PLAN_APPROVAL_TTL_S,
     verbose: bool = False,
-    host_class: type[HostCore] = HostCore,
-    server_class: type[Server] = Server,
-    writer_class: type[FrameWriter] = FrameWriter,
+    parts: Parts = REFERENCE,
 ) -> NoReturn:
     """Serve until stdin EOF, then exit the process."""
     # Diagnostics go to stderr; stdout carries frames only (§2).
     logging.basicConfig(stream=sys.stderr, level=logging.INFO if verbose else logging.WARNING)
     stdout = ExitOnPipeError(sys.stdout.buffer)
     sys.stdout = sys.stderr  # a stray print() must never corrupt the stream
-    host = host_class(data_dir, clock=clock, admission=admission, plan_approval_ttl_s=plan_approval_ttl_s)
-    code = server_class(host, writer_class(stdout, max_frame_bytes=limits.MAX_LINE_BYTES)).serve(sys.stdin.fileno())
+    host = parts.host_class(data_dir, clock=clock, admission=admission, plan_approval_ttl_s=plan_approval_ttl_s)
+    writer = parts.writer_class(stdout, max_frame_bytes=limits.MAX_LINE_BYTES)
+    code = parts.server_class(host, writer).serve(sys.stdin.fileno())
     host.close()
     sys.stderr.flush()
     # Every frame is flushed by the writer; os._exit skips finalisation that
