@@ -91,13 +91,13 @@ ROLES = {
         "host",
         "conformance/reference/host",
         "conformance.reference.host.driver",
-        ("lifecycle_faults.py", "simulated.py", "__init__.py"),
+        ("simulated.py", "__init__.py"),
     ),
     "hostcore": Role(
         "hostcore",
         "conformance/reference/hostcore",
         "conformance.reference.hostcore",
-        ("faults.py", "__main__.py", "__init__.py"),
+        ("__main__.py", "__init__.py"),
     ),
 }
 

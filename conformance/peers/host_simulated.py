@@ -90,7 +90,7 @@ class _SimDriver(Driver):
             overrides["max_failed_restarts"] = int(overrides["max_failed_restarts"])
         key = tuple(sorted(overrides.items()))
         if key not in self.hosts:
-            self.hosts[key] = ReferenceHost(
+            self.hosts[key] = self.host_class(
                 config=HostConfig(**overrides),
                 events=self.reporter,
                 frontend=self.reporter,

@@ -4,6 +4,7 @@ and HostMachine's reload follows both generations."""
 
 from __future__ import annotations
 
+import importlib.util
 import tomllib
 from pathlib import Path
 from typing import Any
@@ -13,21 +14,25 @@ import pytest
 from conformance.evidence import Recorder
 from conformance.machines.host import machine_for
 from conformance.peers.host_simulated import SimulatedHost
-from conformance.reference.host.connection import Connection
-from conformance.reference.host.host import ReferenceHost
-from conformance.reference.host.lifecycle_faults import LIFECYCLE_FAULTS
-from conformance.reference.host.supervisor import RestartBudget
+from conformance.reference.host.driver import Driver
 from conformance.runner.host import certify_host
 from conformance.runner.profiles import PROFILES
 
 HOSTS = Path(__file__).resolve().parents[2] / "fixtures" / "hosts"
 LIFECYCLE = sorted(p for p in HOSTS.glob("lifecycle-*") if (p / "expect.toml").is_file())
-# What the lifecycle faults patch: restored after each test.
-PATCHED = {
-    Connection: ("terminate", "shutdown", "_tombstone"),
-    ReferenceHost: ("_candidate", "_reload", "start", "shutdown", "load", "_registration_changed"),
-    RestartBudget: ("on_attempt_failed", "revive", "on_unexpected_end"),
-}
+
+
+def _catalog() -> Any:
+    """The fault catalog of the lifecycle fixtures (fixtures/hosts/_faults, not a package of the suite)."""
+    path = HOSTS / "_faults" / "host_lifecycle_faults.py"
+    spec = importlib.util.spec_from_file_location("host_lifecycle_faults", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+LIFECYCLE_FAULTS = _catalog().LIFECYCLE_FAULTS
 # Faults without a subprocess fixture (their scenario runs on the virtual clock only).
 SIMULATED_ONLY = {
     "lifecycle-no-ready-reset": ("0.2", "lifecycle-ready-reset", "EXT-5-host-parks-after-failures", ()),
@@ -38,7 +43,7 @@ def _cases() -> list[tuple[str, str, str, str, tuple[str, ...]]]:
     cases = []
     for folder in LIFECYCLE:
         expect = tomllib.loads((folder / "expect.toml").read_text(encoding="utf-8"))
-        fault = expect["driver"][expect["driver"].index("--fault") + 1]
+        fault = expect["driver"][-1]  # lifecycle_driver.py NAME
         also = tuple(expect.get("also", ()))
         cases.append((fault, expect["api_version"], expect["scenarios"][0], expect["requirement"], also))
     cases += [(fault, *rest) for fault, rest in SIMULATED_ONLY.items()]
@@ -78,10 +83,9 @@ def test_each_lifecycle_fault_fails_its_requirement_on_the_virtual_clock(
     monkeypatch: pytest.MonkeyPatch, case: tuple[str, str, str, str, tuple[str, ...]]
 ) -> None:
     fault, api_version, scenario, requirement, also = case
-    for owner, names in PATCHED.items():
-        for name in names:
-            monkeypatch.setattr(owner, name, owner.__dict__[name])  # undone after the test
-    LIFECYCLE_FAULTS[fault]()
+    # The simulated driver makes its hosts as the fixture's driver does: of the
+    # faulty class, through the driver's seam (undone after the test).
+    monkeypatch.setattr(Driver, "host_class", LIFECYCLE_FAULTS[fault])
     flagged = _flagged(api_version, (scenario,))
     assert flagged == {rid: "fail" for rid in (requirement, *also)}
 

@@ -42,7 +42,6 @@ from .connection import Connection
 from .diagnostics import Diagnostic
 from .frontend import Frontend, HostEvents, Prompt
 from .host import LoadError, ReferenceHost
-from .lifecycle_faults import LIFECYCLE_FAULTS
 from .manifest import ManifestError, load_manifest
 from .writer import SerialWriter
 
@@ -183,10 +182,15 @@ class Driver:
     # §2.10: the secret broker the driver's hosts use; none, like the coding
     # product, so secrets are never offered (a fixture may set one).
     secret_broker: Any = None
+    # The seam (docs/host-driver.md, "Seams"): the class of every host this
+    # driver makes; a wrapper or a test names a subclass of its own.
+    host_class: type[ReferenceHost] = ReferenceHost
 
-    def __init__(self, fault: str | None = None) -> None:
+    def __init__(self, fault: str | None = None, *, host_class: type[ReferenceHost] | None = None) -> None:
         self.wire = Wire()
         self.fault = fault
+        if host_class is not None:
+            self.host_class = host_class
         self.reporter = Reporter(self)
         self.hosts: dict[tuple[tuple[str, float], ...], ReferenceHost] = {}
         self.host_of: dict[str, ReferenceHost] = {}  # extension -> its host
@@ -212,7 +216,7 @@ class Driver:
             optional = (*HostConfig().optional_features, *EXTRA_FEATURES)
             options: dict[str, Any] = {**overrides, "secret_broker": self.secret_broker, "optional_features": optional}
             config = HostConfig(**options)
-            self.hosts[key] = ReferenceHost(config=config, events=self.reporter, frontend=self.reporter)
+            self.hosts[key] = self.host_class(config=config, events=self.reporter, frontend=self.reporter)
         return self.hosts[key]
 
     def host(self, params: dict[str, Any]) -> tuple[str, ReferenceHost]:
@@ -2236,16 +2240,18 @@ FAULTS: dict[str, Any] = {
     **_SECTION_FAULTS,
     **_LAST_FAULTS,
 }
-FAULTS.update(LIFECYCLE_FAULTS)  # §5, in their own module
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def main(argv: Sequence[str] | None = None, *, host_class: type[ReferenceHost] = ReferenceHost) -> int:
+    """Serve the driver contract on stdin/stdout. ``host_class`` is the seam a
+    wrapper (a faulty fixture, a test) uses to run every host this driver
+    makes as a subclass of its own (docs/host-driver.md, "Seams")."""
     parser = argparse.ArgumentParser(prog="conformance.reference.host.driver", description=__doc__)
     parser.add_argument("--fault", choices=sorted(FAULTS), default=None, help="one deliberate fault (fixtures only)")
     args = parser.parse_args(argv)
     if args.fault is not None:
         FAULTS[args.fault]()
-    driver = Driver(args.fault)
+    driver = Driver(args.fault, host_class=host_class)
     for line in sys.stdin:
         try:
             message = json.loads(line)

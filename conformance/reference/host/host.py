@@ -85,6 +85,12 @@ class _Extension:
 
 
 class ReferenceHost:
+    # The seam (docs/host-driver.md, "Seams"): the classes each extension's
+    # connection and restart budget are made of; a subclass of the host -- a
+    # test's, a faulty fixture's -- may name subclasses of its own.
+    connection_class: type[Connection] = Connection
+    budget_class: type[RestartBudget] = RestartBudget
+
     def __init__(
         self,
         *,
@@ -132,7 +138,7 @@ class ReferenceHost:
                 raise LoadError(f"extension {manifest.name!r} is already loaded")
             self._instances += 1
             record = _Extension(
-                manifest, RestartBudget(self.config, self.rng), instance_id=f"instance-{self._instances}"
+                manifest, self.budget_class(self.config, self.rng), instance_id=f"instance-{self._instances}"
             )
             self._extensions[manifest.name] = record
         record.spawned = 1
@@ -154,7 +160,7 @@ class ReferenceHost:
             channel = self.launcher.launch(manifest.command, cwd=manifest.folder, env=env)
         except LaunchError as exc:
             raise LoadError(f"{manifest.name}: {exc}") from None
-        connection = Connection(
+        connection = self.connection_class(
             manifest,
             generation,
             channel,
