@@ -64,23 +64,36 @@ def _parsed(path: Path) -> ast.Module:
     return ast.parse(path.read_text(encoding="utf-8"))
 
 
-def imports(path: Path, text: str | None = None) -> list[tuple[int, str]]:
-    """(line, dotted name) of every conformance module ``path`` (or ``text``
-    as if it were that file) imports (``from x import y`` counts as x and as
-    x.y: y may be a module)."""
+def import_statements(path: Path, text: str | None = None) -> list[tuple[int, str, tuple[str, ...]]]:
+    """(line, module, names) of every import in ``path`` (or ``text`` as if
+    it were that file): ``import x`` is (x, ()), ``from x import y, z`` is
+    (x, (y, z)) with relative imports resolved."""
     module = module_of(path).split(".")
     package = module if path.name == "__init__.py" else module[:-1]
-    found: list[tuple[int, str]] = []
+    found: list[tuple[int, str, tuple[str, ...]]] = []
     for node in ast.walk(_parsed(path) if text is None else ast.parse(text)):
         if isinstance(node, ast.Import):
-            found += [(node.lineno, a.name) for a in node.names]
+            found += [(node.lineno, a.name, ()) for a in node.names]
         elif isinstance(node, ast.ImportFrom):
             base = node.module or ""
             if node.level:
                 base = ".".join(package[: len(package) - node.level + 1] + ([node.module] if node.module else []))
-            found.append((node.lineno, base))
-            found += [(node.lineno, f"{base}.{a.name}") for a in node.names]
-    return [(line, name) for line, name in found if name == "conformance" or name.startswith("conformance.")]
+            found.append((node.lineno, base, tuple(a.name for a in node.names)))
+    return found
+
+
+def _ours(name: str) -> bool:
+    return name == "conformance" or name.startswith("conformance.")
+
+
+def imports(path: Path, text: str | None = None) -> list[tuple[int, str]]:
+    """(line, dotted name) of every conformance module ``path`` (or ``text``
+    as if it were that file) imports (``from x import y`` counts as x and as
+    x.y: y may be a module)."""
+    found: list[tuple[int, str]] = []
+    for line, base, names in import_statements(path, text):
+        found += [(line, base), *((line, f"{base}.{name}") for name in names)]
+    return [(line, name) for line, name in found if _ours(name)]
 
 
 def unit_of(module: str) -> str:
@@ -150,3 +163,140 @@ def test_the_target_interface_imports_no_concrete_transport() -> None:
     }
     named = {name for _, name in imports(ROOT / "conformance" / "transport" / "target.py")}
     assert not named & concrete, f"transport/target.py imports {sorted(named & concrete)}"
+
+
+# -- a Violation is built only in the protocol core (ARCHITECTURE rule 9) ---------------------------
+# Today's other places that still build one, each with the number of places
+# it does: this table may only shrink. A file over its count, or a file not
+# listed, fails; so does a listed file that no longer builds one (drop it).
+VIOLATION_BUILDERS: dict[str, int] = {
+    "conformance/machines/host_handling.py": 41,
+    "conformance/machines/host_lifecycle.py": 13,
+    "conformance/machines/host_scenarios.py": 27,
+    "conformance/machines/host_storms.py": 4,
+    "conformance/machines/hostcore.py": 15,
+    "conformance/machines/hostcore_admission.py": 47,
+    "conformance/machines/hostcore_ending.py": 3,
+    "conformance/machines/hostcore_held.py": 3,
+    "conformance/machines/hostcore_tools.py": 87,
+    "conformance/machines/oversized.py": 1,
+    "conformance/peers/ext_host.py": 6,
+    "conformance/peers/host_rig.py": 2,
+    "conformance/peers/rpc_client.py": 4,
+    "conformance/peers/rpc_hostcore.py": 1,
+    "conformance/runner/hostcore.py": 13,
+    "conformance/runner/replay.py": 1,
+}
+
+
+def violations_built(path: Path, text: str | None = None) -> int:
+    """How many calls in ``path`` (or ``text`` as if it were that file) build
+    a ``Violation``: by its name, under an alias it was imported as, or as an
+    attribute (``violations.Violation(...)``)."""
+    tree = _parsed(path) if text is None else ast.parse(text)
+    names = {"Violation"}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            names |= {a.asname for a in node.names if a.name == "Violation" and a.asname}
+    count = 0
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            func = node.func
+            if (isinstance(func, ast.Name) and func.id in names) or (
+                isinstance(func, ast.Attribute) and func.attr == "Violation"
+            ):
+                count += 1
+    return count
+
+
+def test_a_violation_is_built_only_in_the_core() -> None:
+    core = ROOT / "conformance" / "protocol"
+    built = {
+        str(path.relative_to(ROOT)): n
+        for path in sources()
+        if core not in path.parents and (n := violations_built(path))
+    }
+    over = [f"{p}: builds {n} Violation(s), allowed {VIOLATION_BUILDERS.get(p, 0)}" for p, n in sorted(built.items())
+            if n > VIOLATION_BUILDERS.get(p, 0)]  # fmt: skip
+    assert not over, "judge in conformance/protocol/ (a @rule), not here:\n" + "\n".join(over)
+    stale = sorted(set(VIOLATION_BUILDERS) - set(built))
+    assert not stale, f"these no longer build a Violation: drop them from VIOLATION_BUILDERS: {stale}"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "from conformance.protocol.violations import Violation\nv = Violation('X', 'm')",
+        "from conformance.protocol.violations import Violation as V\nv = V('X', 'm')",
+        "from conformance.protocol import violations\nv = violations.Violation('X', 'm')",
+    ],
+)
+def test_a_violation_built_is_found(text: str) -> None:
+    assert violations_built(ROOT / "conformance" / "runner" / "extension.py", text) == 1
+    assert not violations_built(ROOT / "conformance" / "runner" / "extension.py", "from x import Violation")
+
+
+# -- what reference implementations import (ARCHITECTURE rules 1, 8 and 10) --------------------------
+# A reference is written as its author would write it: its own modules (and
+# the other references', which share author code such as the JSON-RPC
+# helpers and the writer), the standard library, and the shared framing --
+# rule 1 writes framing once for the harness and the references alike, so
+# the NDJSON decoder and the id peek of an oversized line's prefix (part of
+# reading a frame) are allowed. Never a validator, a rule, the requirement
+# catalog, a machine, a runner, a peer, the evidence or a report (rule 8: the
+# harness and the references must be able to disagree).
+REFERENCE_MAY_IMPORT = ("conformance.reference.", "conformance.protocol.framing", "conformance.protocol.id_peek")
+# Today's other imports of the references, with the reason; may only shrink.
+REFERENCE_EXCEPTIONS: dict[str, str] = {
+    "conformance.protocol.limits": "the reference host reads the checker's bounds table (the host-core and the "
+    "client keep their own, compared by tests/reference/): give the host a table of its own",
+    "conformance.transport.simulated": "reference/host/simulated.py runs the reference host on the harness's "
+    "virtual clock and scheduler (the in-process pairing), not author code",
+}
+
+
+def _reference_may(name: str) -> bool:
+    return not _ours(name) or name in ("conformance", "conformance.reference") or name.startswith(REFERENCE_MAY_IMPORT)
+
+
+def reference_imports(path: Path, text: str | None = None) -> list[tuple[int, str]]:
+    """(line, module) of each conformance module a reference imports that it
+    may not (exceptions aside). ``from x import y`` is allowed when x is, or
+    when x.y is (``from conformance.protocol import framing``)."""
+    found = []
+    for line, base, names in import_statements(path, text):
+        if _reference_may(base):
+            continue
+        found += [(line, f"{base}.{name}") for name in names or ("",) if not _reference_may(f"{base}.{name}")]
+    return [(line, name.rstrip(".")) for line, name in found]
+
+
+def test_references_import_no_checker_code() -> None:
+    wrong, used = [], set()
+    for path in sorted((ROOT / "conformance" / "reference").rglob("*.py")):
+        for line, name in reference_imports(path):
+            exception = next((e for e in REFERENCE_EXCEPTIONS if name == e or name.startswith(e + ".")), None)
+            if exception is None:
+                wrong.append(f"{path.relative_to(ROOT)}:{line}: a reference imports {name}")
+            else:
+                used.add(exception)
+    assert not wrong, "references import only their own code, stdlib and the framing:\n" + "\n".join(wrong)
+    stale = sorted(set(REFERENCE_EXCEPTIONS) - used)
+    assert not stale, f"no reference imports these any more: drop them from REFERENCE_EXCEPTIONS: {stale}"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "from conformance.protocol.rpc_answers import judge",
+        "from conformance.requirements import load_catalog",
+        "import conformance.machines.host",
+        "from ...runner import hostcore",
+        "from conformance.peers.rpc_client import DATA_DIR",
+    ],
+)
+def test_a_reference_importing_checker_code_is_found(text: str) -> None:
+    path = ROOT / "conformance" / "reference" / "hostcore" / "server.py"
+    assert reference_imports(path, text)
+    assert not reference_imports(path, "from conformance.protocol.framing import FrameDecoder\nimport json")
+    assert not reference_imports(path, "from .errors import HostError\nfrom conformance.reference.extension import x")
