@@ -78,7 +78,7 @@ class _SimDriver(Driver):
     """The reference driver with its threads and hosts on the world's runtime."""
 
     def __init__(self, world: SimWorld, out: SimDriverProcess) -> None:
-        super().__init__(None)
+        super().__init__()
         self.world = world
         self.wire = _SimWire(out)  # type: ignore[assignment]
         self.reporter.wire = self.wire

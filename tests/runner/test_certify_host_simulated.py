@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from fault_catalogs import fault_catalog  # tests/fault_catalogs.py (tests/ is on sys.path)
 
 from conformance.cli import main
 from conformance.evidence import Recorder
@@ -22,7 +23,6 @@ from conformance.protocol.framing import Frame
 from conformance.protocol.limits import FAILED_RESTARTS_BEFORE_PARK, MAX_FRAME_BYTES
 from conformance.reference.host.config import HostConfig
 from conformance.reference.host.connection import Connection
-from conformance.reference.host.driver import FAULTS
 from conformance.reference.host.supervisor import RestartBudget
 from conformance.runner.extension import RunResult
 from conformance.runner.host import _play, certify_host
@@ -58,7 +58,7 @@ def test_a_faulty_host_fails_on_the_virtual_clock(monkeypatch: pytest.MonkeyPatc
     """The simulated path judges, it does not just pass: the double-cancel fault,
     switched on in-process (and undone by monkeypatch), is flagged at its rule."""
     monkeypatch.setattr(Connection, "_tombstone", Connection._tombstone)
-    FAULTS["double-cancel"]()
+    fault_catalog("hosts", "host_driver_faults").FAULTS["double-cancel"]()
     run = certify_host((), "0.2", PROFILES["quick"], 1, simulate=True, machine=False, only=("cancel-then",))
     flagged = [v.requirement.id for v in run.verdicts if v.verdict == "fail"]
     assert flagged == ["EXT-1.9-host-one-cancel-notification"]

@@ -4,12 +4,12 @@ and HostMachine's reload follows both generations."""
 
 from __future__ import annotations
 
-import importlib.util
 import tomllib
 from pathlib import Path
 from typing import Any
 
 import pytest
+from fault_catalogs import fault_catalog  # tests/fault_catalogs.py (tests/ is on sys.path)
 
 from conformance.evidence import Recorder
 from conformance.machines.host import machine_for
@@ -22,17 +22,7 @@ HOSTS = Path(__file__).resolve().parents[2] / "fixtures" / "hosts"
 LIFECYCLE = sorted(p for p in HOSTS.glob("lifecycle-*") if (p / "expect.toml").is_file())
 
 
-def _catalog() -> Any:
-    """The fault catalog of the lifecycle fixtures (fixtures/hosts/_faults, not a package of the suite)."""
-    path = HOSTS / "_faults" / "host_lifecycle_faults.py"
-    spec = importlib.util.spec_from_file_location("host_lifecycle_faults", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-LIFECYCLE_FAULTS = _catalog().LIFECYCLE_FAULTS
+LIFECYCLE_FAULTS = fault_catalog("hosts", "host_lifecycle_faults").LIFECYCLE_FAULTS
 # Faults without a subprocess fixture (their scenario runs on the virtual clock only).
 SIMULATED_ONLY = {
     "lifecycle-no-ready-reset": ("0.2", "lifecycle-ready-reset", "EXT-5-host-parks-after-failures", ()),
