@@ -173,17 +173,23 @@ def main() -> None:
     unknown = sorted(set(only) - {p.name for p in found})
     if unknown:
         parser.error(f"unknown fixture(s): {', '.join(unknown)}")
-    chosen = [p for p in found if not only or p.name in only]
+    by_name = {p.name: p for p in found}
+    chosen = [by_name[n] for n in only] if only else found  # in the order given
     jobs = [(args.role, p, args.profile, args.runs, args.patience, args.work_dir) for p in chosen]
     start = time.perf_counter()
     rows: list[Row] = []
+    out = args.json or Path(f"reports/replays-{args.profile}.json")
+    out.parent.mkdir(parents=True, exist_ok=True)
     with ProcessPoolExecutor(max_workers=max(1, args.workers), mp_context=get_context("spawn")) as pool:
         for fixture, measured in zip(chosen, pool.map(_one, jobs), strict=True):
             print(f"measured {fixture.name}: {len(measured)} trace(s)", flush=True)
             rows.extend(measured)
+            _write(out, args, rows, time.perf_counter() - start)  # an interrupted run keeps what it measured
     print(table(rows))
-    totals = summary(rows, args.runs)
-    print(json.dumps(totals, indent=2))
+    print(json.dumps(summary(rows, args.runs), indent=2))
+
+
+def _write(out: Path, args: argparse.Namespace, rows: list[Row], wall_s: float) -> None:
     report = {
         "role": args.role,
         "profile": args.profile,
@@ -191,13 +197,13 @@ def main() -> None:
         "runs": args.runs,
         "patience_s": args.patience,
         "workers": args.workers,
-        "wall_s": round(time.perf_counter() - start, 1),
-        "summary": totals,
+        "wall_s": round(wall_s, 1),
+        "summary": summary(rows, args.runs),
         "rows": [asdict(r) for r in rows],
     }
-    out = args.json or Path(f"reports/replays-{args.profile}.json")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    partial = out.with_name(out.name + ".part")
+    partial.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    partial.replace(out)
 
 
 if __name__ == "__main__":
