@@ -300,3 +300,34 @@ def test_a_reference_importing_checker_code_is_found(text: str) -> None:
     assert reference_imports(path, text)
     assert not reference_imports(path, "from conformance.protocol.framing import FrameDecoder\nimport json")
     assert not reference_imports(path, "from .errors import HostError\nfrom conformance.reference.extension import x")
+
+
+# -- the shipped references carry no fault code (ARCHITECTURE rule 10) --------------------------------
+# Fault catalogs live beside the fixtures (fixtures/<role>/_faults/) and reach
+# a reference through its documented seams; a reference has no fault module,
+# no --fault option and no line marked as the fault.
+FAULT_MARKS = ('"--fault"', "# the fault")
+
+
+def fault_code(path: Path, text: str | None = None) -> list[str]:
+    body = path.read_text(encoding="utf-8") if text is None else text
+    found = [f"{path.relative_to(ROOT)}: a fault module"] if "fault" in path.stem else []
+    return found + [
+        f"{path.relative_to(ROOT)}:{n}: {mark}"
+        for n, line in enumerate(body.splitlines(), 1)
+        for mark in FAULT_MARKS
+        if mark in line
+    ]
+
+
+def test_references_carry_no_fault_code() -> None:
+    found = [f for path in sorted((ROOT / "conformance" / "reference").rglob("*.py")) for f in fault_code(path)]
+    assert not found, "move it to fixtures/<role>/_faults/, behind a seam:\n" + "\n".join(found)
+
+
+def test_fault_code_is_found() -> None:
+    server = ROOT / "conformance" / "reference" / "hostcore" / "server.py"
+    assert fault_code(server, 'parser.add_argument("--fault")')
+    assert fault_code(server, "answer = True  # the fault: confirms")
+    assert fault_code(ROOT / "conformance" / "reference" / "host" / "lifecycle_faults.py", "")
+    assert not fault_code(server, "# a faulty fixture's wrapper may replace this class")
