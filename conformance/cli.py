@@ -195,6 +195,9 @@ def _parser() -> argparse.ArgumentParser:
     req.add_argument("--side", choices=sides, default=None, help="only entries of this side")
     req.add_argument("--stats", action="store_true", help="per-section counts instead of the entries")
     req.add_argument(
+        "-v", "--verbose", action="store_true", help="add the code that judges each entry (or why none does)"
+    )
+    req.add_argument(
         "--diff",
         type=Path,
         default=None,
@@ -232,7 +235,7 @@ def _main(argv: Sequence[str] | None) -> int:
     if args.command in READ_ONLY_COMMANDS:
         return READ_ONLY_COMMANDS[args.command](args)
     if args.command == "requirements":
-        return requirement_stats(args.side) if args.stats else list_requirements(args.side)
+        return requirement_stats(args.side) if args.stats else list_requirements(args.side, verbose=args.verbose)
     if args.command == "replay":
         return replay_trace(args)
     if args.command == "fuzz":
@@ -440,12 +443,17 @@ def refuse_stepless(trace: Path, target: Path | None) -> None:
         )
 
 
-def list_requirements(side: str | None) -> int:
+def list_requirements(side: str | None, *, verbose: bool = False) -> int:
+    """One line per entry: id, section, level, side and what it requires (the
+    catalog's statement); ``verbose`` adds the code that judges it, or why
+    nothing does. Tab-separated, one entry a line, for ``cut`` and ``grep``."""
     for r in load_catalog():
         if side and r.side != side:
             continue
-        status = r.check if r.has_check else "none: " + r.reason
-        print(f"{r.id}\t{r.section}\t{r.level}\t{r.side}\t{status}")
+        line = f"{r.id}\t{r.section}\t{r.level}\t{r.side}\t{' '.join(r.summary.split())}"
+        if verbose:
+            line += "\t" + (r.check if r.has_check else "none: " + " ".join(r.reason.split()))
+        print(line)  # the catalog is ours: no target text to escape
     return EXIT_OK
 
 
