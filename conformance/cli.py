@@ -559,6 +559,7 @@ def run_and_report(
     examples, for the progress line."""
     options = options or RunOptions("extension")
     from .report.console import QUIET, VERBOSE, run_lines
+    from .report.html import REPORT_NAME, write_run_report
     from .report.junit import write_junit
     from .report.matrix import write_matrix
     from .runner.progress import Progress
@@ -579,10 +580,15 @@ def run_and_report(
             run = dataclasses.replace(run, selection=shown)
             write_matrix(run, stage)
             write_junit(run, stage, strict=options.strict)
+            # Read back from the staged matrix, as `report` reads a finished run (reports only read
+            # verdicts); replay commands name the directory the run is about to be moved into.
+            write_run_report(stage, report_dir.resolve())
     except (StartFailure, ReportDirError) as exc:  # StartFailure: a later generation could not start
         return refused(exc)
     for line in run_lines(run, report_dir / "matrix.json", title, verbosity=options.verbosity, written_in=stage):
         print(line)
+    if options.verbosity > QUIET:
+        print(f"report: {terminal(str(report_dir / REPORT_NAME))}")
     if shown and options.verbosity > QUIET:
         print(terminal(f"selection: {shown} ({len(run.verdicts)} requirement(s) judged; the others are not reported)"))
     if run.strays:

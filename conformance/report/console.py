@@ -6,9 +6,9 @@ A fail, warn or xfail is printed the way h2spec prints a failing case: the
 section and requirement id with the requirement's statement, then
 ``expected:`` (when the judge's message says) and ``observed:`` lines.
 
-Verbosity: ``QUIET`` (0) prints the summary line and the fail and warn
-lines (with their expected/observed) and one line per error only; ``NORMAL`` (1) adds the replay commands, exit statuses,
-stderr tails and the matrix path; ``VERBOSE`` (2) adds every other verdict
+Verbosity: ``QUIET`` (0) prints the summary line, the fail and warn lines
+(with their expected/observed) and one line per error only; ``NORMAL`` (1)
+adds the replay commands, exit statuses, stderr tails and the matrix path; ``VERBOSE`` (2) adds every other verdict
 (pass, skip, untested) and this run's observation of each failure (first
 seen, frame, count, measured values). Every piece of target or manifest text is
 escaped (conformance/safe_text.py): nothing the target sends reaches the

@@ -44,7 +44,7 @@ class Failure:
 
     @property
     def where(self) -> str:
-        """"§1.9" -- the section the requirement comes from."""
+        """ "§1.9" -- the section the requirement comes from."""
         return f"§{self.section}"
 
     @property
@@ -73,8 +73,6 @@ def split_evidence(evidence: str) -> tuple[str, str, str]:
     return "", evidence.strip(), ""
 
 
-def failure(
-    requirement: str, document: str, section: str, level: str, statement: str, evidence: str
-) -> Failure:
+def failure(requirement: str, document: str, section: str, level: str, statement: str, evidence: str) -> Failure:
     expected, observed, path = split_evidence(evidence)
     return Failure(requirement, document, section, level, statement, observed, expected, path)
