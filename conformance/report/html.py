@@ -260,7 +260,7 @@ def render(runs: Sequence[Run], *, homes: Sequence[Path] | None = None) -> str:
     budget = Budget()
     rows = _rows(runs, catalog, budget, homes or [run.directory for run in runs])
     present = [c.verdict for row in rows for c in row.cells]
-    return (
+    page = (
         _environment()
         .get_template("report.html.j2")
         .render(
@@ -277,6 +277,9 @@ def render(runs: Sequence[Run], *, homes: Sequence[Path] | None = None) -> str:
             capped=budget.capped,
         )
     )
+    # A trace may hold a lone surrogate (a frame's "\ud800" escape, decoded): shown as that
+    # escape, so the page is always valid UTF-8 instead of a failed write.
+    return page.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 def write_html(runs: Sequence[Run], path: Path) -> Path:
