@@ -117,14 +117,14 @@ def section_key(section: str) -> tuple[tuple[int, str], ...]:
     return tuple(parts)
 
 
-def _column(index: int, run: Run) -> Column:
+def _column(index: int, run: Run, home: Path) -> Column:
     counts: dict[str, int] = {v: 0 for v in VERDICT_ORDER}
     must = [r["verdict"] for r in run.results if r["level"] == "must"]
     for r in run.results:
         counts[r["verdict"]] = counts.get(r["verdict"], 0) + 1
     return Column(
         index=index,
-        directory=str(run.directory),
+        directory=str(home),
         target=run.target,
         suite=run.suite,
         catalog=run.catalog,
@@ -258,14 +258,15 @@ def render(runs: Sequence[Run], *, homes: Sequence[Path] | None = None) -> str:
     a certification renders its staging directory before moving it in place."""
     catalog = {r.id: r for r in load_catalog()}
     budget = Budget()
-    rows = _rows(runs, catalog, budget, homes or [run.directory for run in runs])
+    homes = homes or [run.directory for run in runs]
+    rows = _rows(runs, catalog, budget, homes)
     present = [c.verdict for row in rows for c in row.cells]
     page = (
         _environment()
         .get_template("report.html.j2")
         .render(
             version=__version__,
-            columns=[_column(i, run) for i, run in enumerate(runs)],
+            columns=[_column(i, run, homes[i]) for i, run in enumerate(runs)],
             rows=rows,
             groups=list(dict.fromkeys(row.group for row in rows)),
             verdicts=[v for v in VERDICT_ORDER if v in present],

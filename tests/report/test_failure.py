@@ -11,7 +11,8 @@ from conformance.report.failure import failure, split_evidence
     ("evidence", "expected", "observed", "path"),
     [
         (
-            "cancelled tool/call 8 answered with error code -32603; expected -32800 (or a normal result) at .error.code",
+            "cancelled tool/call 8 answered with error code -32603; "
+            "expected -32800 (or a normal result) at .error.code",
             "-32800 (or a normal result)",
             "cancelled tool/call 8 answered with error code -32603",
             ".error.code",
