@@ -183,6 +183,7 @@ def test_a_failing_runs_own_report_opens_on_its_failure(recorded: list[Path], tm
 def _failing_page(driver, page: Path, requirement: str, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     from selenium.webdriver.common.by import By
 
+    driver.set_window_size(1600, 1400)  # tall enough for the failure, its replay and the outlined frame at once
     driver.get(page.as_uri())
     shown = [
         r.get_attribute("data-id") for r in driver.find_elements(By.CSS_SELECTOR, "tr.req-row") if r.is_displayed()
