@@ -131,7 +131,7 @@ def _parser() -> argparse.ArgumentParser:
         "--report-dir",
         type=arguments.output_dir,
         default=Path("reports/latest"),
-        help="where matrix.json, junit.xml and traces/ go (default reports/latest); written whole at the end",
+        help="where matrix.json, junit.xml, report.html, traces/ go (default reports/latest); written whole at the end",
     )
     ext.add_argument("--profile", choices=sorted(PROFILES), default="default")
     ext.add_argument("--seed", type=arguments.seed, default=None, help=SEED_HELP)
@@ -627,7 +627,7 @@ def add_host_parser(sub: Any) -> None:
         "--report-dir",
         type=arguments.output_dir,
         default=Path("reports/host"),
-        help="where matrix.json, junit.xml and traces/ go (default reports/host); written whole at the end",
+        help="where matrix.json, junit.xml, report.html, traces/ go (default reports/host); written whole at the end",
     )
     host.add_argument("--profile", choices=sorted(PROFILES), default="default")
     host.add_argument("--seed", type=arguments.seed, default=None, help=SEED_HELP)
