@@ -23,12 +23,13 @@ from typing import Any
 
 from markupsafe import Markup
 
-__all__ = ["FOLD_CHARS", "FOLD_LINES", "MAX_NODES", "Budget", "frame_tree", "tree"]
+__all__ = ["FOLD_CHARS", "FOLD_LINES", "MAX_NODES", "MAX_STRING_CHARS", "Budget", "frame_tree", "tree"]
 
 FOLD_LINES = 24  # an object/array taller than this (pretty-printed) opens folded
 FOLD_CHARS = 160  # a string longer than this shows its start, the rest folded
 MAX_NODES = 40_000  # nodes rendered per page; past this, values are plain excerpts
 EXCERPT_CHARS = 200  # of a value shown once the budget is spent
+MAX_STRING_CHARS = 4000  # of a folded string unfolded (a 1 MiB string would be 1 MiB of page; the trace has it whole)
 
 
 @dataclass
@@ -67,10 +68,11 @@ def _scalar(value: Any) -> Markup:
         text = json.dumps(value, ensure_ascii=False)
         if len(text) <= FOLD_CHARS:
             return Markup('<span class="j-str">{}</span>').format(text)
+        rest = text if len(text) <= MAX_STRING_CHARS else f"{text[:MAX_STRING_CHARS]}… [cut: the trace holds it whole]"
         return Markup(
             '<details class="j-fold"><summary><span class="j-str">{}…</span> <small>({} characters)</small></summary>'
             '<span class="j-str">{}</span></details>'
-        ).format(text[:FOLD_CHARS], len(value), text)
+        ).format(text[:FOLD_CHARS], len(value), rest)
     kind = "j-null" if value is None else "j-bool" if isinstance(value, bool) else "j-num"
     return Markup('<span class="{}">{}</span>').format(kind, json.dumps(value))
 

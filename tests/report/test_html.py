@@ -17,7 +17,15 @@ from conformance.cli import main
 from conformance.manifest import program_name
 from conformance.peers.rpc_client import DATA_DIR, HostcoreCommand
 from conformance.report.html import REPORT_NAME, render, write_run_report
-from conformance.report.jsontree import EXCERPT_CHARS, FOLD_CHARS, FOLD_LINES, Budget, frame_tree, tree
+from conformance.report.jsontree import (
+    EXCERPT_CHARS,
+    FOLD_CHARS,
+    FOLD_LINES,
+    MAX_STRING_CHARS,
+    Budget,
+    frame_tree,
+    tree,
+)
 from conformance.report.matrix import write_matrix
 from conformance.report.rundir import FORMAT, load_run
 from conformance.requirements import by_id
@@ -377,6 +385,8 @@ def test_long_strings_fold_after_their_start() -> None:
     shown = tree({"s": long, "t": "y" * (FOLD_CHARS - 2)}, Budget())
     assert shown.count('<details class="j-fold">') == 1  # "y"*158 with its quotes is 160: not folded
     assert f"({len(long)} characters)" in shown
+    huge = str(tree("z" * 1_000_000, Budget()))
+    assert len(huge) < MAX_STRING_CHARS + 1000 and "[cut: the trace holds it whole]" in huge
 
 
 def test_every_key_and_value_is_escaped() -> None:
