@@ -332,6 +332,7 @@ def test_frames_are_collapsible_json_and_the_evidence_frame_is_outlined(make_run
     # initialize and its answer are trees; the hostile line is not JSON and stays (escaped) text
     assert html.count('<div class="j-frame">') == 2
     assert '<span class="j-key">&#34;method&#34;</span>: <span class="j-str">&#34;initialize&#34;</span>' in html
+    assert html.count('class="to-evidence"') == 1  # a button that brings the outlined frame into view
     marked = html.index('class="msg-target target marked"')
     assert html.index('<div class="j-frame">', marked) < html.index("</div>", marked + 40) + 10
 

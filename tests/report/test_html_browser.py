@@ -203,6 +203,15 @@ def _failing_page(driver, page: Path, requirement: str, tmp_path: Path) -> None:
 
     shot = tmp_path / "report-failing.png"
     driver.save_screenshot(str(shot))
+    panel.find_element(By.CSS_SELECTOR, "button.to-evidence").click()  # brings the outlined frame into view
+    assert driver.execute_script(
+        "var r = arguments[0].getBoundingClientRect(), p = arguments[1].getBoundingClientRect();"
+        "return r.top >= p.top && r.top < p.bottom;",
+        marked,
+        panel,
+    )
+    driver.execute_script("arguments[0].scrollTop = 0", panel)
+    driver.save_screenshot(str(shot))
     assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     if os.environ.get("OCTET_UPDATE_SCREENSHOT"):
         shutil.copyfile(shot, ROOT / "docs" / "report-failing.png")
