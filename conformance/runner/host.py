@@ -93,6 +93,7 @@ def certify_host(
     try:
         with run_deadline(deadline):
             driver = HostDriver.spawn(list(driver_argv), cwd=cwd)
+            driver.greet()  # before any verdict: a driver that cannot say hello is a SetupFailure
             within_budget(recorder, lambda: info.append(_drive(driver, listener, recorder, api_version, profile,
                                                                run_seed, machine, only, patience_s, None)))  # fmt: skip
     except DriverError as exc:
@@ -122,7 +123,7 @@ def _drive(
 ) -> tuple[str, str]:
     """Hello, the scenarios, the machine, shutdown; returns the host's name and version.
     ``options``: the rig options (None: from the driver's capabilities)."""
-    info = driver.hello()
+    info = driver.hello_info or driver.hello()  # said already when the run greeted it
     driver.observers.append(state_judge(recorder))
     if api_version not in info.api_versions:
         recorder.harness_errors.append(f"driver: the host does not load API {api_version} ({info.api_versions})")
