@@ -43,7 +43,7 @@ from .budget import deadline_of, run_deadline, within_budget
 from .extension import RunResult, with_trace
 from .profiles import PROFILES, Profile
 from .replay import NotReplayable, ReplayOutcome
-from .search import run_machine
+from .search import machine_stages, run_machine
 
 # With the driver's ``timing`` capability the host's §1.8 stage is scaled to
 # this, so stubborn-shutdown scenarios take a fraction of a second, not 4 s.
@@ -219,6 +219,7 @@ def _run_machine(
                 print_blob=False,
             ),
             run_seed,
+            on_stage=machine_stages(recorder, bound.example_counter, machine_examples(profile)),
         )
     except DriverError:
         raise
