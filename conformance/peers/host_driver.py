@@ -34,7 +34,7 @@ from conformance.protocol import jsonrpc
 from conformance.protocol.framing import Frame
 from conformance.protocol.strict_json import dumps
 from conformance.transport.process import TargetProcess, WriteTimeout, sanitized_env
-from conformance.transport.startup import SetupFailure, StartFailure, setup_failure
+from conformance.transport.startup import CURRENT_FOLDER, SetupFailure, StartFailure, check_startable, setup_failure
 from conformance.transport.target import Received, StdoutClosed
 
 CONTRACT = "octet-host-driver/1"
@@ -161,6 +161,7 @@ class HostDriver:
         where = (cwd or Path.cwd()).resolve()
         try:
             env = sanitized_env({"SSH_AUTH_SOCK": SSH_AUTH_SOCK_MARKER})
+            check_startable(argv, where, env, folder=CURRENT_FOLDER)  # said before anything is spawned
             process = TargetProcess(argv, cwd=where, env=env, max_frame_bytes=MAX_LINE_BYTES)
         except StartFailure:
             raise  # the driver's command cannot run: said as such (transport/startup.py), not as a crash

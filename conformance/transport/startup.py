@@ -41,12 +41,18 @@ class StartFailure(OSError):
         return f"{text}\n  hint: {self.hint}" if self.hint else text
 
 
-def check_startable(argv: Sequence[str], cwd: Path, env: dict[str, str]) -> None:
+MANIFEST_FOLDER = "the manifest's folder"  # where an extension's command runs
+CURRENT_FOLDER = "the current folder"  # where a driver's, host-core's or client's command runs
+
+
+def check_startable(argv: Sequence[str], cwd: Path, env: dict[str, str], *, folder: str = MANIFEST_FOLDER) -> None:
     """Raise :class:`StartFailure` when ``argv`` cannot be executed from
-    ``cwd`` with ``env``'s PATH; return quietly when it looks runnable."""
+    ``cwd`` with ``env``'s PATH; return quietly when it looks runnable.
+    ``folder`` names ``cwd`` in the hint (a manifest's, or the current one)."""
     problem = diagnose(argv, cwd, env)
     if problem is not None:
-        raise StartFailure(argv, cwd, *problem)
+        cause, hint = problem
+        raise StartFailure(argv, cwd, cause, hint.replace(MANIFEST_FOLDER, folder))
 
 
 def start_failure(argv: Sequence[str], cwd: Path, env: dict[str, str], exc: OSError) -> StartFailure:
