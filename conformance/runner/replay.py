@@ -483,6 +483,8 @@ class _Shrinking:
                 self.failed.add(dropped)
             return False
         self.best, self.dropped, self.rate = found, dropped, rate
+        if self.on_replay is not None:
+            self.on_replay(len(self.kept()), self.replays)  # the steps left now
         return True
 
     def start(self, entries: list[dict[str, Any]], violation_step: int | None) -> bool:
