@@ -93,7 +93,8 @@ def certify_host(
     try:
         with run_deadline(deadline):
             driver = HostDriver.spawn(list(driver_argv), cwd=cwd)
-            driver.greet()  # before any verdict: a driver that cannot say hello is a SetupFailure
+            # Before any verdict: a driver that cannot say hello is a SetupFailure.
+            within_budget(recorder, driver.greet)
             within_budget(recorder, lambda: info.append(_drive(driver, listener, recorder, api_version, profile,
                                                                run_seed, machine, only, patience_s, None)))  # fmt: skip
     except DriverError as exc:
