@@ -41,7 +41,7 @@ from .transport.process import (
     raise_if_stopping,
     sanitized_env,
 )
-from .transport.startup import StartFailure, check_startable
+from .transport.startup import CURRENT_FOLDER, StartFailure, check_startable
 
 if TYPE_CHECKING:
     from typing import TypeAlias
@@ -702,6 +702,10 @@ def certify_hostcore_command(args: argparse.Namespace) -> int:
     problem = arguments.data_dir_problem(command.argv, DATA_DIR)
     if problem is not None:
         return refused(ValueError(problem))
+    try:  # before anything starts, as for the other roles
+        check_startable(list(command.argv), command.cwd, sanitized_env(), folder=CURRENT_FOLDER)
+    except StartFailure as exc:
+        return refused(exc)
     return _certify_rpc(args, "hostcore", "host-core", command, certify_hostcore)
 
 
@@ -750,7 +754,7 @@ def certify_client_command(args: argparse.Namespace) -> int:
 
     command = client_command(list(args.target_argv))
     try:
-        check_startable(list(command.argv), command.cwd, sanitized_env())
+        check_startable(list(command.argv), command.cwd, sanitized_env(), folder=CURRENT_FOLDER)
     except StartFailure as exc:
         return refused(exc)
     return _certify_rpc(args, "client", "client", command, certify_client)

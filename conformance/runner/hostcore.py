@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from conformance.evidence import Recorder, StepContext
+from conformance.evidence import Recorder, Stage, StepContext
 from conformance.machines import hostcore_admission, hostcore_ending, hostcore_held
 from conformance.machines.hostcore import UNKNOWN_METHOD, HostcoreMachine, machine_for, scripted_example
 from conformance.manifest import Manifest, command_target
@@ -25,12 +25,13 @@ from conformance.protocol.rpc_answers import id_key
 from conformance.protocol.violations import Violation
 from conformance.requirements import load_catalog
 from conformance.results import RunResult
+from conformance.transport.startup import SetupFailure, setup_failure
 from conformance.verdicts import Verdict, decide
 
 from .budget import deadline_of, run_deadline, within_budget
 from .extension import _guarded, machine_settings, with_trace
 from .profiles import Profile
-from .search import run_machine
+from .search import machine_stages, run_machine
 
 API_VERSION = str(rpc_limits.PROTOCOL_VERSION)
 WRONG_VERSION = rpc_limits.PROTOCOL_VERSION - 1
@@ -138,9 +139,10 @@ def _run_all(
             continue
         _guarded(recorder, name, functools.partial(scenario, command, recorder, response_s, work))
     machine = machine_for(command, recorder, response_s=response_s, work_root=work)
+    recorder.stage = Stage("walk")
     _guarded(recorder, "scripted example", lambda: scripted_example(machine, walks))
     if profile.examples > 0:  # a profile of no examples runs the scripted walk only
-        _guarded(recorder, "state machine", lambda: _run_machine(machine, profile, run_seed))
+        _guarded(recorder, "state machine", lambda: _run_machine(machine, profile, run_seed, recorder))
 
 
 def _runs(name: str, profile: Profile, scenarios: Sequence[str] | None) -> bool:
@@ -162,8 +164,9 @@ def _with_trace(verdict: Verdict, trace: Path | None) -> Verdict:
     return with_trace(verdict, trace)
 
 
-def _run_machine(machine: type[HostcoreMachine], profile: Profile, run_seed: int) -> None:
-    run_machine(machine, machine_settings(profile), run_seed, sweep_first=profile.sweep)
+def _run_machine(machine: type[HostcoreMachine], profile: Profile, run_seed: int, recorder: Recorder) -> None:
+    stage = machine_stages(recorder, machine.example_counter, profile.examples)
+    run_machine(machine, machine_settings(profile), run_seed, sweep_first=profile.sweep, on_stage=stage)
 
 
 def _peer(command: HostcoreCommand, recorder: Recorder, response_s: float, work: Path) -> HostcorePeer:
@@ -206,6 +209,8 @@ def handshake_scenario(command: HostcoreCommand, recorder: Recorder, response_s:
                 ("session.list", {}, rpc_errors.refused_before_handshake),
             ):
                 if not _refused(peer, method, params, judge):
+                    if not peer.spoke and not peer.target.running():
+                        raise _not_set_up(command, peer, "ended without answering anything")
                     peer.violate(
                         Violation("RPC-10-01-handshake", f"no handshake possible: {method} was never answered")
                     )
@@ -218,11 +223,24 @@ def handshake_scenario(command: HostcoreCommand, recorder: Recorder, response_s:
             else:
                 peer.add(rpc_results.health_ok(response))
         except HostcoreGone as exc:
+            if not peer.spoke:
+                raise _not_set_up(command, peer, f"ended without answering anything ({exc})") from None
             peer.violate(Violation("RPC-10-01-handshake", f"the host-core ended during the handshake scenario ({exc})"))
             return False
         # The same process goes on with the §2 transport checks: a spawn saved.
         transport_checks(peer)
         return True
+
+
+def _not_set_up(command: HostcoreCommand, peer: HostcorePeer, what: str) -> SetupFailure:
+    """The first host-core ended before writing one JSON line: it was never a
+    host-core (a wrong command, arguments it rejects, a crash at start), so
+    the run stops before any verdict. One that keeps running, whatever it
+    writes, is judged instead (fixtures/hostcores/floods-stdout)."""
+    if peer.first_garbage is not None:
+        what += f"; its stdout began with {peer.first_garbage!r}, which is not JSON"
+    hint = "run the command by hand: it must read JSON-RPC requests on stdin (docs/reference-hostcore.md)"
+    return setup_failure("host-core", command.argv, command.cwd, what, peer.target, hint=hint)
 
 
 def transport_checks(peer: HostcorePeer) -> None:
