@@ -393,7 +393,9 @@ def frame_size_scenario(
     of exactly 1 MiB is one byte over the bound if the newline counts (§0 is
     silent), so refusing it any way is legal and only a should warning
     (EXT-0-frame-bound-exact). One of 1 MiB + 1 may be refused any way the
-    extension likes, so nothing is judged for it beyond the frames it writes."""
+    extension likes, so nothing is judged for it beyond the frames it writes.
+    Between them, a tool call whose name fills 1 MiB - 1 bytes: its answer
+    must stay inside the bound too (:func:`_name_at_bound`)."""
     recorder.context = StepContext(scenario="frame-size")
     peer = _started(manifest, recorder, patience, launcher)
     if peer is None:
@@ -404,6 +406,9 @@ def frame_size_scenario(
         size = limits.MAX_FRAME_BYTES - 1
         peer.write_raw(pad_frame(frame, size), recipe=padded_recipe(frame, size))
         peer.settle([rid], timeout=patience.response_s)
+        if peer.alive:
+            peer.next_step()
+            _name_at_bound(peer, patience)
         for size in (limits.MAX_FRAME_BYTES, limits.MAX_FRAME_BYTES + 1):
             if not peer.alive:
                 break
@@ -416,6 +421,31 @@ def frame_size_scenario(
         pass
     finally:
         peer.close()
+
+
+def _name_at_bound(peer: ExtensionHostPeer, patience: Patience) -> None:
+    """A tool/call of 1 MiB - 1 bytes whose name (no declared tool) fills the
+    frame. Any answer passes, but a refusal that quotes the name back whole
+    is a line past the bound (EXT-0-frame-bound, judged on every frame the
+    extension writes): host input near the bound must not be echoed in full.
+    A mutant of the reference whose writer dropped its size guard survived
+    every other step (issue 20 item 3), since nothing else the harness sends
+    is echoed back that large."""
+    assert peer.session is not None
+    params: dict[str, Any] = {"name": "", "arguments": {}, "context": call_context()}
+    negotiated = peer.session.negotiated
+    if negotiated is not None and negotiated.has("dynamic_tools"):
+        params["catalog_revision"] = peer.session.catalog_revision  # §1.2: present with dynamic_tools
+    rid, frame = peer.request_frame("tool/call", params)
+    size = limits.MAX_FRAME_BYTES - 1
+    # U+0080 travels raw (2 bytes) but grows wherever an answer escapes it:
+    # \u0080 (6 bytes) from an ASCII-only JSON encoder, \x80 from a quoting
+    # repr. A plain quote of the name alone would fit, the request's own
+    # overhead being larger than most refusals'.
+    filler = "\u0080"
+    data = pad_frame(frame, size, member="name", filler=filler)
+    peer.write_raw(data, recipe=padded_recipe(frame, size, member="name", filler=filler))
+    peer.settle([rid], timeout=patience.response_s)
 
 
 def _refusable_frame(peer: ExtensionHostPeer, size: int) -> None:
