@@ -299,6 +299,7 @@ class Row:
     flagged: list[str]
     wall_s: float
     equivalent: str | None = None  # the reason, when benchmarks/mutation_equivalent.toml lists it
+    api: str = ""  # the API version of the certification that decided the outcome
 
 
 def _flagged(report: Path) -> list[str]:
@@ -381,7 +382,17 @@ def run_mutant(role: Role, mutant: Mutant, source: str, *, profile: str, api: st
     argv, cwd = certify_command(role, launch, profile, report, api)
     if not starts(role, launch, api, launch.parent):
         return Row(
-            mutant.id, mutant.path, mutant.line, mutant.operator, mutant.before, mutant.after, "no-start", None, [], 0.0
+            mutant.id,
+            mutant.path,
+            mutant.line,
+            mutant.operator,
+            mutant.before,
+            mutant.after,
+            "no-start",
+            None,
+            [],
+            0.0,
+            api=api,
         )
     start = time.perf_counter()
     status, _output = _run(argv, cwd, timeout)
@@ -404,7 +415,27 @@ def run_mutant(role: Role, mutant: Mutant, source: str, *, profile: str, api: st
         status,
         flagged,
         round(wall, 2),
+        api=api,
     )
+
+
+def run_with_retries(
+    role: Role, mutant: Mutant, source: str, *, apis: list[str], profile: str, work: Path, timeout: float
+) -> Row:
+    """Certify at ``apis[0]``; a survivor is certified again at each further
+    version until one kills it. The reference serves every API version, and
+    a change to a branch only another version takes (a 0.4-only hook table,
+    an 0.1-only refusal) is invisible to a run at the first."""
+    row = run_mutant(role, mutant, source, profile=profile, api=apis[0], work=work, timeout=timeout)
+    wall = row.wall_s
+    for api in apis[1:]:
+        if row.outcome != "survived":
+            break
+        again = run_mutant(role, mutant, source, profile=profile, api=api, work=work, timeout=timeout)
+        wall += again.wall_s
+        if again.outcome in ("killed", "timeout"):
+            row = again
+    return replace(row, wall_s=round(wall, 2))
 
 
 # -- the table ---------------------------------------------------------------------------------
@@ -418,6 +449,9 @@ def equivalents() -> dict[str, str]:
     return {f"{e['path']}:{e['line']}:{e['operator']}": str(e["reason"]) for e in data.get("equivalent", [])}
 
 
+NOT_REQUIRED = "not a spec obligation:"  # the reason's prefix for an observable change no text forbids
+
+
 def summary(rows: list[Row]) -> dict[str, Any]:
     started = [r for r in rows if r.outcome != "no-start"]
     relevant = [r for r in started if r.equivalent is None]
@@ -428,6 +462,7 @@ def summary(rows: list[Row]) -> dict[str, Any]:
         "no_start": len(rows) - len(started),
         "started": len(started),
         "equivalent": len(started) - len(relevant),
+        "not_required": sum(1 for r in started if (r.equivalent or "").startswith(NOT_REQUIRED)),
         "killed": len(killed),
         "survived": len(relevant) - len(killed),
         "kill_rate": round(len(killed) / len(relevant), 3) if relevant else None,
@@ -435,24 +470,51 @@ def summary(rows: list[Row]) -> dict[str, Any]:
     }
 
 
-def print_table(files: list[Path]) -> None:
-    print("| role | profile | mutants | no start | started | equivalent | killed | survived | kill rate |")
-    print("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+def merged_runs(files: list[Path]) -> dict[tuple[str, str], list[Row]]:
+    """Rows per (role, profile), files read in order: a later file's row for
+    the same mutant id replaces the earlier one (a rerun with ``--only``
+    after a check was added). Equivalence is read again from
+    benchmarks/mutation_equivalent.toml, so the table follows the list."""
+    known = equivalents()
+    runs: dict[tuple[str, str], dict[str, Row]] = {}
     for f in files:
         data = json.loads(f.read_text(encoding="utf-8"))
-        s = data["summary"]
+        rows = runs.setdefault((data["role"], data["profile"]), {})
+        for raw in data["rows"]:
+            row = Row(**raw)
+            row.equivalent = known.get(f"{row.path}:{row.line}:{row.operator}")
+            rows[row.id] = row
+    return {key: [rows[i] for i in sorted(rows)] for key, rows in runs.items()}
+
+
+def print_table(files: list[Path]) -> None:
+    print(
+        "| role | profile | mutants | no start | started | equivalent (of which not required) "
+        "| killed | survived | kill rate |"
+    )
+    print("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    for (role, profile), rows in merged_runs(files).items():
+        s = summary(rows)
         rate = f"{100 * s['kill_rate']:.0f}%" if s["kill_rate"] is not None else "-"
         print(
-            f"| {data['role']} | {data['profile']} | {s['mutants']} | {s['no_start']} | {s['started']} | "
-            f"{s['equivalent']} | {s['killed']} | {s['survived']} | {rate} |"
+            f"| {role} | {profile} | {s['mutants']} | {s['no_start']} | {s['started']} | "
+            f"{s['equivalent']} ({s['not_required']}) | {s['killed']} | {s['survived']} | {rate} |"
         )
+    for rows in merged_runs(files).values():
+        for r in rows:
+            if r.outcome == "survived" and r.equivalent is None:
+                print(f"SURVIVED {r.id} {r.path}:{r.line} {r.operator}: {r.before!r} -> {r.after!r}")
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--role", choices=sorted(ROLES))
     parser.add_argument("--profile", default="quick")
-    parser.add_argument("--api-version", default="0.2")
+    parser.add_argument(
+        "--api-version",
+        default="0.2",
+        help="comma-separated: certify at the first; a survivor again at each next one (e.g. 0.2,0.4,0.1)",
+    )
     parser.add_argument("--count", type=int, default=40, help="mutants to sample (0: every candidate)")
     parser.add_argument("--modules", default="", help="comma-separated file names of the package to mutate")
     parser.add_argument("--only", default="", help="comma-separated mutant ids to run")
@@ -481,12 +543,14 @@ def main(argv: list[str] | None = None) -> int:
     known = equivalents()
     rows: list[Row] = []
     for mutant, source in chosen:
-        row = run_mutant(
-            role, mutant, source, profile=args.profile, api=args.api_version, work=work, timeout=args.timeout
-        )
+        apis = [a for a in args.api_version.split(",") if a]
+        row = run_with_retries(role, mutant, source, apis=apis, profile=args.profile, work=work, timeout=args.timeout)
         row.equivalent = known.get(f"{row.path}:{row.line}:{row.operator}")
         rows.append(row)
-        print(f"{row.id} {row.outcome:9} {row.wall_s:7.1f}s {row.path}:{row.line} {row.operator}", flush=True)
+        print(
+            f"{row.id} {row.outcome:9} {row.wall_s:7.1f}s api {row.api} {row.path}:{row.line} {row.operator}",
+            flush=True,
+        )
         out.parent.mkdir(parents=True, exist_ok=True)
         payload = {
             "role": role.name,
