@@ -425,7 +425,9 @@ def run_with_retries(
     """Certify at ``apis[0]``; a survivor is certified again at each further
     version until one kills it. The reference serves every API version, and
     a change to a branch only another version takes (a 0.4-only hook table,
-    an 0.1-only refusal) is invisible to a run at the first."""
+    an 0.1-only refusal) is invisible to a run at the first. A mutant that
+    starts at the first version but not at a later one is killed there: its
+    certification at that version cannot pass."""
     row = run_mutant(role, mutant, source, profile=profile, api=apis[0], work=work, timeout=timeout)
     wall = row.wall_s
     for api in apis[1:]:
@@ -433,6 +435,8 @@ def run_with_retries(
             break
         again = run_mutant(role, mutant, source, profile=profile, api=api, work=work, timeout=timeout)
         wall += again.wall_s
+        if again.outcome == "no-start":
+            again = replace(again, outcome="killed", flagged=[f"no first handshake at API {api}"])
         if again.outcome in ("killed", "timeout"):
             row = again
     return replace(row, wall_s=round(wall, 2))
