@@ -92,8 +92,9 @@ window option the text allows (messageLimit 1, messageBefore 0; the suite
 never sends a windowed session.get); M0018 lets accept-edits write outside
 the workspace without a permissions.request (RPC-5-outside-path-permission
 is driven only under ask); M0030 starts a turn for a sessionMessageId that
-names no queued delivery (never sent); M0039 answers a successful TodoWrite
-with ok false (the TodoWrite rules do not read ok). The default profile was
+names no queued delivery (never sent); M0039 answers a TodoWrite that did replace
+the list with ok false, isError and errorCode null (no rule reads a written
+list's ok, nor the type of a failed outcome's errorCode). The default profile was
 not measured for either role: at quick the certifications already took
 10-180 s each on a loaded machine.
 """
