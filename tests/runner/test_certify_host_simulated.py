@@ -14,8 +14,8 @@ from fault_catalogs import fault_catalog  # tests/fault_catalogs.py (tests/ is o
 from conformance.cli import main
 from conformance.evidence import Recorder
 from conformance.machines.host import HostMachine, machine_for
-from conformance.machines.host_scenarios import stderr_flood
-from conformance.machines.host_storms import SHAPES
+from conformance.scenarios.host_packaging import stderr_flood
+from conformance.scenarios.storm_steps import SHAPES
 from conformance.peers import host_simulated
 from conformance.peers.host_rig import HostRig
 from conformance.peers.host_simulated import SimulatedHost
