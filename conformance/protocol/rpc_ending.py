@@ -1,5 +1,7 @@
 """Judges of how a host-core generation ends (host RPC §2, §2.1, §7), fed
-what the scenarios of conformance/scenarios/hostcore_ending.py observed."""
+what the scenarios of conformance/scenarios/hostcore_ending.py observed, and
+of the permission prompt held open for a whole run (§6,
+conformance/scenarios/hostcore_held.py)."""
 
 from __future__ import annotations
 
@@ -50,3 +52,19 @@ def wait_settled(answer: dict[str, Any] | None, waited: float) -> Iterator[Viola
             f"a Bash call kept waiting for admission was still unanswered after {waited:.0f} s "
             f"(a wait ends after {rpc_limits.ADMISSION_WAIT_S:g} s)",
         )
+
+
+@rule("RPC-6-pending-until-decided")
+def still_pending(answer: dict[str, Any] | None, listed: bool | None) -> Iterator[Violation]:
+    """``answer``: what the held call got before any decision (None: nothing,
+    as it should be); ``listed``: whether permissions.pending still lists it
+    (None: not asked, since the call was answered)."""
+    if answer is not None:
+        message = (
+            "a tools.execute waiting on a permission prompt nobody answered was answered (the prompt was held open)"
+        )
+        yield Violation("RPC-6-pending-until-decided", message)
+        yield Violation("RPC-10-04-permission-pending", message)
+    elif listed is False:
+        message = "permissions.pending no longer lists a permission request nobody answered"
+        yield Violation("RPC-6-pending-until-decided", message)

@@ -14,8 +14,6 @@ from fault_catalogs import fault_catalog  # tests/fault_catalogs.py (tests/ is o
 from conformance.cli import main
 from conformance.evidence import Recorder
 from conformance.machines.host import HostMachine, machine_for
-from conformance.scenarios.host_packaging import stderr_flood
-from conformance.scenarios.storm_steps import SHAPES
 from conformance.peers import host_simulated
 from conformance.peers.host_rig import HostRig
 from conformance.peers.host_simulated import SimulatedHost
@@ -27,6 +25,8 @@ from conformance.reference.host.supervisor import RestartBudget
 from conformance.runner.extension import RunResult
 from conformance.runner.host import _play, certify_host
 from conformance.runner.profiles import PROFILES
+from conformance.scenarios.host_packaging import stderr_flood
+from conformance.scenarios.storm_steps import SHAPES
 
 
 @cache
