@@ -6,7 +6,7 @@ How to use::
     write_matrix(run, Path("reports/host"))     # same matrix / JUnit as ``extension`` (role "host")
 
 The run starts the driver once, says hello, then plays every fixed scenario
-of :mod:`conformance.machines.host_scenarios` for the API version, each on a
+of :mod:`conformance.scenarios` for the API version, each on a
 fresh probe generation. A driver that breaks the contract stops the run with
 an ``error`` naming the cause (exit status 2); a host that kills the probe
 mid-scenario is judged on what it did. At the end the driver is told to shut

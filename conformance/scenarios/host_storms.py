@@ -18,7 +18,7 @@ from conformance.scenarios.storm_steps import (
     unjudged_then_answered,
 )
 
-# -- fixed scenarios (played by the runner after host_scenarios') ----------------------------
+# -- fixed scenarios (played by the runner after scenarios/host.py's) ------------------------
 
 
 def frame_shapes(api_version: str) -> Scenario:
