@@ -41,7 +41,7 @@ from .transport.process import (
     raise_if_stopping,
     sanitized_env,
 )
-from .transport.startup import StartFailure, check_startable
+from .transport.startup import CURRENT_FOLDER, StartFailure, check_startable
 
 if TYPE_CHECKING:
     from typing import TypeAlias
@@ -131,7 +131,7 @@ def _parser() -> argparse.ArgumentParser:
         "--report-dir",
         type=arguments.output_dir,
         default=Path("reports/latest"),
-        help="where matrix.json, junit.xml and traces/ go (default reports/latest); written whole at the end",
+        help="where matrix.json, junit.xml, report.html, traces/ go (default reports/latest); written whole at the end",
     )
     ext.add_argument("--profile", choices=sorted(PROFILES), default="default")
     ext.add_argument("--seed", type=arguments.seed, default=None, help=SEED_HELP)
@@ -195,6 +195,9 @@ def _parser() -> argparse.ArgumentParser:
     req.add_argument("--side", choices=sides, default=None, help="only entries of this side")
     req.add_argument("--stats", action="store_true", help="per-section counts instead of the entries")
     req.add_argument(
+        "-v", "--verbose", action="store_true", help="add the code that judges each entry (or why none does)"
+    )
+    req.add_argument(
         "--diff",
         type=Path,
         default=None,
@@ -232,7 +235,7 @@ def _main(argv: Sequence[str] | None) -> int:
     if args.command in READ_ONLY_COMMANDS:
         return READ_ONLY_COMMANDS[args.command](args)
     if args.command == "requirements":
-        return requirement_stats(args.side) if args.stats else list_requirements(args.side)
+        return requirement_stats(args.side) if args.stats else list_requirements(args.side, verbose=args.verbose)
     if args.command == "replay":
         return replay_trace(args)
     if args.command == "fuzz":
@@ -440,12 +443,17 @@ def refuse_stepless(trace: Path, target: Path | None) -> None:
         )
 
 
-def list_requirements(side: str | None) -> int:
+def list_requirements(side: str | None, *, verbose: bool = False) -> int:
+    """One line per entry: id, section, level, side and what it requires (the
+    catalog's statement); ``verbose`` adds the code that judges it, or why
+    nothing does. Tab-separated, one entry a line, for ``cut`` and ``grep``."""
     for r in load_catalog():
         if side and r.side != side:
             continue
-        status = r.check if r.has_check else "none: " + r.reason
-        print(f"{r.id}\t{r.section}\t{r.level}\t{r.side}\t{status}")
+        line = f"{r.id}\t{r.section}\t{r.level}\t{r.side}\t{' '.join(r.summary.split())}"
+        if verbose:
+            line += "\t" + (r.check if r.has_check else "none: " + " ".join(r.reason.split()))
+        print(line)  # the catalog is ours: no target text to escape
     return EXIT_OK
 
 
@@ -551,6 +559,7 @@ def run_and_report(
     examples, for the progress line."""
     options = options or RunOptions("extension")
     from .report.console import QUIET, VERBOSE, run_lines
+    from .report.html import REPORT_NAME, write_run_report
     from .report.junit import write_junit
     from .report.matrix import write_matrix
     from .runner.progress import Progress
@@ -571,10 +580,15 @@ def run_and_report(
             run = dataclasses.replace(run, selection=shown)
             write_matrix(run, stage)
             write_junit(run, stage, strict=options.strict)
+            # Read back from the staged matrix, as `report` reads a finished run (reports only read
+            # verdicts); replay commands name the directory the run is about to be moved into.
+            write_run_report(stage, report_dir.resolve())
     except (StartFailure, ReportDirError) as exc:  # StartFailure: a later generation could not start
         return refused(exc)
     for line in run_lines(run, report_dir / "matrix.json", title, verbosity=options.verbosity, written_in=stage):
         print(line)
+    if options.verbosity > QUIET:
+        print(f"report: {terminal(str(report_dir / REPORT_NAME))}")
     if shown and options.verbosity > QUIET:
         print(terminal(f"selection: {shown} ({len(run.verdicts)} requirement(s) judged; the others are not reported)"))
     if run.strays:
@@ -613,7 +627,7 @@ def add_host_parser(sub: Any) -> None:
         "--report-dir",
         type=arguments.output_dir,
         default=Path("reports/host"),
-        help="where matrix.json, junit.xml and traces/ go (default reports/host); written whole at the end",
+        help="where matrix.json, junit.xml, report.html, traces/ go (default reports/host); written whole at the end",
     )
     host.add_argument("--profile", choices=sorted(PROFILES), default="default")
     host.add_argument("--seed", type=arguments.seed, default=None, help=SEED_HELP)
@@ -688,6 +702,10 @@ def certify_hostcore_command(args: argparse.Namespace) -> int:
     problem = arguments.data_dir_problem(command.argv, DATA_DIR)
     if problem is not None:
         return refused(ValueError(problem))
+    try:  # before anything starts, as for the other roles
+        check_startable(list(command.argv), command.cwd, sanitized_env(), folder=CURRENT_FOLDER)
+    except StartFailure as exc:
+        return refused(exc)
     return _certify_rpc(args, "hostcore", "host-core", command, certify_hostcore)
 
 
@@ -736,7 +754,7 @@ def certify_client_command(args: argparse.Namespace) -> int:
 
     command = client_command(list(args.target_argv))
     try:
-        check_startable(list(command.argv), command.cwd, sanitized_env())
+        check_startable(list(command.argv), command.cwd, sanitized_env(), folder=CURRENT_FOLDER)
     except StartFailure as exc:
         return refused(exc)
     return _certify_rpc(args, "client", "client", command, certify_client)

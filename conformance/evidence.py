@@ -54,6 +54,35 @@ class StepContext:
 
 
 @dataclass(frozen=True)
+class Stage:
+    """Which phase of a run is going on, for a progress display only
+    (runner/progress.py): nothing judged or written reads it. The runners set
+    it as a phase starts; a state machine's example and step stay in the
+    recorder's :class:`StepContext`.
+
+    ``kind``: ``starting``, ``sweep``, ``scenarios``, ``walk`` (a scripted
+    example), ``exploration`` or ``shrinking``. Exploration: examples are
+    numbered across the whole run (the sweep's and a scripted walk's come
+    first), so ``first_example`` is the number before its first, and
+    ``examples`` its budget. Shrinking: ``name`` is the requirement whose
+    trace is being shrunk, ``trace`` of ``traces``, with ``steps_left``,
+    ``replays`` of ``max_replays`` and ``budget_s`` seconds from
+    ``started_at`` (time.monotonic)."""
+
+    kind: str = "starting"
+    name: str = ""
+    first_example: int = 0
+    examples: int | None = None
+    trace: int = 0
+    traces: int = 0
+    steps_left: int | None = None
+    replays: int = 0
+    max_replays: int = 0
+    budget_s: float = 0.0
+    started_at: float = 0.0
+
+
+@dataclass(frozen=True)
 class Observed:
     """A violation with where and when it happened in this run."""
 
@@ -153,6 +182,8 @@ class Recorder:
     # Where the run's wall-time budget ran out (None: it did not). What the run
     # had not judged by then is untested (verdicts.decide), never a pass.
     budget_spent: str | None = None
+    # The phase going on (set as it starts, read by a progress display only).
+    stage: Stage = field(default_factory=Stage)
 
     def carried(self) -> Carried:
         """What later parts of the run start from (see :class:`Carried`)."""

@@ -34,6 +34,7 @@ from conformance.protocol import jsonrpc
 from conformance.protocol.framing import Frame
 from conformance.protocol.strict_json import dumps
 from conformance.transport.process import TargetProcess, WriteTimeout, sanitized_env
+from conformance.transport.startup import CURRENT_FOLDER, SetupFailure, StartFailure, check_startable, setup_failure
 from conformance.transport.target import Received, StdoutClosed
 
 CONTRACT = "octet-host-driver/1"
@@ -106,6 +107,7 @@ class DriverError(RuntimeError):
     def __init__(self, cause: str, message: str, stderr: str = "") -> None:
         super().__init__(f"{cause}: {message}" + (f" (driver stderr: {stderr[-300:]!r})" if stderr else ""))
         self.cause = cause
+        self.headline = f"{cause}: {message}"  # without the stderr excerpt (a SetupFailure quotes it whole)
 
 
 @dataclass(frozen=True)
@@ -159,7 +161,10 @@ class HostDriver:
         where = (cwd or Path.cwd()).resolve()
         try:
             env = sanitized_env({"SSH_AUTH_SOCK": SSH_AUTH_SOCK_MARKER})
+            check_startable(argv, where, env, folder=CURRENT_FOLDER)  # said before anything is spawned
             process = TargetProcess(argv, cwd=where, env=env, max_frame_bytes=MAX_LINE_BYTES)
+        except StartFailure:
+            raise  # the driver's command cannot run: said as such (transport/startup.py), not as a crash
         except OSError as exc:
             raise DriverError("driver-crashed", f"cannot start the driver {list(argv)!r}: {exc}") from exc
         return cls(process, tuple(argv), where)
@@ -172,6 +177,22 @@ class HostDriver:
 
     def close(self) -> None:
         self.process.kill_group()
+
+    def greet(self, timeout: float = HELLO_TIMEOUT_S) -> Hello:
+        """:meth:`hello`, where a driver that cannot say it -- it exited, wrote
+        something that is not the contract, or never answered -- is a
+        :class:`SetupFailure` with its exit status and stderr tail: nothing of
+        the host has been seen, so there is nothing to judge."""
+        try:
+            return self.hello(timeout)
+        except DriverError as exc:
+            raise self.not_set_up(f"no hello ({exc.headline})") from None
+
+    def not_set_up(self, what: str) -> SetupFailure:
+        hint = "run the driver by hand and send it the hello line of docs/host-driver.md"
+        failure = setup_failure("host driver", self.argv, self.cwd, what, self.process, hint=hint)
+        self.close()
+        return failure
 
     # -- operations ----------------------------------------------------------------
     def hello(self, timeout: float = HELLO_TIMEOUT_S) -> Hello:

@@ -81,6 +81,11 @@ class HostcorePeer:
             argv, cwd=command.cwd, env=sanitized_env(), max_frame_bytes=rpc_limits.MAX_LINE_BYTES
         )
         self.alive = True
+        # Whether it ever wrote a line that is JSON, and the first that is
+        # not: a process that ends having written no JSON was never a
+        # host-core (runner/hostcore.py makes that a SetupFailure).
+        self.spoke = False
+        self.first_garbage: bytes | None = None
 
     # -- judging -----------------------------------------------------------------
     def add(self, findings: Iterable[Finding]) -> None:
@@ -193,10 +198,13 @@ class HostcorePeer:
         try:
             message = json.loads(event.payload)
         except (UnicodeDecodeError, ValueError):
+            if self.first_garbage is None:
+                self.first_garbage = bytes(event.payload[:120])
             self.violate(
                 Violation("RPC-2-jsonrpc-2.0", f"output line of {len(event.payload)} bytes is not JSON", (), index)
             )
             return
+        self.spoke = True
         self._message(message, index)
 
     def _message(self, message: object, index: int) -> None:

@@ -2,9 +2,13 @@
 non-pass verdict followed by the command that replays it, and -- under a
 failure whose extension exited -- its exit status and the tail of its stderr.
 
-Verbosity: ``QUIET`` (0) prints the summary line and one line per fail, warn
-and error only; ``NORMAL`` (1) adds the replay commands, exit statuses,
-stderr tails and the matrix path; ``VERBOSE`` (2) adds every other verdict
+A fail, warn or xfail is printed the way h2spec prints a failing case: the
+section and requirement id with the requirement's statement, then
+``expected:`` (when the judge's message says) and ``observed:`` lines.
+
+Verbosity: ``QUIET`` (0) prints the summary line, the fail and warn lines
+(with their expected/observed) and one line per error only; ``NORMAL`` (1)
+adds the replay commands, exit statuses, stderr tails and the matrix path; ``VERBOSE`` (2) adds every other verdict
 (pass, skip, untested) and this run's observation of each failure (first
 seen, frame, count, measured values). Every piece of target or manifest text is
 escaped (conformance/safe_text.py): nothing the target sends reaches the
@@ -24,6 +28,7 @@ from conformance.safe_text import terminal
 from conformance.transport.trace import entry_text
 from conformance.verdicts import Verdict, describe, summary
 
+from .failure import failure
 from .matrix import relative_trace
 
 STDERR_LINES_SHOWN = 8
@@ -52,7 +57,14 @@ def run_lines(
         yield budget_line(run)
     errors = [v for v in run.verdicts if v.verdict == "error"]
     for v in run.verdicts:
-        if v.verdict in SHOWN[verbosity] or (v.verdict == "error" and len(errors) <= MAX_ERROR_LINES):
+        if v.verdict in SHOWN[verbosity]:
+            yield from failure_lines(v)
+            if verbosity >= NORMAL:
+                yield from exit_lines(v)  # first: what its author needs to see
+                yield from replay_lines(v, matrix_path.parent, written_in)
+            if verbosity >= VERBOSE and v.observed is not None:
+                yield f"        run detail: {terminal(_first_line(describe(v).removeprefix(v.evidence).strip()))}"
+        elif v.verdict == "error" and len(errors) <= MAX_ERROR_LINES:
             yield f"  {v.verdict.upper():5} {v.requirement.id}: {terminal(_first_line(v.evidence))}"
             if verbosity >= NORMAL:
                 yield from exit_lines(v)  # first: what its author needs to see
@@ -70,6 +82,19 @@ def run_lines(
         for requirement, where in run.short_deadlines:
             yield terminal(f"  note: after {requirement} failed on a deadline ({where}), later waits for it were short")
         yield f"matrix: {terminal(str(matrix_path))}"
+
+
+def failure_lines(v: Verdict) -> Iterator[str]:
+    """A fail, warn or xfail in the h2spec style: where in the spec, which
+    requirement and what it says, then what was expected and what was
+    observed (conformance/report/failure.py; no expected line when the
+    judge's message does not say)."""
+    r = v.requirement
+    f = failure(r.id, r.document, r.section, r.level, r.summary, v.evidence)
+    yield terminal(f"  {v.verdict.upper()} {f.where} {r.id} \u2014 {_first_line(f.statement)}")
+    if f.expected:
+        yield terminal(f"        expected: {_first_line(f.expected)}")
+    yield terminal(f"        observed: {_first_line(f.observed_at)}")
 
 
 def budget_line(run: RunResult) -> str:

@@ -24,6 +24,7 @@ lengthen a wait, never shorten it.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Iterable
 from functools import partial
 from pathlib import Path
@@ -46,6 +47,7 @@ from conformance.protocol import rpc_client, rpc_handshake, rpc_limits
 from conformance.protocol.violations import Finding
 from conformance.requirements import load_catalog
 from conformance.results import RunResult
+from conformance.transport.startup import setup_failure
 from conformance.verdicts import decide
 
 from .budget import deadline_of, run_deadline, within_budget
@@ -58,6 +60,7 @@ HANDSHAKE = "app.handshake"
 # must not come before it. A window for frames that must not appear, not a
 # wait for an expected one.
 HOLD_S = 0.3
+SETTLE_S = 0.2  # a window for a probe's connection that may still be on its way, not a wait for a frame
 CALL_TIMEOUT_S = 0.5  # the timeout the harness asks for on the call it leaves unanswered
 INVALID_MARKER = "octet-invalid-line-marker"
 SEPARATED_TEXT = "line\u2028separator\u2029paragraph"
@@ -186,6 +189,8 @@ def session_scenario(command: ClientCommand, recorder: Recorder, response_s: flo
         try:
             peer.operate("app.health", "queued-before-handshake")
             handshake, answered_after = _open_handshake(peer, good)
+            if handshake is None:
+                _check_set_up(command, peer)
             if handshake is not None:
                 peer.policy = _serve
                 outcome = peer.outcome(2 * response_s)
@@ -198,11 +203,14 @@ def session_scenario(command: ClientCommand, recorder: Recorder, response_s: flo
             _outcome(peer)  # the operation queued before the handshake
             _steps(peer, oversized=oversized)
         except ClientGone:
+            _check_set_up(command, peer)
             if not judged:
                 # Gone before the handshake completed (say, it exited at once):
                 # acceptance item 1 is judged all the same, never left to pass.
                 _judge_handshake(peer, ready=False)
         except ContractBroken as exc:
+            if not judged:  # broken before any handshake: it was never run as a client
+                _check_set_up(command, peer, f"broke the driver contract before any handshake: {exc}")
             recorder.harness_errors.append(f"session scenario: the client broke the driver contract: {exc}")
         _judge_order(peer, answered_after if peer.requests else 0, good)
         # Only the calls the harness asked for (they carry a step): a request a
@@ -214,6 +222,25 @@ def session_scenario(command: ClientCommand, recorder: Recorder, response_s: flo
             # The client has exited: its whole stderr tail is in.
             peer.add(rpc_client.diagnostic_without_payload(peer.client.stderr_excerpt(1 << 20), INVALID_MARKER))
         return ready
+
+
+def _check_set_up(command: ClientCommand, peer: ClientPeer, broken: str = "") -> None:
+    """A client that exited without ever starting the host-core it was given
+    (it exited at once, whatever its status, or rejected its arguments), or
+    that wrote something other than the driver contract before any handshake
+    (``broken`` says what), was never run as a client: a SetupFailure, before
+    any verdict. One that keeps running without starting its host-core is
+    judged (fixtures/clients/never-starts-hostcore)."""
+    hint = "the client is run as CMD ... -- HOSTCORE-CMD ... and must start HOSTCORE-CMD (docs/client-driver.md)"
+    if broken:
+        raise setup_failure("client", command.argv, command.cwd, broken, peer.client, hint=hint)
+    if peer.link is None:
+        with contextlib.suppress(ContractBroken):
+            peer.settle(SETTLE_S)  # a host-core it started just before it exited may connect a moment later
+    if peer.link is not None or peer.client.running():
+        return
+    what = "exited without starting the host-core command it was given"
+    raise setup_failure("client", command.argv, command.cwd, what, peer.client, hint=hint)
 
 
 def _judge_handshake(peer: ClientPeer, ready: bool) -> None:

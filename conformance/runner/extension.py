@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import shlex
+import time
 import traceback
 from collections.abc import Callable
 from dataclasses import replace
@@ -19,7 +20,7 @@ from typing import Any
 from hypothesis import HealthCheck, Phase, settings
 from hypothesis.errors import Flaky
 
-from conformance.evidence import Carried, Recorder, StepContext
+from conformance.evidence import Carried, Recorder, Stage, StepContext
 from conformance.machines.extension import UNKNOWN_METHODS, call_context, contribution_requests, machine_for
 from conformance.machines.oversized import settle_exact_bound
 from conformance.manifest import Manifest
@@ -43,7 +44,7 @@ from conformance.verdicts import Verdict, decide
 from .budget import BudgetSpent, deadline_of, left_s, run_deadline, within_budget
 from .parallel import Unit, exploration_shards, merge, run_units, shard_seed
 from .profiles import Profile
-from .replay import replay_regressions, shrink
+from .replay import SHRINK_REPLAYS, replay_regressions, shrink
 from .search import run_machine, run_sweep
 from .wave1 import wave1_scenario
 
@@ -79,17 +80,31 @@ def shrink_traces(recorder: Recorder, profile: Profile, patience: Patience) -> N
 
 
 def _shrink_each(recorder: Recorder, profile: Profile, patience: Patience) -> None:
-    for requirement, path in sorted(recorder.traces.items()):
-        if recorder.trace_dir is None or path.parent != recorder.trace_dir:
-            continue  # not ours to rewrite (a regression case kept where the user put it)
+    ours = [
+        (requirement, path)
+        for requirement, path in sorted(recorder.traces.items())
+        # not ours to rewrite: a regression case kept where the user put it
+        if recorder.trace_dir is not None and path.parent == recorder.trace_dir
+    ]
+    for number, (requirement, path) in enumerate(ours, start=1):
         observed = recorder.violations.get(requirement)
         # The first violation of a requirement is the one its trace holds.
         step = observed[0].context.step if observed else None
         recorder.context = StepContext(f"shrinking {requirement}")
+        budget_s = _shrink_s(profile)
+        shown = Stage("shrinking", requirement, trace=number, traces=len(ours), budget_s=budget_s)
+        shown = replace(shown, max_replays=SHRINK_REPLAYS, started_at=time.monotonic())
+        recorder.stage = shown
+
+        def replayed(steps_left: int, replays: int, shown: Stage = shown) -> None:
+            recorder.stage = replace(shown, steps_left=steps_left, replays=replays)
+
         _guarded(
             recorder,
             f"shrinking {requirement}",
-            lambda p=path, s=step: shrink(p, patience=patience, budget_s=_shrink_s(profile), violation_step=s),
+            lambda p=path, s=step, b=budget_s, r=replayed: shrink(
+                p, patience=patience, budget_s=b, max_replays=SHRINK_REPLAYS, violation_step=s, on_replay=r
+            ),
         )
 
 
@@ -218,6 +233,17 @@ def extension_units(profile: Profile) -> list[Unit]:
     return [Unit("stdin-eof"), *sweep, Unit("frame-size"), Unit("wave1"), Unit("services"), *shards]
 
 
+def unit_stage(unit: Unit, profile: Profile) -> Stage:
+    """The progress display's stage of a unit. Exploration's examples are
+    numbered from 2 across its shards (1 is the sweep's:
+    runner/parallel.exploration_shards), so it counts from 1."""
+    if unit.kind == "sweep":
+        return Stage("sweep")
+    if unit.kind == "explore":
+        return Stage("exploration", first_example=1, examples=profile.examples)
+    return Stage("scenarios")
+
+
 def run_unit(
     manifest: Manifest,
     profile: Profile,
@@ -255,6 +281,7 @@ def _unit(
     recorder: Recorder,
     unit: Unit,
 ) -> None:
+    recorder.stage = unit_stage(unit, profile)
     if unit.kind == "stdin-eof":
         _guarded(recorder, "stdin-EOF scenario", lambda: stdin_eof_scenario(manifest, recorder, patience, launcher))
     elif unit.kind == "frame-size":

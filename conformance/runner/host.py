@@ -48,7 +48,7 @@ from .budget import deadline_of, run_deadline, within_budget
 from .extension import RunResult, with_trace
 from .profiles import PROFILES, Profile
 from .replay import NotReplayable, ReplayOutcome
-from .search import run_machine
+from .search import machine_stages, run_machine
 
 # With the driver's ``timing`` capability the host's §1.8 stage is scaled to
 # this, so stubborn-shutdown scenarios take a fraction of a second, not 4 s.
@@ -98,6 +98,8 @@ def certify_host(
     try:
         with run_deadline(deadline):
             driver = HostDriver.spawn(list(driver_argv), cwd=cwd)
+            # Before any verdict: a driver that cannot say hello is a SetupFailure.
+            within_budget(recorder, driver.greet)
             within_budget(recorder, lambda: info.append(_drive(driver, listener, recorder, api_version, profile,
                                                                run_seed, machine, only, patience_s, None)))  # fmt: skip
     except DriverError as exc:
@@ -127,7 +129,7 @@ def _drive(
 ) -> tuple[str, str]:
     """Hello, the scenarios, the machine, shutdown; returns the host's name and version.
     ``options``: the rig options (None: from the driver's capabilities)."""
-    info = driver.hello()
+    info = driver.hello_info or driver.hello()  # said already when the run greeted it
     driver.observers.append(state_judge(recorder))
     if api_version not in info.api_versions:
         recorder.harness_errors.append(f"driver: the host does not load API {api_version} ({info.api_versions})")
@@ -223,6 +225,7 @@ def _run_machine(
                 print_blob=False,
             ),
             run_seed,
+            on_stage=machine_stages(recorder, bound.example_counter, machine_examples(profile)),
         )
     except DriverError:
         raise

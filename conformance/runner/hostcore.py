@@ -15,7 +15,7 @@ import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from conformance.evidence import Recorder
+from conformance.evidence import Recorder, Stage
 from conformance.machines.hostcore import HostcoreMachine, machine_for, scripted_example
 from conformance.manifest import Manifest, command_target
 from conformance.peers.rpc_client import DATA_DIR, HostcoreCommand
@@ -30,7 +30,7 @@ from conformance.verdicts import Verdict, decide
 from .budget import deadline_of, run_deadline, within_budget
 from .extension import _guarded, machine_settings, with_trace
 from .profiles import Profile
-from .search import run_machine
+from .search import machine_stages, run_machine
 
 API_VERSION = str(rpc_limits.PROTOCOL_VERSION)
 
@@ -137,9 +137,10 @@ def _run_all(
             continue
         _guarded(recorder, scenario.name, functools.partial(scenario.run, command, recorder, response_s, work))
     machine = machine_for(command, recorder, response_s=response_s, work_root=work)
+    recorder.stage = Stage("walk")
     _guarded(recorder, "scripted example", lambda: scripted_example(machine, walks))
     if profile.examples > 0:  # a profile of no examples runs the scripted walk only
-        _guarded(recorder, "state machine", lambda: _run_machine(machine, profile, run_seed))
+        _guarded(recorder, "state machine", lambda: _run_machine(machine, profile, run_seed, recorder))
 
 
 def _runs(name: str, profile: Profile, scenarios: Sequence[str] | None) -> bool:
@@ -161,5 +162,6 @@ def _with_trace(verdict: Verdict, trace: Path | None) -> Verdict:
     return with_trace(verdict, trace)
 
 
-def _run_machine(machine: type[HostcoreMachine], profile: Profile, run_seed: int) -> None:
-    run_machine(machine, machine_settings(profile), run_seed, sweep_first=profile.sweep)
+def _run_machine(machine: type[HostcoreMachine], profile: Profile, run_seed: int, recorder: Recorder) -> None:
+    stage = machine_stages(recorder, machine.example_counter, profile.examples)
+    run_machine(machine, machine_settings(profile), run_seed, sweep_first=profile.sweep, on_stage=stage)

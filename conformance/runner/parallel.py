@@ -241,6 +241,7 @@ _MERGE_RULES: dict[str, Callable[[Recorder, Recorder], None]] = {
     "traces": _traces,
     "run_info": _keep,
     "context": _keep,
+    "stage": _keep,  # a progress display's, of the run itself
     "judged": _keep,  # every unit judged the same selection (run_unit is given it)
     "short_deadlines": _short_deadlines,
     "untested_reasons": _untested_reasons,

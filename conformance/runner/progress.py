@@ -1,15 +1,20 @@
 """What a certification is doing while it runs, on stderr.
 
-On a terminal: one live line, redrawn a few times a second -- the phase
-(state machine, scenario, shrinking), examples done of the budget, how many
-requirements have failed so far, and the elapsed time. Elsewhere (a pipe, a
-CI log), and only with ``--verbose``: plain lines, one when the phase or the
-example changes and one when a requirement fails for the first time, never
-a carriage return or an escape sequence (the command line decides which).
+On a terminal: one live line, redrawn a few times a second -- the phase, how
+far it has come, how many requirements have failed so far, and the elapsed
+time. The phases: ``scenario NAME`` (the fixed scenarios), ``sweep`` (one
+generation calling every rule), ``scripted walk``, ``exploration: example
+k/N, step s`` (the state machine's budget; never past N), and ``shrinking ID
+(trace i/n): S steps left, R/M replays, T s of B s`` (each failure's trace
+is replayed without steps while it still fails: the part that used to look
+frozen). Elsewhere (a pipe, a CI log), and only with ``--verbose``: plain
+lines, one when the phase changes (each example, each step shrinking takes
+off) and one when a requirement fails for the first time, never a carriage
+return or an escape sequence (the command line decides which).
 
 It only *reads* the run's :class:`~conformance.evidence.Recorder` (its
-``context`` and ``violations``) from a daemon thread; the run never waits
-for it, and nothing it shows is a result.
+``stage``, ``context`` and ``violations``) from a daemon thread; the run
+never waits for it, and nothing it shows is a result.
 """
 
 from __future__ import annotations
@@ -22,7 +27,7 @@ from dataclasses import dataclass
 from types import TracebackType
 from typing import TextIO
 
-from conformance.evidence import Recorder, StepContext
+from conformance.evidence import Recorder, Stage, StepContext
 from conformance.safe_text import terminal
 
 LIVE_INTERVAL_S = 0.2  # redraws per second on a terminal: 5
@@ -32,28 +37,64 @@ CLEAR_LINE = "\r\x1b[2K"
 
 @dataclass(frozen=True)
 class Phase:
-    name: str  # "state machine", "scenario frame-size", "shrinking EXT-...", "manifest"
+    name: str  # "exploration", "sweep", "scenario frame-size", "shrinking EXT-...", "manifest"
     example: int | None = None
     step: int | None = None
+    total: int | None = None  # the examples of the budget (None: the display's own budget)
+    detail: str = ""  # shrinking: what is left of it
+
+    @property
+    def key(self) -> tuple[str, int | None, str]:
+        """What a plain line is printed for when it changes (not the step of an example)."""
+        return (self.name, self.example, self.detail.split(", ", 1)[0])
 
 
-def phase_of(context: StepContext) -> Phase:
-    """The phase a recorder's context names: a state machine's example and
-    step, a named scenario, or a phase of the run ("shrinking X")."""
+def phase_of(context: StepContext, stage: Stage | None = None, now: float | None = None) -> Phase:
+    """The phase a recorder's stage and context name: shrinking a trace, a
+    state machine's sweep, walk or exploration (its example counted from
+    the start of exploration), a named scenario, or a phase of the run."""
+    if stage is not None and stage.kind == "shrinking":
+        where = f"shrinking {stage.name}" + (f" (trace {stage.trace}/{stage.traces})" if stage.traces > 1 else "")
+        return Phase(where, detail=shrinking_detail(stage, now))
     if context.example is not None:
+        kind = stage.kind if stage is not None else ""
+        if kind == "sweep":
+            return Phase("sweep", None, context.step)
+        if kind == "walk":
+            return Phase("scripted walk", None, context.step)
+        if kind == "exploration" and stage is not None:
+            return Phase("exploration", context.example - stage.first_example, context.step, stage.examples)
         return Phase("state machine", context.example, context.step)
     if context.scenario is not None:
         return Phase(f"scenario {context.scenario}")
     return Phase(context.phase or "starting")
 
 
+def shrinking_detail(stage: Stage, now: float | None) -> str:
+    """``7 steps left, 12/60 replays, 14.2s of 30s`` (the time only given a clock)."""
+    parts = [] if stage.steps_left is None else [f"{stage.steps_left} step{'s' * (stage.steps_left != 1)} left"]
+    parts.append(f"{stage.replays}/{stage.max_replays} replays")
+    if now is not None and stage.budget_s > 0:
+        spent = min(max(now - stage.started_at, 0.0), stage.budget_s)
+        parts.append(f"{spent:.1f}s of {stage.budget_s:g}s")
+    return ", ".join(parts)
+
+
 def status_line(phase: Phase, failing: int, elapsed_s: float, budget: int) -> str:
-    """One progress line: ``[  12.3s] state machine: example 4/30, step 7 | 2 failing``."""
+    """One progress line: ``[  12.3s] exploration: example 4/30, step 7 | 2 failing``.
+    An example is shown within its budget, never past it (``31/30``): the
+    examples a state machine replays beyond it (Hypothesis may) count as its last."""
     where = phase.name
+    total = phase.total if phase.total is not None else budget
     if phase.example is not None:
-        where += f": example {phase.example}/{budget}"
+        shown = min(max(phase.example, 1), total) if total > 0 else phase.example
+        where += f": example {shown}/{total}" if total > 0 else f": example {shown}"
         if phase.step is not None:
             where += f", step {phase.step}"
+    elif phase.step is not None:
+        where += f": step {phase.step}"
+    if phase.detail:
+        where += f": {phase.detail}"
     return f"[{elapsed_s:6.1f}s] {terminal(where)} | {failing} failing"
 
 
@@ -81,7 +122,7 @@ class Progress:
         self._failing: dict[str, None] = {}  # every part's failing requirements, in order seen
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
-        self._last_phase = ""
+        self._last_phase: tuple[str, int | None, str] | None = None
         self._reported: set[str] = set()
         self._drawn = False
 
@@ -118,7 +159,10 @@ class Progress:
         except RuntimeError:  # the run added one while we copied: next tick
             return
         failing = tuple(self._failing)
-        phase = phase_of(recorder.context)
+        # Shrinking happens on the run's recorder, after the parts it watched.
+        stage = run.stage if run.stage.kind == "shrinking" else recorder.stage
+        context = run.context if run.stage.kind == "shrinking" else recorder.context
+        phase = phase_of(context, stage, self.clock())
         line = status_line(phase, len(failing), run.elapsed(), self.budget)
         if self.live:
             width = max(20, shutil.get_terminal_size((80, 24)).columns - 1)
@@ -129,9 +173,8 @@ class Progress:
             if requirement not in self._reported:
                 self._reported.add(requirement)
                 self._write(f"{line.split(']', 1)[0]}] {terminal(requirement)}: first violation\n")
-        shown = f"{phase.name} {phase.example}"
-        if shown != self._last_phase:
-            self._last_phase = shown
+        if phase.key != self._last_phase:
+            self._last_phase = phase.key
             self._write(line + "\n")
 
     def _write(self, text: str) -> None:

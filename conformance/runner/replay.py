@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import shutil
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -410,6 +411,9 @@ def first_guesses(steps: list[int], violation_step: int | None) -> list[frozense
     return out
 
 
+SHRINK_REPLAYS = 60  # replays one trace's shrinking may take (besides its time budget)
+
+
 @dataclass
 class _Shrinking:
     """One trace being shrunk: its budget, what was replayed so far, and the
@@ -421,6 +425,8 @@ class _Shrinking:
     patience: Patience | None
     deadline: float
     max_replays: int
+    # Told the steps left and the replays tried after each replay (a progress display's).
+    on_replay: Callable[[int, int], None] | None = None
     attempts: int = 1  # failed replays a guess may have; RACY_ATTEMPTS once the trace showed itself racy
     replays: int = 0
     spent: bool = False
@@ -435,7 +441,11 @@ class _Shrinking:
             self.spent = True
             return None
         self.replays += 1
-        return replay_entries(self.header, entries, target=self.target, patience=self.patience)
+        try:
+            return replay_entries(self.header, entries, target=self.target, patience=self.patience)
+        finally:
+            if self.on_replay is not None:
+                self.on_replay(len(self.kept()), self.replays)
 
     def reproduce(self, entries: list[dict[str, Any]], attempts: int) -> tuple[ReplayOutcome | None, float]:
         """The last of :data:`CONFIRMATIONS` replays that reproduce the
@@ -473,6 +483,8 @@ class _Shrinking:
                 self.failed.add(dropped)
             return False
         self.best, self.dropped, self.rate = found, dropped, rate
+        if self.on_replay is not None:
+            self.on_replay(len(self.kept()), self.replays)  # the steps left now
         return True
 
     def start(self, entries: list[dict[str, Any]], violation_step: int | None) -> bool:
@@ -503,8 +515,9 @@ def shrink(
     target: Path | None = None,
     patience: Patience | None = None,
     budget_s: float = 60.0,
-    max_replays: int = 60,
+    max_replays: int = SHRINK_REPLAYS,
     violation_step: int | None = None,
+    on_replay: Callable[[int, int], None] | None = None,
 ) -> int:
     """Remove whole steps from a failing trace while the failure still
     reproduces, and rewrite the file as the last replay that reproduced it
@@ -518,12 +531,12 @@ def shrink(
     than the trace's so far; a trace that showed itself racy gives each
     guess :data:`RACY_ATTEMPTS` failed replays before rejecting it. The
     budget is checked before each replay; when it runs out, the header says
-    so."""
+    so. ``on_replay(steps_left, replays)`` is called after each replay."""
     header, entries = load(trace_path)
     steps = host_steps(entries)
     if not steps:
         return 0
-    run = _Shrinking(header, steps, target, patience, time.monotonic() + budget_s, max_replays)
+    run = _Shrinking(header, steps, target, patience, time.monotonic() + budget_s, max_replays, on_replay)
     if not run.start(entries, violation_step) or run.best is None:
         return _write_unreproduced(trace_path, header, entries, run, violation_step)
     run.delta_debug()

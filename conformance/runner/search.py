@@ -28,7 +28,7 @@ Draws in both depend only on the seed (:mod:`conformance.runner.draws`).
 from __future__ import annotations
 
 import inspect
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from hypothesis import HealthCheck, Phase, given, seed, settings
@@ -38,6 +38,8 @@ from hypothesis.strategies._internal.core import DataStrategy
 from hypothesis.strategies._internal.misc import BooleansStrategy
 from hypothesis.strategies._internal.numbers import IntegersStrategy
 from hypothesis.strategies._internal.strategies import SampledFromStrategy
+
+from conformance.evidence import Recorder, Stage
 
 from .draws import fixed_draws
 
@@ -56,16 +58,36 @@ SWEEP_SETTINGS = settings(
 
 
 def run_machine(
-    machine: type[RuleBasedStateMachine], budget: settings, run_seed: int, *, sweep_first: bool = True
+    machine: type[RuleBasedStateMachine],
+    budget: settings,
+    run_seed: int,
+    *,
+    sweep_first: bool = True,
+    on_stage: Callable[[str], None] | None = None,
 ) -> None:
     """Sweep ``machine`` (unless ``sweep_first`` is false), then explore it
-    under ``budget`` at ``run_seed``."""
+    under ``budget`` at ``run_seed``. ``on_stage`` is told ``"sweep"`` and
+    ``"exploration"`` as each begins (a progress display's)."""
+    tell = on_stage or (lambda kind: None)
     with fixed_draws():
         try:
             if sweep_first:
+                tell("sweep")
                 sweep(machine)
         finally:
+            tell("exploration")
             run_state_machine_as_test(seed(run_seed)(machine), settings=budget)
+
+
+def machine_stages(recorder: Recorder, counter: list[int], examples: int) -> Callable[[str], None]:
+    """An ``on_stage`` for :func:`run_machine` that sets ``recorder.stage``;
+    exploration counts its examples from ``counter`` (the machine's
+    ``example_counter``: the sweep's example and a walk's come before)."""
+
+    def tell(kind: str) -> None:
+        recorder.stage = Stage(kind, first_example=counter[0], examples=examples)
+
+    return tell
 
 
 def run_sweep(machine: type[RuleBasedStateMachine]) -> None:

@@ -13,6 +13,7 @@ from conformance.peers.rpc_client import HostcoreCommand, HostcoreGone, Hostcore
 from conformance.protocol import rpc_errors, rpc_handshake, rpc_limits, rpc_results
 from conformance.protocol.rpc_answers import id_key
 from conformance.protocol.violations import Violation
+from conformance.transport.startup import SetupFailure, setup_failure
 
 WRONG_VERSION = rpc_limits.PROTOCOL_VERSION - 1
 # A method no host-core has (the state machine calls it too).
@@ -59,6 +60,8 @@ def handshake_scenario(command: HostcoreCommand, recorder: Recorder, response_s:
                 ("session.list", {}, rpc_errors.refused_before_handshake),
             ):
                 if not _refused(peer, method, params, judge):
+                    if not peer.spoke and not peer.target.running():
+                        raise _not_set_up(command, peer, "ended without answering anything")
                     peer.violate(
                         Violation("RPC-10-01-handshake", f"no handshake possible: {method} was never answered")
                     )
@@ -71,11 +74,24 @@ def handshake_scenario(command: HostcoreCommand, recorder: Recorder, response_s:
             else:
                 peer.add(rpc_results.health_ok(response))
         except HostcoreGone as exc:
+            if not peer.spoke:
+                raise _not_set_up(command, peer, f"ended without answering anything ({exc})") from None
             peer.violate(Violation("RPC-10-01-handshake", f"the host-core ended during the handshake scenario ({exc})"))
             return False
         # The same process goes on with the §2 transport checks: a spawn saved.
         transport_checks(peer)
         return True
+
+
+def _not_set_up(command: HostcoreCommand, peer: HostcorePeer, what: str) -> SetupFailure:
+    """The first host-core ended before writing one JSON line: it was never a
+    host-core (a wrong command, arguments it rejects, a crash at start), so
+    the run stops before any verdict. One that keeps running, whatever it
+    writes, is judged instead (fixtures/hostcores/floods-stdout)."""
+    if peer.first_garbage is not None:
+        what += f"; its stdout began with {peer.first_garbage!r}, which is not JSON"
+    hint = "run the command by hand: it must read JSON-RPC requests on stdin (docs/reference-hostcore.md)"
+    return setup_failure("host-core", command.argv, command.cwd, what, peer.target, hint=hint)
 
 
 def transport_checks(peer: HostcorePeer) -> None:

@@ -577,6 +577,21 @@ class TargetProcess:
             if pidfd is not None:
                 os.close(pidfd)
 
+    def last_words(self, timeout: float) -> tuple[int | None, str]:
+        """The exit status (None: still running after ``timeout``) and stderr
+        tail of a target that is going away. Its stdout is read to the end
+        first (discarded: nothing more is judged), so the stderr reader is
+        given its moment to take in why it went (see :meth:`wait_exit`)."""
+        deadline = time.monotonic() + max(timeout, 0.0)
+        code = self.wait_exit(timeout)
+        while code is not None and not (self._stdout_ended or self._closed) and time.monotonic() < deadline:
+            self._await_stdout(deadline)
+            self._pending.clear()
+            self._pending_bytes = 0
+        if code is not None and not self._closed:
+            code = self.wait_exit(0)  # stdout ended now: joins the stderr reader (bounded)
+        return code, self.stderr_excerpt(4096)
+
     def _open_pidfd(self) -> int | None:
         if self._closed or self.proc.returncode is not None:
             return None

@@ -6,6 +6,14 @@ target's behaviour: the run stops with exit status 2 and one message,
 harness error per requirement. :func:`check_startable` looks before anything
 is spawned (so nothing runs at all); :func:`start_failure` explains an
 ``OSError`` that ``exec`` raised anyway (a race, a ``noexec`` mount, ...).
+
+A command that starts but is not the role it was given -- it exits at once,
+rejects its arguments, or writes something other than its protocol's first
+frame -- is the same kind of mistake, found a moment later:
+:class:`SetupFailure` (a :class:`StartFailure`) says so with its exit status
+and the tail of its stderr, before any verdict (each runner raises it from its
+first generation; the command line turns it into exit status 2 and leaves the
+previous report in place).
 """
 
 from __future__ import annotations
@@ -16,6 +24,7 @@ import shlex
 import shutil
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Protocol
 
 SHEBANG_READ_BYTES = 256  # a #! line longer than this is not run by Linux either
 
@@ -32,12 +41,18 @@ class StartFailure(OSError):
         return f"{text}\n  hint: {self.hint}" if self.hint else text
 
 
-def check_startable(argv: Sequence[str], cwd: Path, env: dict[str, str]) -> None:
+MANIFEST_FOLDER = "the manifest's folder"  # where an extension's command runs
+CURRENT_FOLDER = "the current folder"  # where a driver's, host-core's or client's command runs
+
+
+def check_startable(argv: Sequence[str], cwd: Path, env: dict[str, str], *, folder: str = MANIFEST_FOLDER) -> None:
     """Raise :class:`StartFailure` when ``argv`` cannot be executed from
-    ``cwd`` with ``env``'s PATH; return quietly when it looks runnable."""
+    ``cwd`` with ``env``'s PATH; return quietly when it looks runnable.
+    ``folder`` names ``cwd`` in the hint (a manifest's, or the current one)."""
     problem = diagnose(argv, cwd, env)
     if problem is not None:
-        raise StartFailure(argv, cwd, *problem)
+        cause, hint = problem
+        raise StartFailure(argv, cwd, cause, hint.replace(MANIFEST_FOLDER, folder))
 
 
 def start_failure(argv: Sequence[str], cwd: Path, env: dict[str, str], exc: OSError) -> StartFailure:
@@ -114,3 +129,79 @@ def _exec_hint(exc: OSError) -> str:
     if exc.errno == errno.ENOEXEC:
         return "it is neither a binary nor a script with a #! line: add one, or name its interpreter in command"
     return ""
+
+
+# -- a role that started but could not be set up ---------------------------------------------
+
+SETUP_TAIL_LINES = 8  # the stderr lines quoted: enough for a traceback's last frames and its message
+SETUP_TAIL_CHARS = 2048
+SETTLE_S = 1.0  # how long a process that is going away may take to exit and finish its stderr
+
+
+class Ending(Protocol):
+    """What :func:`setup_failure` reads of a process that is going away
+    (transport.process.TargetProcess; a Protocol, as process.py imports this module)."""
+
+    def last_words(self, timeout: float) -> tuple[int | None, str]: ...
+
+
+class SetupFailure(StartFailure):
+    """A role's process started, but not as the role it was given: it exited
+    at once, rejected its arguments, or wrote something other than the
+    start of its protocol. Like :class:`StartFailure` (which it is, so every
+    path that stops a run for one stops it for this), the run cannot happen
+    at all: exit status 2, one message, no verdict and no report written.
+    ``status``: its exit status (negative: killed by that signal; None:
+    still running); ``stderr``: the tail of what it wrote there."""
+
+    def __init__(
+        self,
+        role: str,
+        argv: Sequence[str],
+        cwd: Path,
+        what: str,
+        *,
+        status: int | None,
+        stderr: str,
+        hint: str = "",
+    ) -> None:
+        self.role, self.what, self.status, self.stderr = role, what, status, stderr
+        super().__init__(argv, cwd, what, hint)
+
+    def __str__(self) -> str:
+        lines = [
+            f"{self.role} could not be set up: {shlex.join(self.argv)} in {self.cwd}: {self.what}",
+            f"  {exit_text(self.status)}",
+        ]
+        tail = stderr_tail(self.stderr)
+        if tail:
+            lines.append(f"  stderr (last {len(tail)} line(s)):")
+            lines.extend(f"    | {line}" for line in tail)
+        else:
+            lines.append("  stderr: (nothing)")
+        if self.hint:
+            lines.append(f"  hint: {self.hint}")
+        return "\n".join(lines)
+
+
+def setup_failure(
+    role: str, argv: Sequence[str], cwd: Path, what: str, process: Ending, *, hint: str = ""
+) -> SetupFailure:
+    """A :class:`SetupFailure` for ``process``, once it has had a moment to
+    exit and finish writing its stderr (its last words say why it went)."""
+    status, stderr = process.last_words(SETTLE_S)
+    return SetupFailure(role, argv, cwd, what, status=status, stderr=stderr, hint=hint)
+
+
+def exit_text(status: int | None) -> str:
+    if status is None:
+        return "still running (killed by the harness)"
+    if status < 0:
+        return f"killed by signal {-status}"
+    return f"exit status {status}"
+
+
+def stderr_tail(stderr: str) -> list[str]:
+    """The last non-blank lines of ``stderr``, each cut to a screen's width."""
+    lines = [line.rstrip() for line in stderr[-SETUP_TAIL_CHARS:].splitlines() if line.strip()]
+    return [line if len(line) <= 200 else line[:197] + "..." for line in lines[-SETUP_TAIL_LINES:]]

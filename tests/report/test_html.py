@@ -6,15 +6,26 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
+from markupsafe import Markup
 
 from conformance.cli import main
 from conformance.manifest import program_name
 from conformance.peers.rpc_client import DATA_DIR, HostcoreCommand
-from conformance.report.html import render
+from conformance.report.html import REPORT_NAME, render, write_run_report
+from conformance.report.jsontree import (
+    EXCERPT_CHARS,
+    FOLD_CHARS,
+    FOLD_LINES,
+    MAX_STRING_CHARS,
+    Budget,
+    frame_tree,
+    tree,
+)
 from conformance.report.matrix import write_matrix
 from conformance.report.rundir import FORMAT, load_run
 from conformance.requirements import by_id
@@ -253,3 +264,155 @@ def test_matrix_format_constant_is_shared() -> None:
     from conformance.report import matrix
 
     assert matrix.FORMAT == FORMAT
+
+
+# -- the view a page opens in, and the URL fragment that reproduces a view ----------------------------------
+
+
+def _body(html: str) -> dict[str, str | None]:
+    return next(attrs for tag, attrs in parse(html).tags if tag == "body")
+
+
+def test_a_page_with_failures_opens_filtered_to_them_with_the_first_fail_open(make_run) -> None:  # type: ignore[no-untyped-def]
+    # The warn comes first in row order; a fail is opened before any warn.
+    a = make_run("a", {"EXT-0-json-text": "warn", "EXT-1.1-tool-description": "pass", "EXT-0-stdin-eof-exit": "skip"})
+    b = make_run("b", {"EXT-0-json-text": "pass", "EXT-1.1-tool-description": "fail"})
+    body = _body(render([load_run(a), load_run(b)]))
+    assert body["data-default-verdict"] == "failing"
+    assert body["data-default-open"] == "1:EXT-1.1-tool-description"
+
+
+def test_a_page_without_fail_or_warn_opens_on_everything(make_run) -> None:  # type: ignore[no-untyped-def]
+    run = make_run(
+        "a", {"EXT-0-json-text": "pass", "EXT-0-stdin-eof-exit": "untested", "EXT-1.1-tool-description": "skip"}
+    )
+    body = _body(render([load_run(run)]))
+    assert body["data-default-verdict"] == "" and body["data-default-open"] == ""
+
+
+def test_every_non_pass_cell_can_be_named_in_the_fragment(make_run) -> None:  # type: ignore[no-untyped-def]
+    run = make_run("a", {"EXT-0-json-text": "fail", "EXT-0-stdin-eof-exit": "untested"})
+    html = render([load_run(run)])
+    keys = [attrs.get("data-key") for tag, attrs in parse(html).tags if tag == "button" and attrs.get("data-key")]
+    assert keys == ["0:EXT-0-json-text", "0:EXT-0-stdin-eof-exit"]
+    # the filter choice "fail or warn" exists, the state goes to and comes from location.hash
+    assert '<option value="failing">fail or warn</option>' in html
+    assert "location.hash" in html and 'id="view-link"' in html
+
+
+# -- each failure: section, statement, expected vs observed, shrunk steps, replay ---------------------------
+
+
+def test_a_failure_shows_section_statement_expected_observed_shrunk_steps_and_replay(make_run) -> None:  # type: ignore[no-untyped-def]
+    rid = "EXT-1.9-cancel-reply-code"
+    header = {**TRACE[0], "shrunk": {"steps_before": 12, "steps_after": 3, "replays": 7}, "shrink": "budget spent"}
+    evidence = (
+        "cancelled tool/call 8 answered with error code -32603; expected -32800 (or a normal result) at .error.code"
+    )
+    run = make_run("a", {rid: "fail"}, evidence={rid: evidence}, traces={rid: [header, *TRACE[1:]]})
+    html = render([load_run(run)])
+    summary = by_id()[rid].summary
+    assert f"<b>FAIL §1.9 {rid}</b> — {summary}" in html
+    assert '<span class="label">expected</span> <code>-32800 (or a normal result)</code>' in html
+    assert "<code>cancelled tool/call 8 answered with error code -32603 (at .error.code)</code>" in html
+    assert "Shrunk steps (12 → 3 steps, 7 replays)" in html and "shrinking: budget spent" in html
+    assert f"octet-conformance replay traces/{rid}.jsonl</code>" in html
+
+
+def test_an_unsplittable_message_is_shown_as_observed_with_no_expected(make_run) -> None:  # type: ignore[no-untyped-def]
+    run = make_run("a", {"JSONRPC-5-one-response": "warn"}, evidence={"JSONRPC-5-one-response": "answered twice"})
+    html = render([load_run(run)])
+    assert "<code>answered twice</code>" in html and 'class="expected"' not in html
+
+
+def test_frames_are_collapsible_json_and_the_evidence_frame_is_outlined(make_run) -> None:  # type: ignore[no-untyped-def]
+    header = {**TRACE[0], "evidence": [{"dir": "target->host", "index": 0, "why": "the answer"}]}
+    run = make_run("a", {"JSONRPC-5-one-response": "fail"}, traces={"JSONRPC-5-one-response": [header, *TRACE[1:]]})
+    html = render([load_run(run)])
+    # initialize and its answer are trees; the hostile line is not JSON and stays (escaped) text
+    assert html.count('<div class="j-frame">') == 2
+    assert '<span class="j-key">&#34;method&#34;</span>: <span class="j-str">&#34;initialize&#34;</span>' in html
+    assert html.count('class="to-evidence"') == 1  # a button that brings the outlined frame into view
+    marked = html.index('class="msg-target target marked"')
+    assert html.index('<div class="j-frame">', marked) < html.index("</div>", marked + 40) + 10
+
+
+def test_a_report_that_hits_the_node_cap_says_so(make_run, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
+    import conformance.report.html as page
+
+    run = make_run("a", {"JSONRPC-5-one-response": "fail"}, traces={"JSONRPC-5-one-response": TRACE})
+    assert 'class="capped"' not in render([load_run(run)])
+    monkeypatch.setattr(page, "Budget", lambda: Budget(left=3))
+    html = render([load_run(run)])
+    assert 'class="capped"' in html and 'class="j-cut"' in html
+
+
+def test_a_lone_surrogate_in_a_trace_is_shown_escaped(make_run, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    trace = [TRACE[0], {"dir": "target->host", "step": 0, "index": 0, "text": '{"id":1,"result":"\\ud800"}\n'}]
+    run = make_run("a", {"JSONRPC-5-one-response": "fail"}, traces={"JSONRPC-5-one-response": trace})
+    html = render([load_run(run)])
+    html.encode("utf-8")  # strict: no lone surrogate left
+    assert "\\ud800" in html
+
+
+def test_a_certification_writes_its_page_beside_the_matrix(make_run, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    run = make_run("stage", {"JSONRPC-5-one-response": "fail"}, traces={"JSONRPC-5-one-response": TRACE})
+    home = tmp_path / "reports" / "latest"
+    path = write_run_report(run, home)
+    assert path == run / REPORT_NAME
+    html = path.read_text(encoding="utf-8")
+    assert f"cd {home} &amp;&amp; octet-conformance replay traces/JSONRPC-5-one-response.jsonl" in html
+    assert str(run) not in html  # the staging directory is never named
+
+
+# -- jsontree: folding and escaping ---------------------------------------------------------------------------
+
+
+def test_tall_members_open_folded_and_short_ones_open() -> None:
+    value = {"short": [1, 2], "tall": list(range(FOLD_LINES)), "nested": {"deep": {"x": 1}}}
+    shown = tree(value, Budget())
+    nodes = re.findall(r'<details class="j-node"( open)?><summary>([\[{]) <small>([^<]*)</small>', shown)
+    assert nodes == [
+        (" open", "{", "3 members"),  # the root is always open
+        (" open", "[", "2 item(s)"),
+        ("", "[", f"{FOLD_LINES} item(s)"),  # 26 lines pretty-printed: folded
+        (" open", "{", "1 member"),
+        (" open", "{", "1 member"),
+    ]
+
+
+def test_long_strings_fold_after_their_start() -> None:
+    long = "x" * (FOLD_CHARS * 2)
+    shown = tree({"s": long, "t": "y" * (FOLD_CHARS - 2)}, Budget())
+    assert shown.count('<details class="j-fold">') == 1  # "y"*158 with its quotes is 160: not folded
+    assert f"({len(long)} characters)" in shown
+    huge = str(tree("z" * 1_000_000, Budget()))
+    assert len(huge) < MAX_STRING_CHARS + 1000 and "[cut: the trace holds it whole]" in huge
+
+
+def test_every_key_and_value_is_escaped() -> None:
+    shown = str(tree({HOSTILE: [HOSTILE, {"k": HOSTILE * 20}]}, Budget()))
+    assert "<script>" not in shown and "<img" not in shown
+    tags = parse(shown)
+    assert {t for t, _ in tags.tags} <= {"details", "summary", "small", "ul", "li", "span"}
+
+
+def test_the_node_budget_is_shared_and_says_when_it_ran_out() -> None:
+    budget = Budget(left=4)
+    shown = str(tree({"a": [1, 2, 3], "b": "x" * 500}, budget))
+    assert budget.capped and budget.left == 0
+    cut = re.findall(r'<span class="j-cut">([^<]*)</span>', shown)
+    assert cut[-1].endswith("more characters]") and len(cut[-1]) < EXCERPT_CHARS + 40
+    assert frame_tree('{"a": 1}', budget) == Markup(
+        '<div class="j-frame"><span class="j-cut">{&#34;a&#34;: 1}</span></div>'
+    )
+
+
+@pytest.mark.parametrize("text", ["not json", '"a scalar"', '{"a": 1}\nnot json', "", "[" * 100_000])
+def test_text_that_is_not_json_objects_is_left_as_text(text: str) -> None:
+    assert frame_tree(text, Budget()) is None
+
+
+def test_a_write_of_two_frames_is_two_trees() -> None:
+    shown = frame_tree('{"id": 1}\n{"id": 2}\n', Budget())
+    assert shown is not None and shown.count('<div class="j-frame">') == 2

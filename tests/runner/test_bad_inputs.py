@@ -404,6 +404,7 @@ def assert_reports_well_formed(report: Path) -> dict[str, Any]:
     """junit.xml parses as XML; matrix.json parses strictly and re-encodes as
     UTF-8 (no lone surrogate), whatever the target sent."""
     ET.parse(report / "junit.xml")
+    (report / "report.html").read_bytes().decode("utf-8")  # written beside them, whatever the target sent
     raw = (report / "matrix.json").read_bytes()
     document = json.loads(raw.decode("utf-8"))  # strict: no raw control characters
     # a "\\ud800" escape would have decoded to a lone surrogate: this raises
@@ -417,14 +418,15 @@ def test_extension_that_exits_at_once_shows_status_and_stderr(tmp_path: Path) ->
     assert_clean(
         ran,
         1,
-        "FAIL  JSONRPC-5-every-request-answered",
+        "FAIL §5 JSONRPC-5-every-request-answered \u2014 ",
         "exited with status 3",
         "fatal: missing dependency 'octet-sdk'",  # the stderr tail, under the failure
         "\\x1b[31mconfig",  # its controls shown, not obeyed
     )
     lines = ran.out.splitlines()
     failure = next(i for i, line in enumerate(lines) if line.startswith("  FAIL"))
-    assert "exited with status 3" in lines[failure + 1]
+    # under the failure's own lines (statement, expected/observed), before the replay command
+    assert "exited with status 3" in lines[failure + 2]
     document = assert_reports_well_formed(report)
     observed = document["run"]["observed"]["JSONRPC-5-every-request-answered"]
     assert observed["measured"] == {"exit_status": 3.0} and "octet-sdk" in observed["stderr_tail"]
@@ -442,13 +444,13 @@ def test_control_characters_in_the_manifest_name(tmp_path: Path) -> None:
 
 def test_hostile_frames_reach_no_terminal_and_break_no_report(tmp_path: Path) -> None:
     ran, _, report = certify(tmp_path, HOSTILE_FRAMES)
-    assert_clean(ran, 1, "FAIL  EXT-0-diagnostics-stderr", "\\x1b[2J")
+    assert_clean(ran, 1, "FAIL §0 EXT-0-diagnostics-stderr \u2014 ", "\\x1b[2J")
     assert_reports_well_formed(report)
 
 
 def test_endless_line_fails_the_frame_bound(tmp_path: Path) -> None:
     ran, _, report = certify(tmp_path, ENDLESS_LINE)
-    assert_clean(ran, 1, "FAIL  EXT-0-frame-bound", "longer than the 1,048,576-byte limit")
+    assert_clean(ran, 1, "FAIL §0 EXT-0-frame-bound \u2014 ", "longer than the 1,048,576-byte limit")
     document = assert_reports_well_formed(report)
     verdicts = {r["id"]: r["verdict"] for r in document["results"]}
     assert verdicts["EXT-0-frame-bound"] == "fail"

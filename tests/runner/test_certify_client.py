@@ -19,6 +19,7 @@ from conformance.verdicts import TARGET_SIDES
 
 ROOT = Path(__file__).resolve().parents[2]
 CLIENTS = ROOT / "fixtures" / "clients"
+SETUP = ROOT / "fixtures" / "setup"
 TINY = Profile("tiny", examples=1, steps=5)
 
 
@@ -79,17 +80,17 @@ def test_a_client_that_never_starts_its_hostcore_fails_in_bounded_time(
     assert matrix["run"]["duration_s"] < 60  # a guard against hanging, not a performance goal
 
 
-@pytest.mark.parametrize("argv", [["sh", "-c", "exit 0"], ["python3", str(CLIENTS / "exits-at-once" / "main.py")]])
-def test_a_client_that_exits_at_once_passes_nothing(
-    argv: list[str], tmp_path: Path, no_leftover_processes: None
+@pytest.mark.parametrize("argv", [["sh", "-c", "exit 0"], ["python3", str(SETUP / "client-exits-at-once" / "main.py")]])
+def test_a_client_that_exits_at_once_is_a_setup_failure_never_a_pass(
+    argv: list[str], tmp_path: Path, no_leftover_processes: None, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """No handshake, no operation: §10 item 1 fails and no rule passes on
-    requests that were never written."""
-    assert main(["client", "--patience", "2", "--report-dir", str(tmp_path), "--", *argv]) == 1
-    matrix = json.loads((tmp_path / "matrix.json").read_text(encoding="utf-8"))
-    verdicts = {r["id"]: r["verdict"] for r in matrix["results"]}
-    assert verdicts["RPC-10-01-handshake"] == "fail"
-    assert not [i for i, v in verdicts.items() if v == "pass"]
+    """No host-core started, no operation read: nothing can be judged, so the
+    run stops with exit 2 and the client's exit status, and writes no matrix
+    (fixtures/setup/, tests/runner/test_setup_failures.py)."""
+    assert main(["client", "--patience", "2", "--report-dir", str(tmp_path), "--", *argv]) == 2
+    err = capsys.readouterr().err
+    assert "exited without starting the host-core" in err and "exit status 0" in err
+    assert not (tmp_path / "matrix.json").exists()
 
 
 def test_a_command_that_cannot_start_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

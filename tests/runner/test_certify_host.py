@@ -47,7 +47,7 @@ def test_cli_host_writes_a_host_matrix(tmp_path: Path, capsys: pytest.CaptureFix
     [
         (f"{sys.executable} -c 'import sys; sys.exit(5)'", "driver-crashed"),
         (f"{sys.executable} -c 'print(\"garbage\"); import time; time.sleep(30)'", "driver-garbage"),
-        ("/nonexistent/driver", "driver-crashed"),
+        ("/nonexistent/driver", "could not start: /nonexistent/driver"),
     ],
     ids=["crashes", "garbage", "missing"],
 )

@@ -9,6 +9,7 @@ import textwrap
 import pytest
 
 from conformance.peers.host_driver import DriverError, HostDriver, OperationError
+from conformance.transport.startup import StartFailure
 
 PRELUDE = """
 import json, sys
@@ -130,9 +131,10 @@ def test_settled_twice_is_impossible() -> None:
 
 
 def test_driver_that_cannot_start() -> None:
-    with pytest.raises(DriverError) as caught:
+    """Said as a command that cannot run (transport/startup.py), not as a driver that crashed."""
+    with pytest.raises(StartFailure) as caught:
         HostDriver.spawn(["/nonexistent/driver-binary"])
-    assert caught.value.cause == "driver-crashed"
+    assert "/nonexistent/driver-binary does not exist" in str(caught.value)
 
 
 def test_idle_callback_runs_while_waiting() -> None:

@@ -75,6 +75,7 @@ def test_a_silent_or_flooding_hostcore_gets_a_verdict_in_bounded_time(
 def test_a_command_that_cannot_start_is_a_harness_error(tmp_path: Path) -> None:
     argv = ["hostcore", "--report-dir", str(tmp_path), "--", str(tmp_path / "no-such-hostcore"), DATA_DIR]
     assert main(argv) == 2
+    assert not (tmp_path / "matrix.json").exists()  # refused before anything ran, no verdict written
 
 
 def test_no_command_means_the_reference() -> None:

@@ -10,6 +10,7 @@ import pytest
 
 from conformance.cli import main
 from conformance.report.matrix import FORMAT
+from conformance.requirements import by_id
 from conformance.verdicts import VERDICTS
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -78,12 +79,21 @@ def test_reference_certifies_with_exit_0_and_writes_contracts(tmp_path: Path) ->
 
 
 def test_requirements_listing(capsys: pytest.CaptureFixture[str]) -> None:
+    """By default each entry's statement; the judging code only with -v."""
+    summary = by_id()["EXT-1.9-cancel-reply-code"].summary
     assert main(["requirements", "--side", "extension"]) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert any(
-        line.startswith("EXT-1.9-cancel-reply-code\t1.9\tmust\textension\tconformance.protocol.") for line in lines
-    )
+    assert f"EXT-1.9-cancel-reply-code\t1.9\tmust\textension\t{summary}" in lines
     assert all(line.split("\t")[3] == "extension" for line in lines)
+    assert not any("conformance.protocol." in line for line in lines)
+    assert main(["requirements", "--side", "extension", "-v"]) == 0
+    verbose = capsys.readouterr().out.splitlines()
+    assert len(verbose) == len(lines)
+    assert any(
+        line.startswith(f"EXT-1.9-cancel-reply-code\t1.9\tmust\textension\t{summary}\tconformance.protocol.")
+        for line in verbose
+    )
+    assert all(line.split("\t")[5].startswith(("conformance.", "none: ")) for line in verbose)
 
 
 def test_environment_allowlist_is_brokered_only_when_declared(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from conformance.manifest import Manifest
 from conformance.report.console import MAX_ERROR_LINES, QUIET, VERBOSE, replayed_lines, run_lines
-from conformance.requirements import load_catalog
+from conformance.requirements import by_id, load_catalog
 from conformance.results import RunResult
 from conformance.runner.profiles import PROFILES
 from conformance.verdicts import Observation, Verdict
@@ -39,8 +39,9 @@ def test_exit_status_and_stderr_tail_under_the_failure() -> None:
     observed = Observation("scenario=stdin-eof", None, 1, 0.1, (("exit_status", -9.0),), tail)
     lines = list(run_lines(run_of([Verdict(req, "fail", "never answered", observed=observed)]), Path("m.json")))
     at = next(i for i, line in enumerate(lines) if line.startswith("  FAIL"))
-    assert lines[at + 1].strip() == "the extension was killed by signal 9"
-    shown = lines[at + 3 : -1]
+    assert lines[at + 1].strip() == "observed: never answered"
+    assert lines[at + 2].strip() == "the extension was killed by signal 9"
+    shown = lines[at + 4 : -1]
     assert shown[-1] == "        | \\x1b[31mfatal\\x1b[0m" and len(shown) == 8  # the last lines only
 
 
@@ -68,20 +69,22 @@ def test_each_failure_is_followed_by_its_replay_command_in_the_report_directory(
     lines = list(run_lines(run, report / "matrix.json", written_in=stage))
     at = next(i for i, line in enumerate(lines) if line.startswith("  FAIL"))
     rid = load_catalog()[0].id
-    assert lines[at + 1] == f"        replay: octet-conformance replay '{report}/traces/{rid}.jsonl'"
+    assert lines[at + 1] == "        observed: bad frame"
+    assert lines[at + 2] == f"        replay: octet-conformance replay '{report}/traces/{rid}.jsonl'"
     assert not any("stage" in line for line in lines)  # the staging directory is gone once the run is in place
 
 
 def test_a_trace_without_a_replay_command_is_named(tmp_path: Path) -> None:
     run, stage = _failing(tmp_path, "warn", replay=False)  # host-core traces: replay does not take them yet
     lines = list(run_lines(run, tmp_path / "r" / "matrix.json", written_in=stage))
-    assert lines[2] == f"        trace: {tmp_path}/r/traces/{load_catalog()[0].id}.jsonl"
+    assert lines[3] == f"        trace: {tmp_path}/r/traces/{load_catalog()[0].id}.jsonl"
 
 
 def test_quiet_and_verbose(tmp_path: Path) -> None:
     run, stage = _failing(tmp_path)
     quiet = list(run_lines(run, tmp_path / "r" / "matrix.json", verbosity=QUIET, written_in=stage))
-    assert len(quiet) == 2 and quiet[1].startswith("  FAIL")  # summary and the failure: no replay, no matrix line
+    # the summary and the failure (what it broke, what was seen): no replay, no matrix line
+    assert len(quiet) == 3 and quiet[1].startswith("  FAIL") and quiet[2] == "        observed: bad frame"
     verbose = list(run_lines(run, tmp_path / "r" / "matrix.json", verbosity=VERBOSE, written_in=stage))
     assert any(line.startswith("  PASS     " + load_catalog()[1].id) for line in verbose)
     assert any("replay:" in line for line in verbose)
@@ -102,3 +105,32 @@ def test_replay_shows_the_evidence_or_what_it_could_not_re_create() -> None:
     assert lines[1].startswith("  every ordering the trace records was re-created")
     # A replay that re-runs a scenario tracks no relation: nothing is claimed about them.
     assert list(replayed_lines("RPC-3-x", 2, 1, "m", [], None)) == ["RPC-3-x: reproduced 1/2: m"]
+
+
+def _h2spec_lines(evidence: str, verdict: str = "fail") -> list[str]:
+    req = by_id()["EXT-1.9-cancel-reply-code"]
+    run = run_of([Verdict(req, verdict, evidence)])
+    return [line for line in run_lines(run, Path("m.json"), verbosity=QUIET)][1:]
+
+
+def test_a_failure_names_its_section_statement_expected_and_observed() -> None:
+    req = by_id()["EXT-1.9-cancel-reply-code"]
+    evidence = (
+        "cancelled tool/call 8 answered with error code -32603; expected -32800 (or a normal result) at .error.code"
+    )
+    assert _h2spec_lines(evidence) == [
+        f"  FAIL §1.9 EXT-1.9-cancel-reply-code \u2014 {req.summary}",
+        "        expected: -32800 (or a normal result)",
+        "        observed: cancelled tool/call 8 answered with error code -32603 (at .error.code)",
+    ]
+
+
+def test_a_message_that_cannot_be_split_is_all_observed_and_no_expected_is_invented() -> None:
+    lines = _h2spec_lines("request 4 (tool/call) answered a second time", "warn")
+    assert lines[0].startswith("  WARN §1.9 EXT-1.9-cancel-reply-code \u2014 ")
+    assert lines[1:] == ["        observed: request 4 (tool/call) answered a second time"]
+
+
+def test_target_text_in_a_failure_line_is_escaped() -> None:
+    lines = _h2spec_lines("id \x1b[2J; expected 1")
+    assert lines[1:] == ["        expected: 1", "        observed: id \\x1b[2J"]
