@@ -28,7 +28,7 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, precondition,
 
 from conformance.evidence import Recorder, StepContext
 from conformance.peers.host_driver import HostDriver
-from conformance.peers.host_rig import HostRequest, HostRig, ProbeGone, save_traces
+from conformance.peers.host_rig import HostRequest, HostRig, ProbeGone, RigPace, save_traces
 from conformance.peers.probe import ProbeListener
 from conformance.scenarios.host_shutdown import shutdown_with
 from conformance.scenarios.host_steps import ready as load_ready
@@ -63,7 +63,7 @@ class HostMachine(RuleBasedStateMachine):
         self.model = Model()
         self.example_counter[0] += 1
         self.recorder.context = StepContext("machine", example=self.example_counter[0], api=self.api_version)
-        self.rig = HostRig(self.driver, self.listener, self.recorder, **self.rig_options)
+        self.rig = HostRig(self.driver, self.listener, self.recorder, pace=RigPace(**self.rig_options))
         self.live = False
         self.violated_before = frozenset(self.recorder.violations)
         self.storm: Storm | None = None  # one storm per example bounds its cost

@@ -27,7 +27,7 @@ from conformance.evidence import Recorder, StepContext
 from conformance.machines.host import machine_for
 from conformance.manifest import OCTET_VERSION, Manifest
 from conformance.peers.host_driver import DriverError, HostDriver
-from conformance.peers.host_rig import HostRig, ProbeGone, save_traces
+from conformance.peers.host_rig import HostRig, ProbeGone, RigPace, save_traces
 from conformance.peers.host_simulated import NEEDS_PROCESSES, NeedsProcesses, SimulatedHost
 from conformance.peers.probe import ProbeListener
 from conformance.reference.host.simulated import SimDeadlock
@@ -259,7 +259,7 @@ def _scenarios(
         if skip and scenario.name.startswith(skip):
             continue  # needs real processes (simulated runs), or played only on request
         recorder.context = StepContext(scenario=scenario.name, api=api_version)
-        rig = HostRig(driver, listener, recorder, **options)
+        rig = HostRig(driver, listener, recorder, pace=RigPace(**options))
         before = frozenset(recorder.violations)
         lost: str | None = None
         try:

@@ -196,7 +196,7 @@ def menu_destructive(api_version: str) -> Scenario:
         requirement = "EXT-1.6b-host-menu-destructive"
         if not (rig.driver.has("menu") and rig.driver.has("frontend")):
             return  # unexercised: reported untested, never pass
-        rig.frontend = dict(INTERACTIVE_YES)
+        rig.pace.frontend = dict(INTERACTIVE_YES)
         _menu_loaded(rig, api_version)
         chosen = _choose(rig, "wipe")
         if chosen is None:
@@ -211,7 +211,7 @@ def menu_destructive(api_version: str) -> Scenario:
         ]
         asked = rig.driver.wait_event(  # the second is asked: once its prompt is reported, every earlier one is
             lambda e: e.method == "prompt" and e.params.get("text") == texts[1],
-            rig.patience_s,
+            rig.pace.patience_s,
             idle=lambda: rig.tick(0.0),
         )
         prompts = [e.params.get("text") for e in rig.events("prompt") if e.params.get("extension") == rig.handle]
@@ -256,7 +256,7 @@ def menu_in_place(api_version: str) -> Scenario:
                       "params": {"request_id": req.wire_id, "sequence": 1, "event": event}})  # fmt: skip
             shown = rig.driver.wait_event(
                 lambda e: e.method == "progress" and e.params.get("call") == call,
-                rig.patience_s,
+                rig.pace.patience_s,
                 idle=lambda: rig.tick(0.0),
             )
             if shown is None:

@@ -123,7 +123,7 @@ def runtime_commands_reload(api_version: str) -> Scenario:
             return  # never offered: the entry is skipped (feature not negotiated)
         noted = len(_diagnostics(rig))
         rig.op("reload", {"extension": handle})
-        if rig.relaunched(rig.patience_s) is None:
+        if rig.relaunched(rig.pace.patience_s) is None:
             shutdown_with(rig, ack=True, exit_after_ack=True)
             return  # no candidate started: nothing to judge
         first = rig.next_request("initialize")
@@ -132,9 +132,9 @@ def runtime_commands_reload(api_version: str) -> Scenario:
             rig.respond(first.wire_id, changed(first.params))
         # Decided once the host diagnoses a refusal or inspect shows another
         # generation; meanwhile a candidate it lets go is acknowledged.
-        deadline = rig.clock() + rig.patience_s
+        deadline = rig.pace.clock() + rig.pace.patience_s
         status: Any = None
-        while rig.clock() < deadline:
+        while rig.pace.clock() < deadline:
             for req in [r for r in rig.requests if r.method == "shutdown"]:
                 rig.requests.remove(req)
                 rig.respond(req.wire_id, {})

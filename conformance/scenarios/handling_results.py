@@ -248,7 +248,7 @@ def menu_timeout(api_version: str) -> Scenario:
             return  # unexercised: reported untested, never pass
         bound_s = MENU_TIMEOUT_S
         if rig.driver.has("timing"):
-            rig.timing = {**rig.timing, "menu_timeout_ms": SCALED_MENU_TIMEOUT_MS}
+            rig.pace.timing = {**rig.pace.timing, "menu_timeout_ms": SCALED_MENU_TIMEOUT_MS}
             bound_s = SCALED_MENU_TIMEOUT_MS / 1000
         _menu_loaded(rig, api_version)
         started = _collected(rig, "menu/collect", {})

@@ -88,7 +88,11 @@ def aggregate_deadline(api_version: str) -> Scenario:
         requirement = "EXT-1.8-host-aggregate-deadline"
         if not rig.driver.has("timing"):
             return  # with the spec's 2 s stages and 3 s aggregate the two cannot be told apart
-        rig.timing = {**rig.timing, "shutdown_timeout_ms": AGGREGATE_STAGE_MS, "shutdown_aggregate_ms": AGGREGATE_MS}
+        rig.pace.timing = {
+            **rig.pace.timing,
+            "shutdown_timeout_ms": AGGREGATE_STAGE_MS,
+            "shutdown_aggregate_ms": AGGREGATE_MS,
+        }
         ready(rig, api_version)
         link = rig.link
         assert link is not None
@@ -123,8 +127,8 @@ def interactive_cap(api_version: str) -> Scenario:
         requirement = "EXT-1.8-host-interactive-cap"
         if not (rig.driver.has("exits") and rig.driver.has("timing")):
             return  # unexercised: reported untested, never pass
-        rig.timing = {
-            **rig.timing,
+        rig.pace.timing = {
+            **rig.pace.timing,
             "shutdown_timeout_ms": INTERACTIVE_STAGE_MS,
             "shutdown_aggregate_ms": INTERACTIVE_AGGREGATE_MS,
         }
@@ -165,7 +169,7 @@ def presentation_rate(api_version: str) -> Scenario:
         ready(rig, api_version, contributes={**CONTRIBUTES, "presentation": True})
         call, req = start_call(rig)
         status = {"state": "active", "label": "probe"}
-        written = rig.clock()
+        written = rig.pace.clock()
         for revision in range(1, SNAPSHOT_BURST + 1):
             snapshot = {"revision": revision, "status": status, "activities": [], "actions": []}
             rig.send({"jsonrpc": "2.0", "method": "presentation/update",

@@ -91,7 +91,7 @@ def cancel_told(rig: HostRig, req: HostRequest) -> None:
             return "cancel"
         return "ended" if link is None or not link.connected or rig.stdin_closed else None
 
-    ended = rig.until(over, rig.recorder.deadline_s("EXT-1.9-host-sends-cancel", rig.patience_s)) or "patience"
+    ended = rig.until(over, rig.recorder.deadline_s("EXT-1.9-host-sends-cancel", rig.pace.patience_s)) or "patience"
     watch = CancelWatch(req.method, req.wire_id, len(_cancels_of(rig, req.wire_id)), ended)
     rig.recorder.add(cancel_sent(watch))
     if ended == "patience":
@@ -144,7 +144,7 @@ def cancel_grace(api_version: str) -> Scenario:
     def run(rig: HostRig) -> None:
         grace_s = GRACE_S
         if rig.driver.has("timing"):
-            rig.timing = {**rig.timing, "cancel_grace_ms": SCALED_GRACE_MS}
+            rig.pace.timing = {**rig.pace.timing, "cancel_grace_ms": SCALED_GRACE_MS}
             grace_s = SCALED_GRACE_MS / 1000
         ready(rig, api_version)
         call, req = start_call(rig)

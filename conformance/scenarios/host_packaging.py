@@ -119,7 +119,7 @@ def load_refused(rig: HostRig, token: str, manifest: Path) -> tuple[bool, dict[s
         rig.tick(0.0)
         spawned()
 
-    loaded = rig.driver.wait_answer(rid, rig.patience_s + 5.0, idle=idle)
+    loaded = rig.driver.wait_answer(rid, rig.pace.patience_s + 5.0, idle=idle)
     rig.until(spawned, 0.2)  # a spawn right behind the answer
     return bool(started), loaded
 

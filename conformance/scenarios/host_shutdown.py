@@ -51,14 +51,14 @@ def shutdown_with(rig: HostRig, *, ack: bool, exit_after_ack: bool, bound_s: flo
         rig.driver.wait_answer(rid, 15.0, idle=lambda: rig.tick(0.0))
         return False
     link = rig.link
-    asked = rig.clock()
+    asked = rig.pace.clock()
     if ack:
         rig.respond(req.wire_id, {})
         if exit_after_ack:
             rig.command({"t": "exit", "code": 0})
     late = False
     if bound_s is not None and link is not None:
-        rig.until(lambda: not link.running(), max(0.0, asked + bound_s - rig.clock()))
+        rig.until(lambda: not link.running(), max(0.0, asked + bound_s - rig.pace.clock()))
         late = link.running()
     rig.driver.wait_answer(rid, 15.0, idle=lambda: rig.tick(0.0))
     if link is not None:
@@ -81,8 +81,8 @@ def stubborn_shutdown(*, ack: bool) -> Callable[[str], Scenario]:
             rig.command({"t": "ignore_term"})
             rig.command({"t": "grandchild"})
             assert rig.link is not None
-            rig.link.await_report("grandchild", rig.patience_s)
-            stage = rig.stage_s
+            rig.link.await_report("grandchild", rig.pace.patience_s)
+            stage = rig.pace.stage_s
             bound = (1 if ack else 2) * stage + SLACK_S  # ack stage (unless acknowledged), then exit stage
             late = shutdown_with(rig, ack=ack, exit_after_ack=False, bound_s=bound)
             rig.recorder.exercise("EXT-1.8-host-shutdown-stages")
@@ -128,19 +128,19 @@ def shutdown_exit_after_ack(api_version: str) -> Scenario:
         rig.until(lambda: _has_request(rig, "shutdown") or rig.stdin_closed or not link.connected)
         req = rig.next_request("shutdown", timeout=0.0)
         if req is not None:  # without one EXT-0-host-graceful-shutdown-request is judged by the other scenarios
-            acked = rig.clock()  # before the bytes: the host's exit stage starts after it reads them
+            acked = rig.pace.clock()  # before the bytes: the host's exit stage starts after it reads them
             rig.respond(req.wire_id, {})
-            ended = rig.until(lambda: not link.running(), rig.stage_s / 3)
+            ended = rig.until(lambda: not link.running(), rig.pace.stage_s / 3)
             rig.recorder.exercise("EXT-1.8-host-waits-for-exit")
             # Only an end seen within the third of a stage proves an early kill: a
             # harness that fell behind may look after the host rightly ended it.
-            if ended and rig.clock() - acked < rig.stage_s / 3:
+            if ended and rig.pace.clock() - acked < rig.pace.stage_s / 3:
                 rig.recorder.violate(
                     Violation(
                         "EXT-1.8-host-waits-for-exit",
                         "the extension was ended right after acknowledging shutdown, before its exit stage ran out",
                     ),
-                    measured={"stage_s": rig.stage_s, "ended_within_s": round(rig.stage_s / 3, 3)},
+                    measured={"stage_s": rig.pace.stage_s, "ended_within_s": round(rig.pace.stage_s / 3, 3)},
                 )
             elif link.running():
                 rig.command({"t": "exit", "code": 0})

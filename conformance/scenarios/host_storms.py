@@ -83,7 +83,7 @@ def restart_boundary(api_version: str) -> Scenario:
             return  # no restart: nothing crosses (backoff and parking are judged by restart-storm)
         rig.driver.wait_event(
             lambda e: e.method == "prompt" and e.params.get("text") == CROSSING_PROMPT,
-            rig.patience_s,
+            rig.pace.patience_s,
             idle=lambda: rig.tick(0.0),
         )
         try:

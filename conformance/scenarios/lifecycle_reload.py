@@ -67,8 +67,8 @@ class Reload:
         generation = _generation(rig)
         if old is None or isinstance(rig.op("reload", {"extension": rig.handle}), OperationError):
             return False  # no reload offered: nothing to judge
-        drain_s = float(rig.timing.get("drain_ms", DRAIN_S * 1000)) / 1000
-        candidate = rig.candidate(rig.patience_s + drain_s + 2 * rig.stage_s)
+        drain_s = float(rig.pace.timing.get("drain_ms", DRAIN_S * 1000)) / 1000
+        candidate = rig.candidate(rig.pace.patience_s + drain_s + 2 * rig.pace.stage_s)
         if candidate is None:
             return False
         with rig.acting(candidate):
@@ -87,7 +87,7 @@ class Reload:
         if limit is None or len(in_flight) < limit:  # a full host would rightly hold the call back
             self._call_while_negotiating(candidate)
         with rig.acting(candidate):
-            self.answered_at = rig.clock()  # before the bytes: the host reads them after
+            self.answered_at = rig.pace.clock()  # before the bytes: the host reads them after
             rig.respond(init.wire_id, initialize_result(init.params, self.api_version))
         if not self._drain(candidate, in_flight, drain_s, generation):
             rig.switch_to(candidate)
@@ -100,7 +100,7 @@ class Reload:
                 and e.params.get("state") == "ready"
                 and e.params.get("generation") != generation
             ),
-            rig.patience_s,
+            rig.pace.patience_s,
             idle=lambda: rig.tick(0.0),
         )
         rig._judge(lambda s: s.host_reported_ready())
@@ -135,7 +135,7 @@ class Reload:
         old = rig.link
         assert old is not None
         drain_ids = ("EXT-5-host-reload-drain-sequence",) if self.api_version != "0.1" else ()
-        bound = rig.patience_s + drain_s + 2 * rig.stage_s + SLACK_S
+        bound = rig.pace.patience_s + drain_s + 2 * rig.pace.stage_s + SLACK_S
         ends = DrainEnds(rig, in_flight, self.answered_at)
 
         def shut_or_gone() -> bool:
@@ -143,7 +143,7 @@ class Reload:
             return _has_request(rig.requests, "shutdown") or not old.running()
 
         rig.until(shut_or_gone, bound)
-        if drain_ids and "drain_ms" in rig.timing and rig.driver.has("timing"):
+        if drain_ids and "drain_ms" in rig.pace.timing and rig.driver.has("timing"):
             ends.judge(drain_s)  # only a drain the driver was given has a length to hold it to
         shut = rig.next_request("shutdown", timeout=0.0)
         rig.recorder.exercise(*drain_ids, *self.order_ids)
@@ -211,7 +211,7 @@ class DrainEnds:
                     if c in self.rig.driver.settled]  # fmt: skip
         ended = [o for o in outcomes if o in ("cancelled", "failed")]
         if named or ended:
-            self.first_s = self.rig.clock() - self.since
+            self.first_s = self.rig.pace.clock() - self.since
             self.sign = "cancel" if named else str(ended[0])
 
     def judge(self, drain_s: float) -> None:
@@ -231,7 +231,7 @@ def reload_in_flight(api_version: str) -> Scenario:
         if not rig.driver.has("reload"):
             return  # reported untested: never a pass
         if rig.driver.has("timing"):
-            rig.timing = {**rig.timing, "drain_ms": SCALED_DRAIN_MS}
+            rig.pace.timing = {**rig.pace.timing, "drain_ms": SCALED_DRAIN_MS}
         ready(rig, api_version)
         # Two in flight and one more while N+1 negotiates, as the host's limit allows (§1.1).
         limit = room(rig)
@@ -258,7 +258,7 @@ def failed_candidate(api_version: str) -> Scenario:
         try:
             if isinstance(rig.op("reload", {"extension": rig.handle}), OperationError):
                 return
-            candidate = rig.candidate(rig.patience_s)
+            candidate = rig.candidate(rig.pace.patience_s)
             if candidate is None:
                 return
             with rig.acting(candidate):

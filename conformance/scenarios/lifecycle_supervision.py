@@ -94,7 +94,7 @@ def _revive(rig: HostRig, api_version: str) -> None:
     """A manual reload of the parked extension, then a crash: it must restart."""
     if isinstance(rig.op("reload", {"extension": rig.handle}), OperationError):
         return
-    if rig.relaunched(rig.patience_s) is None or not _answer_initialize(rig, api_version):
+    if rig.relaunched(rig.pace.patience_s) is None or not _answer_initialize(rig, api_version):
         return
     watch = Watch(rig)
     try:
@@ -198,7 +198,7 @@ def restart_after_exit(api_version: str) -> Scenario:
         ready(rig, api_version)
         start_call(rig, "before-crash")
         backoff = Backoff.of(rig)
-        wait_s = backoff.ceiling(0) + backoff.slack_s + rig.patience_s
+        wait_s = backoff.ceiling(0) + backoff.slack_s + rig.pace.patience_s
         watch = Watch(rig)
         try:
             _crash(rig)
@@ -280,7 +280,7 @@ def ready_reset(api_version: str) -> Scenario:
     a seventh attempt (a full budget of eight allows it, even counted one off)."""
 
     def run(rig: HostRig) -> None:
-        if rig.idle_wait is None:
+        if rig.pace.idle_wait is None:
             return  # two storms and a ready spell: seconds of real time even scaled; the virtual clock judges it
         reset_s = READY_RESET_S
         ready(rig, api_version)
@@ -322,7 +322,7 @@ def idle(api_version: str) -> Scenario:
     def run(rig: HostRig) -> None:
         grace_s = 2.0
         if api_version == "0.1" and rig.driver.has("timing"):
-            rig.timing = {**rig.timing, "cancel_grace_ms": SCALED_GRACE_MS}
+            rig.pace.timing = {**rig.pace.timing, "cancel_grace_ms": SCALED_GRACE_MS}
             grace_s = SCALED_GRACE_MS / 1000
         ready(rig, api_version)
         link = rig.link
@@ -332,7 +332,7 @@ def idle(api_version: str) -> Scenario:
             call, cancelled = start_call(rig, "cancelled-then-idle")
             rig.op("cancel", {"call": call, "reason": "user"})
             rig.settled(call)
-        quiet_s = IDLE_SIMULATED_S if rig.idle_wait is not None else IDLE_S
+        quiet_s = IDLE_SIMULATED_S if rig.pace.idle_wait is not None else IDLE_S
         if api_version == "0.1":
             quiet_s = max(quiet_s, grace_s + SLACK_S / 2)
         notes = len(rig.notifications)

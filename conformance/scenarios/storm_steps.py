@@ -42,9 +42,9 @@ class Backoff:
     @classmethod
     def of(cls, rig: HostRig) -> Backoff:
         """The spec's values, or the scaled ones the rig sends with each load."""
-        base = float(rig.timing.get("backoff_base_ms", limits.RESTART_BACKOFF_BASE_S * 1000)) / 1000
-        cap = float(rig.timing.get("backoff_cap_ms", limits.RESTART_BACKOFF_CAP_S * 1000)) / 1000
-        return cls(base, cap, SIM_SLACK_S if rig.idle_wait is not None else SLACK_S)
+        base = float(rig.pace.timing.get("backoff_base_ms", limits.RESTART_BACKOFF_BASE_S * 1000)) / 1000
+        cap = float(rig.pace.timing.get("backoff_cap_ms", limits.RESTART_BACKOFF_CAP_S * 1000)) / 1000
+        return cls(base, cap, SIM_SLACK_S if rig.pace.idle_wait is not None else SLACK_S)
 
     def ceiling(self, attempt: int) -> float:
         return min(self.cap_s, self.base_s * 2 ** min(attempt + 1, 32))
@@ -53,7 +53,7 @@ class Backoff:
 def storms_measurable(rig: HostRig) -> bool:
     """On the virtual clock, or with the backoff scaled by the driver: a storm
     at the spec's 30 s cap on real time would take minutes."""
-    return rig.idle_wait is not None or "backoff_base_ms" in rig.timing
+    return rig.pace.idle_wait is not None or "backoff_base_ms" in rig.pace.timing
 
 
 @dataclass
@@ -73,11 +73,11 @@ class Storm:
         failed = 0
         while True:
             ceiling = self.backoff.ceiling(self.attempts) + self.backoff.slack_s
-            ended = self.rig.clock()
+            ended = self.rig.pace.clock()
             if self.rig.relaunched(ceiling) is None:
                 self._no_restart(failed, ceiling)
                 return False
-            self._judge_restart(failed, self.rig.clock() - ended, ceiling)
+            self._judge_restart(failed, self.rig.pace.clock() - ended, ceiling)
             self.attempts += 1
             request = self.rig.next_request("initialize")
             if request is None:
@@ -145,7 +145,7 @@ def reported_ready(rig: HostRig) -> bool:
     wanted = {"extension": rig.handle, "state": "ready"}
     event = rig.driver.wait_event(
         lambda e: e.method == "state" and all(e.params.get(k) == v for k, v in wanted.items()),
-        rig.patience_s,
+        rig.pace.patience_s,
         idle=lambda: rig.tick(0.0),
     )
     if event is None:

@@ -15,7 +15,7 @@ from conformance.cli import main
 from conformance.evidence import Recorder
 from conformance.machines.host import HostMachine, machine_for
 from conformance.peers import host_simulated
-from conformance.peers.host_rig import HostRig
+from conformance.peers.host_rig import HostRig, RigPace
 from conformance.peers.host_simulated import SimulatedHost
 from conformance.protocol.framing import Frame
 from conformance.protocol.limits import FAILED_RESTARTS_BEFORE_PARK, MAX_FRAME_BYTES
@@ -206,7 +206,7 @@ def test_a_scenario_needing_processes_stops_quietly_when_simulated() -> None:
     sim, recorder = SimulatedHost(), Recorder()
 
     def job() -> None:
-        rig = HostRig(sim.driver, sim.listener, recorder, **sim.rig_options(10.0))  # type: ignore[arg-type]
+        rig = HostRig(sim.driver, sim.listener, recorder, pace=RigPace(**sim.rig_options(10.0)))  # type: ignore[arg-type]
         try:
             _play(stderr_flood(newlines=True)("0.2"), rig)
         finally:
