@@ -65,6 +65,15 @@ def test_every_broker_failure_gets_one_and_the_same_minus_32004() -> None:
     assert found(unavailable_uniform(same[:1])) == []  # one lookup: nothing to compare, the code still judged
 
 
+def test_unavailable_answers_may_name_the_secret_asked_for() -> None:
+    # Naming the requested secret is no provider detail: "the same" response up to its own name passes.
+    named = tuple(
+        SecretLookup(name, error(-32004, f"secret {name} is unavailable", {"name": name}))
+        for name in ("probe.absent", "probe-failing")
+    )
+    assert found(unavailable_uniform(named)) == []
+
+
 @pytest.mark.parametrize(
     "failing",
     [
