@@ -413,7 +413,7 @@ def starts(role: Role, launch: Path, api: str, manifest_dir: Path) -> bool:
             finally:
                 driver.close()
         from conformance.peers.rpc_client import HostcoreCommand, HostcorePeer
-        from conformance.runner.hostcore import handshake
+        from conformance.scenarios.hostcore_handshake import handshake
 
         command = HostcoreCommand(("python3", str(launch), "--data-dir", "{data_dir}"), launch.parent)
         data = Path(tempfile.mkdtemp(prefix="octet-mutation-data-"))

@@ -199,6 +199,7 @@ class Recorder:
         """The run's budget ran out here: nothing more is judged."""
         if self.budget_spent is None:
             self.budget_spent = str(self.context) or "between the parts of the run"
+
     # The trace of the generation being driven: a violation judged without
     # naming a trace marks its entries there (peers register it, see watch()).
     trace: Trace | None = None

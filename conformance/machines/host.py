@@ -27,20 +27,14 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, precondition, rule
 
 from conformance.evidence import Recorder, StepContext
-from conformance.machines.host_lifecycle import Reload
-from conformance.machines.host_scenarios import ready as load_ready
-from conformance.machines.host_scenarios import room, shutdown_with, start_call, tool_result
-from conformance.machines.host_storms import (
-    SHAPES,
-    Backoff,
-    Storm,
-    answer_shaped,
-    crash_quietly,
-    storms_measurable,
-)
 from conformance.peers.host_driver import HostDriver
-from conformance.peers.host_rig import HostRequest, HostRig, ProbeGone, save_traces
+from conformance.peers.host_rig import HostRequest, HostRig, ProbeGone, RigPace, save_traces
 from conformance.peers.probe import ProbeListener
+from conformance.scenarios.host_shutdown import shutdown_with
+from conformance.scenarios.host_steps import ready as load_ready
+from conformance.scenarios.host_steps import room, start_call, tool_result
+from conformance.scenarios.lifecycle_reload import Reload
+from conformance.scenarios.storm_steps import SHAPES, Backoff, Storm, answer_shaped, crash_quietly, storms_measurable
 
 MAX_OPEN = 3  # calls the machine keeps in flight (under the probe's negotiated 4, and the host's limit)
 PARENTS = ("active", "settled", "never-issued", "missing")
@@ -69,7 +63,7 @@ class HostMachine(RuleBasedStateMachine):
         self.model = Model()
         self.example_counter[0] += 1
         self.recorder.context = StepContext("machine", example=self.example_counter[0], api=self.api_version)
-        self.rig = HostRig(self.driver, self.listener, self.recorder, **self.rig_options)
+        self.rig = HostRig(self.driver, self.listener, self.recorder, pace=RigPace(**self.rig_options))
         self.live = False
         self.violated_before = frozenset(self.recorder.violations)
         self.storm: Storm | None = None  # one storm per example bounds its cost

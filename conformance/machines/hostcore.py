@@ -23,13 +23,13 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, rule
 
 from conformance.evidence import Recorder, StepContext
-from conformance.machines.hostcore_tools import BashScenario
+from conformance.machines.hostcore_bash import BashScenario
 from conformance.peers.rpc_client import HostcoreCommand, HostcoreGone, HostcorePeer, handshake_params
 from conformance.protocol import rpc_errors, rpc_handshake, rpc_limits, rpc_results, rpc_session
 from conformance.protocol.rpc_answers import id_key
 from conformance.protocol.violations import Violation
+from conformance.scenarios.hostcore_handshake import UNKNOWN_METHOD
 
-UNKNOWN_METHOD = "octetConformance.noSuchMethod"
 # Titles for session.rename (§4: trimmed, then 1..80 code points). No
 # whitespace or format characters but the plain space: which of those a
 # "trim" removes differs between languages (U+FEFF, U+180E), and the document

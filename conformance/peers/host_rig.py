@@ -2,7 +2,7 @@
 
 How to use::
 
-    rig = HostRig(driver, listener, recorder)
+    rig = HostRig(driver, listener, recorder, pace=RigPace(patience_s=10.0))
     outcome = rig.load("0.2", contributes, answer=lambda params: initialize_result(...))
     req = rig.call("tool/call", {"name": "probe", "arguments": {}})   # -> the frame the host wrote
     rig.respond(req.wire_id, {"content": [...], "is_error": False})
@@ -101,14 +101,40 @@ class Followed:
 
 
 @dataclass
-class HostRig:
-    driver: HostDriver
-    listener: ProbeListener
-    recorder: Recorder
+class RigPace:
+    """How long the rig waits, on which clock, and the timing and frontend
+    options sent with every load (a scenario may change them before its load)."""
+
     patience_s: float = 10.0
     stage_s: float = 2.0  # the host's §1.8 shutdown stage (scaled when the driver offers ``timing``)
     timing: dict[str, Any] = field(default_factory=dict)  # sent with every load (capability ``timing``)
     frontend: dict[str, Any] = field(default_factory=dict)  # sent with every load when set (capability ``frontend``)
+    # A simulated run (conformance.peers.host_simulated) waits on the virtual
+    # clock instead of polling file descriptors.
+    clock: Callable[[], float] = time.monotonic
+    idle_wait: Callable[[float], None] | None = None
+
+
+@dataclass
+class RigLedger:
+    """What the rig counts across every generation, for lost calls and stray answers."""
+
+    frames_seen: int = 0
+    accepted: list[tuple[str, str]] = field(default_factory=list)  # (call id, method) the driver accepted
+    written: dict[str, int] = field(default_factory=dict)  # method -> requests the host wrote, every generation
+    child_ids: set[Any] = field(default_factory=set)  # host_key of every request id the probe sent
+    stray_answers: int = 0  # answers the host wrote to ids the probe never used
+    # (call id, method) of accepted calls a wait for their request ran out on (lost_call)
+    unwritten: list[tuple[str, str]] = field(default_factory=list)
+
+
+@dataclass
+class HostRig:
+    driver: HostDriver
+    listener: ProbeListener
+    recorder: Recorder
+    pace: RigPace = field(default_factory=lambda: RigPace())
+    ledger: RigLedger = field(default_factory=lambda: RigLedger())
     initialize_params: Any = None  # what the host sent in its last initialize
     session: ProbeSession | None = None
     ending_ordered: bool = False  # the probe was told to exit or crash
@@ -119,23 +145,11 @@ class HostRig:
     requests: collections.deque[HostRequest] = field(default_factory=collections.deque)
     notifications: list[jsonrpc.Notification] = field(default_factory=list)
     answers: dict[Any, jsonrpc.Response | jsonrpc.ErrorResponse] = field(default_factory=dict)
-    frames_seen: int = 0
     stdin_closed: bool = False
     eof_while_running: bool = False  # the host closed the probe's stdin (not: the probe ended)
     step: int = 0
     manifest_path: Path | None = None  # the probe manifest the last load used
     others: list[Followed] = field(default_factory=list)  # generations followed beside the current one
-    _pending_ops: dict[int, str] = field(default_factory=dict)
-    _accepted: list[tuple[str, str]] = field(default_factory=list)  # (call id, method) the driver accepted
-    written: dict[str, int] = field(default_factory=dict)  # method -> requests the host wrote, every generation
-    _child_ids: set[Any] = field(default_factory=set)  # host_key of every request id the probe sent
-    stray_answers: int = 0  # answers the host wrote to ids the probe never used
-    # (call id, method) of accepted calls a wait for their request ran out on (lost_call)
-    _unwritten: list[tuple[str, str]] = field(default_factory=list)
-    # A simulated run (conformance.peers.host_simulated) waits on the virtual
-    # clock instead of polling file descriptors.
-    clock: Callable[[], float] = time.monotonic
-    idle_wait: Callable[[float], None] | None = None
 
     # -- pumping -----------------------------------------------------------------
     def tick(self, wait_s: float = POLL_SLICE_S) -> None:
@@ -152,8 +166,8 @@ class HostRig:
                 while self.link is not None and (item := self.link.next_event(0.0)) is not None:
                     self._host_wrote(item)
                     progressed = True
-        if not progressed and wait_s > 0 and self.idle_wait is not None:
-            self.idle_wait(wait_s)
+        if not progressed and wait_s > 0 and self.pace.idle_wait is not None:
+            self.pace.idle_wait(wait_s)
         elif not progressed and wait_s > 0:
             poller = select.poll()
             poller.register(self.driver.process.proc.stdout.fileno(), select.POLLIN)  # type: ignore[union-attr]
@@ -164,11 +178,11 @@ class HostRig:
 
     def until(self, done: Callable[[], Any], timeout: float | None = None) -> Any:
         """Pump until ``done()`` is truthy (returned) or the timeout passes (None)."""
-        deadline = self.clock() + (self.patience_s if timeout is None else timeout)
+        deadline = self.pace.clock() + (self.pace.patience_s if timeout is None else timeout)
         while not (value := done()):
-            if self.clock() >= deadline:
+            if self.pace.clock() >= deadline:
                 return None
-            self.tick(min(POLL_SLICE_S, max(deadline - self.clock(), 0.0)))
+            self.tick(min(POLL_SLICE_S, max(deadline - self.pace.clock(), 0.0)))
         return value
 
     def _host_wrote(self, item: Received | StdoutClosed) -> None:
@@ -178,9 +192,9 @@ class HostRig:
             self._judge(lambda s: s.lifecycle_event(self._how_input_ended()))
             return
         decoded = jsonrpc.decode_event(item.event)
-        self.frames_seen += 1
+        self.ledger.frames_seen += 1
         if isinstance(decoded.message, jsonrpc.Request):
-            self.written[decoded.message.method] = self.written.get(decoded.message.method, 0) + 1
+            self.ledger.written[decoded.message.method] = self.ledger.written.get(decoded.message.method, 0) + 1
         if self.trace is not None:
             payload = item.event.payload if isinstance(item.event, Frame) else None
             self.trace.saw(decoded.frame_index, payload, decoded.size, step=self.step)
@@ -192,8 +206,8 @@ class HostRig:
             self.notifications.append(message)
         elif isinstance(message, jsonrpc.Response | jsonrpc.ErrorResponse):
             self.answers[message.id] = message
-            if message.id is not None and host_key(message.id) not in self._child_ids:
-                self.stray_answers += 1  # an id the probe never used (JSONRPC-5-host-id-echo)
+            if message.id is not None and host_key(message.id) not in self.ledger.child_ids:
+                self.ledger.stray_answers += 1  # an id the probe never used (JSONRPC-5-host-id-echo)
 
     # -- following two generations (§5 reload) -------------------------------------
     @contextlib.contextmanager
@@ -254,7 +268,7 @@ class HostRig:
         if self.trace is not None:
             self.trace.wrote(data, step=self.step, meta=meta or {})
         try:
-            self.link.write(data, timeout=self.patience_s)
+            self.link.write(data, timeout=self.pace.patience_s)
         except (BrokenPipeError, WriteTimeout) as exc:
             raise ProbeGone(str(exc)) from exc
 
@@ -286,7 +300,7 @@ class HostRig:
         data = []
         for cid, method, params in requests:
             self._judge(lambda s: s.sent_child(cid, method, params))  # noqa: B023 -- called at once
-            self._child_ids.add(host_key(cid))
+            self.ledger.child_ids.add(host_key(cid))
             data.append(dumps(jsonrpc.request(cid, method, params)) + b"\n")
         self.write(b"".join(data))
 
@@ -314,7 +328,7 @@ class HostRig:
 
         earlier = cancels()  # of an earlier request under the same id
         mis_addressed = "JSONRPC-5-host-id-echo" in self.recorder.short_deadlines
-        strays = self.stray_answers
+        strays = self.ledger.stray_answers
         self.child_request(cid, method, params)
 
         def answer() -> Any:
@@ -327,11 +341,11 @@ class HostRig:
             return link is None or not link.connected or self.stdin_closed
 
         def stray() -> bool:
-            return mis_addressed and self.stray_answers > strays
+            return mis_addressed and self.ledger.stray_answers > strays
 
         self.until(lambda: answer() or cancelled() or ended() or stray(), timeout)
         got = answer()
-        if got is None and self.stray_answers > strays:
+        if got is None and self.ledger.stray_answers > strays:
             self.recorder.missed_deadline("JSONRPC-5-host-id-echo")
         wait = ChildWait(method, cid, got is not None, cancelled(), ended())
         self.recorder.add(child_answered(wait))
@@ -372,10 +386,10 @@ class HostRig:
         """A call of ``method`` the driver accepted may be neither written to
         the extension (fewer ``method`` requests came than calls were
         accepted) nor settled: noted, for :meth:`lost_call`."""
-        accepted = [call for call, m in self._accepted if m == method]
+        accepted = [call for call, m in self.ledger.accepted if m == method]
         unsettled = [call for call in accepted if call not in self.driver.settled]
-        if unsettled and self.written.get(method, 0) < len(accepted):
-            self._unwritten.append((unsettled[0], method))
+        if unsettled and self.ledger.written.get(method, 0) < len(accepted):
+            self.ledger.unwritten.append((unsettled[0], method))
 
     def lost_call(self) -> str | None:
         """A call the driver accepted that the host neither wrote to the
@@ -384,11 +398,12 @@ class HostRig:
         once (docs/host-driver.md): a host that sits on one cannot be
         certified any further, and every later wait for a call would only run
         out (runner/host.py ends the run)."""
-        for call, method in self._unwritten:
+        for call, method in self.ledger.unwritten:
             if call not in self.driver.settled and self.settled(call) is None:
                 return (
                     f"the host accepted call {call} ({method}) but neither wrote it to the extension nor "
-                    f"settled it within {2 * self.patience_s:g} s (docs/host-driver.md: an accepted call settles once)"
+                    f"settled it within {2 * self.pace.patience_s:g} s "
+                    "(docs/host-driver.md: an accepted call settles once)"
                 )
         return None
 
@@ -403,11 +418,14 @@ class HostRig:
         answer: Callable[[Any], Any],
         *,
         capabilities: dict[str, Any] | None = None,
+        secrets: dict[str, Any] | None = None,
     ) -> dict[str, Any]:
         """Load a probe manifest; ``answer(initialize params)`` is the result the
         probe sends (a dict, an :class:`ErrorAnswer` to answer with an error, or
         None to send nothing). Returns the load result.
-        ``capabilities``: the manifest's [capabilities] (default: filesystem none)."""
+        ``capabilities``: the manifest's [capabilities] (default: filesystem none).
+        ``secrets``: the §2.10 broker the host should hold for this load, sent
+        as the ``secrets`` member only when the driver offers that capability."""
         self.api_version = api_version
         # A rig may load several generations one after another: none of the last one's state carries over.
         self.ending_ordered, self.stdin_closed, self.eof_while_running = False, False, False
@@ -423,20 +441,24 @@ class HostRig:
         self.trace = Trace(self._header(manifest, api_version))
         self.recorder.watch(self.trace)  # what is judged from now on is marked in this generation's trace
         load: dict[str, Any] = {"manifest": str(manifest)}
-        if self.timing and self.driver.has("timing"):
-            load["timing"] = dict(self.timing)
-        if self.frontend and self.driver.has("frontend"):
-            load["frontend"] = dict(self.frontend)
+        if self.pace.timing and self.driver.has("timing"):
+            load["timing"] = dict(self.pace.timing)
+        if self.pace.frontend and self.driver.has("frontend"):
+            load["frontend"] = dict(self.pace.frontend)
+        if secrets is not None and self.driver.has("secrets"):
+            load["secrets"] = secrets
         rid = self.driver.start("load", load)
         self.link = self.until(lambda: self.listener.accept(token, 0.0))
         if self.link is None:
             self.recorder.violate(Violation("EXT-1.1-host-initialize-first", "the host never started the extension"))
-            return self._await(rid, self.patience_s)
+            return self._await(rid, self.pace.patience_s)
         # Short once a host has left a started extension without a first
         # request past the deadline (Recorder.deadline_s). Not the wait for
         # the start itself: a process may take longer than a short wait to
         # start on a loaded machine, and none is judged for being slow to.
-        first = self.next_request(timeout=self.recorder.deadline_s("EXT-1.1-host-initialize-first", self.patience_s))
+        first = self.next_request(
+            timeout=self.recorder.deadline_s("EXT-1.1-host-initialize-first", self.pace.patience_s)
+        )
         self.recorder.exercise("EXT-1.1-host-initialize-first")
         if first is None:
             self.recorder.missed_deadline("EXT-1.1-host-initialize-first")
@@ -450,7 +472,7 @@ class HostRig:
                 self.respond_error(first.wire_id, result.code, result.message)
             elif result is not None:
                 self.respond(first.wire_id, result)
-        loaded = self._await(rid, self.patience_s + 5.0)
+        loaded = self._await(rid, self.pace.patience_s + 5.0)
         if loaded.get("outcome") == "ready":
             self._judge(lambda s: s.host_reported_ready())
         handle = loaded.get("extension")
@@ -491,13 +513,13 @@ class HostRig:
         call = self.driver.new_call_id()
         answer = self.op("call", {"extension": self.handle, "call": call, "method": method, "params": params})
         if not isinstance(answer, OperationError):
-            self._accepted.append((call, method))
+            self.ledger.accepted.append((call, method))
         return call, answer
 
     def settled(self, call: str, timeout: float | None = None) -> DriverEvent | None:
         return self.driver.wait_event(
             lambda e: e.method == "settled" and e.params.get("call") == call,
-            self.patience_s if timeout is None else timeout,
+            self.pace.patience_s if timeout is None else timeout,
             idle=lambda: self.tick(0.0),
         )
 

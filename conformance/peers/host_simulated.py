@@ -83,12 +83,14 @@ class _SimDriver(Driver):
         self.wire = _SimWire(out)  # type: ignore[assignment]
         self.reporter.wire = self.wire
 
-    def host_for(self, timing: dict[str, Any]) -> ReferenceHost:
-        """As the driver's: one host per distinct timing, here on the world."""
+    def host_for(self, timing: dict[str, Any], *, brokered: bool = False) -> ReferenceHost:
+        """As the driver's: one host per distinct timing (and broker), here on the world."""
         overrides: dict[str, Any] = {TIMING[k][0]: float(v) / TIMING[k][1] for k, v in timing.items() if k in TIMING}
         if "max_failed_restarts" in overrides:
             overrides["max_failed_restarts"] = int(overrides["max_failed_restarts"])
-        key = tuple(sorted(overrides.items()))
+        if brokered:
+            overrides["secret_broker"] = self.brokered
+        key = (*sorted((k, v) for k, v in overrides.items() if k != "secret_broker"), ("brokered", float(brokered)))
         if key not in self.hosts:
             self.hosts[key] = self.host_class(
                 config=HostConfig(**overrides),

@@ -98,6 +98,14 @@ class GenerationMemory:
 
 
 @dataclass
+class SessionTally:
+    """Counts a generation keeps about frames it could not key by id."""
+
+    oversized_seen: int = 0  # host frames over the bound (not decoded)
+    children_sent: int = 0  # child requests the probe sent (their order numbers)
+
+
+@dataclass
 class ProbeSession:
     manifest: ManifestInfo
     generation: int = 0
@@ -115,8 +123,7 @@ class ProbeSession:
     unreadable_sent: int = 0
     accepted_limit: int | None = None  # max_concurrent_requests as the probe accepted it, before the cap
     settled_messages: set[str] = field(default_factory=set)
-    oversized_seen: int = 0  # host frames over the bound (not decoded)
-    children_sent: int = 0
+    tally: SessionTally = field(default_factory=lambda: SessionTally())
     unechoable: list[Any] = field(default_factory=list)  # keys of children sent with an illegal id, unanswered
     # Children in T.UNRESOLVED_CHILDREN, kept as a count (updated by every
     # state change, in _move_child) so §2's outstanding bound costs O(1) per
@@ -279,8 +286,8 @@ class ProbeSession:
             return []  # a duplicate of an outstanding id: answers cannot be told apart, not judged
         # §2: only operation-scoped children die with their parent.
         owner = parent_key if is_operation_scoped(method) else None
-        self.children[key] = ProbeChild(cid, method, params, refusals, owner, seq=self.children_sent)
-        self.children_sent += 1
+        self.children[key] = ProbeChild(cid, method, params, refusals, owner, seq=self.tally.children_sent)
+        self.tally.children_sent += 1
         self.unresolved += 1  # a new child is outstanding (an earlier one of this id was resolved)
         if not child_id_legal(cid):
             self.unechoable.append(key)  # §2: the host may answer an id it cannot echo with id null
@@ -303,7 +310,7 @@ class ProbeSession:
         findings: list[Finding] = [Exercise(r) for r in rules]
         findings.extend(_host_violation(v, side) for v in decoded.violations)
         if msg is None and "EXT-0-frame-bound" in (v.requirement for v in decoded.violations):
-            self.oversized_seen += 1  # its id is unknown: a later cancel may name it
+            self.tally.oversized_seen += 1  # its id is unknown: a later cancel may name it
         if isinstance(msg, Request):
             findings.extend(self._on_request(msg))
         elif isinstance(msg, Notification):
@@ -483,7 +490,7 @@ class ProbeSession:
             broken = self._move_child(child, ChildInput.CANCEL)
         elif key in self.earlier.host_ids or key in self.earlier.child_ids:
             return [*out, Violation("EXT-5-host-generation-boundary", _crossed("cancel", rid), _CANCEL_ID)]
-        elif self.oversized_seen:
+        elif self.tally.oversized_seen:
             return out  # possibly the id of an oversized request the probe could not read (judged by the bound)
         else:
             return [

@@ -1,6 +1,6 @@
 """§5 reload and supervision, judged on what the probe and the driver showed (pure data).
 
-How to use: the lifecycle scenarios (:mod:`conformance.machines.host_lifecycle`)
+How to use: the lifecycle scenarios (:mod:`conformance.scenarios.host_lifecycle`)
 watch a reload or a crash and build a record; each judge here takes one
 record and yields violations::
 

@@ -194,9 +194,7 @@ def _failure(result: dict[str, Any]) -> Failure:
     )
 
 
-def _rows(
-    runs: Sequence[Run], catalog: dict[str, Requirement], budget: Budget, homes: Sequence[Path]
-) -> list[Row]:
+def _rows(runs: Sequence[Run], catalog: dict[str, Requirement], budget: Budget, homes: Sequence[Path]) -> list[Row]:
     by_run = [{r["id"]: r for r in run.results} for run in runs]
     order: dict[str, int] = {rid: i for i, rid in enumerate(catalog)}
     first: dict[str, dict[str, Any]] = {}

@@ -6,7 +6,7 @@ How to use::
     write_matrix(run, Path("reports/host"))     # same matrix / JUnit as ``extension`` (role "host")
 
 The run starts the driver once, says hello, then plays every fixed scenario
-of :mod:`conformance.machines.host_scenarios` for the API version, each on a
+of :mod:`conformance.scenarios` for the API version, each on a
 fresh probe generation. A driver that breaks the contract stops the run with
 an ``error`` naming the cause (exit status 2); a host that kills the probe
 mid-scenario is judged on what it did. At the end the driver is told to shut
@@ -25,17 +25,22 @@ from hypothesis import HealthCheck, Phase, settings
 
 from conformance.evidence import Recorder, StepContext
 from conformance.machines.host import machine_for
-from conformance.machines.host_handling import handling_scenarios
-from conformance.machines.host_lifecycle import SCALED_DRAIN_MS, lifecycle_scenarios, state_judge
-from conformance.machines.host_scenarios import ON_REQUEST, HostQueued, HostRejected, Scenario, scenarios_for
-from conformance.machines.host_storms import SCALED_BACKOFF, machine_scenarios
 from conformance.manifest import OCTET_VERSION, Manifest
 from conformance.peers.host_driver import DriverError, HostDriver
-from conformance.peers.host_rig import HostRig, ProbeGone, save_traces
+from conformance.peers.host_rig import HostRig, ProbeGone, RigPace, save_traces
 from conformance.peers.host_simulated import NEEDS_PROCESSES, NeedsProcesses, SimulatedHost
 from conformance.peers.probe import ProbeListener
 from conformance.reference.host.simulated import SimDeadlock
 from conformance.requirements import load_catalog
+from conformance.scenarios import Scenario
+from conformance.scenarios.host import scenarios_for
+from conformance.scenarios.host_children import ON_REQUEST
+from conformance.scenarios.host_handling import handling_scenarios
+from conformance.scenarios.host_lifecycle import lifecycle_scenarios
+from conformance.scenarios.host_steps import HostQueued, HostRejected
+from conformance.scenarios.host_storms import machine_scenarios
+from conformance.scenarios.lifecycle_steps import SCALED_DRAIN_MS, state_judge
+from conformance.scenarios.storm_steps import SCALED_BACKOFF
 from conformance.transport.trace import load
 from conformance.verdicts import decide
 
@@ -249,12 +254,12 @@ def _scenarios(
         *handling_scenarios(api_version),
     ]
     for scenario in played:
-        if only and not scenario.__name__.startswith(only):
+        if only and not scenario.name.startswith(only):
             continue
-        if skip and scenario.__name__.startswith(skip):
+        if skip and scenario.name.startswith(skip):
             continue  # needs real processes (simulated runs), or played only on request
-        recorder.context = StepContext(scenario=scenario.__name__, api=api_version)
-        rig = HostRig(driver, listener, recorder, **options)
+        recorder.context = StepContext(scenario=scenario.name, api=api_version)
+        rig = HostRig(driver, listener, recorder, pace=RigPace(**options))
         before = frozenset(recorder.violations)
         lost: str | None = None
         try:
@@ -272,7 +277,7 @@ def _scenarios(
 def _play(scenario: Scenario, rig: HostRig) -> None:
     """One scenario; driver errors end the run, everything else ends only the scenario."""
     try:
-        scenario(rig)
+        scenario.run(rig)
     except DriverError:
         raise
     except ProbeGone:
@@ -282,10 +287,10 @@ def _play(scenario: Scenario, rig: HostRig) -> None:
     except HostQueued:
         pass  # the host's concurrency limit is below what the scenario needs: the rest stays untested
     except HostRejected as exc:
-        rig.recorder.harness_errors.append(f"{scenario.__name__}: could not run: {exc}")
+        rig.recorder.harness_errors.append(f"{scenario.name}: could not run: {exc}")
     except Exception as exc:  # noqa: BLE001 -- a harness failure becomes an `error` verdict, never a pass
         tail = "".join(traceback.format_exception(exc)[-3:]).strip()[-400:]
-        rig.recorder.harness_errors.append(f"{scenario.__name__}: {type(exc).__name__}: {exc} | {tail}")
+        rig.recorder.harness_errors.append(f"{scenario.name}: {type(exc).__name__}: {exc} | {tail}")
 
 
 def _result(

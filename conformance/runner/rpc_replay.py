@@ -21,12 +21,13 @@ from conformance.evidence import Recorder
 from conformance.peers.rpc_client import HostcoreCommand
 from conformance.peers.rpc_hostcore import ClientCommand
 from conformance.requirements import load_catalog
+from conformance.scenarios.hostcore_handshake import handshake_scenario, oversized_scenario
 from conformance.transport.trace import TraceError, load
 from conformance.verdicts import Verdict, decide
 
 from .client import MISMATCHES, mismatch_scenario, session_scenario
 from .extension import _guarded
-from .hostcore import API_VERSION, certify_hostcore, handshake_scenario, oversized_scenario
+from .hostcore import API_VERSION, certify_hostcore
 from .profiles import PROFILES
 from .replay import NotReplayable, ReplayOutcome, check_header_requirement
 

@@ -302,6 +302,36 @@ def _poll_ms(seconds: float) -> int:
     return max(0, math.ceil(seconds * 1000))
 
 
+class StderrTail:
+    """The last STDERR_TAIL_BYTES a target wrote to stderr, and how much it
+    wrote in all. The reader thread keeps; the harness reads excerpts: both
+    under one lock."""
+
+    def __init__(self) -> None:
+        self._chunks: collections.deque[bytes] = collections.deque()
+        self._kept = 0
+        self._total = 0
+        self._lock = threading.Lock()
+
+    @property
+    def total(self) -> int:
+        with self._lock:
+            return self._total
+
+    def keep(self, chunk: bytes) -> None:
+        with self._lock:
+            self._total += len(chunk)
+            self._chunks.append(chunk)
+            self._kept += len(chunk)
+            while self._kept - len(self._chunks[0]) >= STDERR_TAIL_BYTES:
+                self._kept -= len(self._chunks.popleft())
+
+    def excerpt(self, limit: int) -> str:
+        with self._lock:
+            tail = b"".join(self._chunks)[-limit:]
+        return tail.decode("utf-8", "replace")
+
+
 class TargetProcess:
     """One running target. Use as a context manager; exiting kills the group.
 
@@ -358,10 +388,7 @@ class TargetProcess:
         self._drained = False  # the last read left stdout empty
         # Early: an endless line fails the bound as soon as it passes it.
         self._decoder = FrameDecoder(max_frame_bytes=max_frame_bytes, report_early=True)
-        self._stderr_tail: collections.deque[bytes] = collections.deque()
-        self._stderr_kept = 0
-        self.stderr_total = 0
-        self._lock = threading.Lock()
+        self._stderr = StderrTail()
         self.bytes_written = 0
         # The stderr reader owns a duplicate of its descriptor and closes it
         # itself: descriptor numbers are reused, so it must never be left
@@ -476,22 +503,17 @@ class TargetProcess:
                     return
                 if not chunk:
                     return
-                self._keep_stderr(chunk)
+                self._stderr.keep(chunk)
         finally:
             os.close(fd)
 
-    def _keep_stderr(self, chunk: bytes) -> None:
-        with self._lock:
-            self.stderr_total += len(chunk)
-            self._stderr_tail.append(chunk)
-            self._stderr_kept += len(chunk)
-            while self._stderr_kept - len(self._stderr_tail[0]) >= STDERR_TAIL_BYTES:
-                self._stderr_kept -= len(self._stderr_tail.popleft())
+    @property
+    def stderr_total(self) -> int:
+        """Bytes the target wrote to stderr so far (kept or not)."""
+        return self._stderr.total
 
     def stderr_excerpt(self, limit: int = 2048) -> str:
-        with self._lock:
-            tail = b"".join(self._stderr_tail)[-limit:]
-        return tail.decode("utf-8", "replace")
+        return self._stderr.excerpt(limit)
 
     # -- writing ---------------------------------------------------------------
     def write(self, data: bytes, *, timeout: float) -> None:

@@ -27,7 +27,10 @@ class StdoutClosed:
 
 class Target(Protocol):
     bytes_written: int
-    stderr_total: int
+
+    @property
+    def stderr_total(self) -> int:
+        """Bytes the target wrote to stderr so far."""
 
     def now(self) -> float:
         """The clock every timestamp of this target is on."""

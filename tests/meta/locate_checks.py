@@ -125,8 +125,8 @@ def choose(rid: str, current: str, found: dict[str, list[Place]]) -> tuple[str |
 
 def _rank(place: Place) -> tuple[int, int]:
     """Score first; on a tie the sans-IO core (where checks live), then the
-    peers, then the machines and runners."""
-    layers = ("conformance.protocol.", "conformance.peers.", "conformance.machines.")
+    peers, then the scenarios, then the machines and runners."""
+    layers = ("conformance.protocol.", "conformance.peers.", "conformance.scenarios.", "conformance.machines.")
     layer = next((len(layers) - i for i, prefix in enumerate(layers) if place.target.startswith(prefix)), 0)
     return place.score, layer
 

@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 
 from conformance.cli import main
-from conformance.machines.host_scenarios import _alive
 from conformance.peers.probe import ProbeListener
 from conformance.runner.host import REFERENCE_DRIVER, certify_host, skipped_scenarios
 from conformance.runner.profiles import PROFILES
+from conformance.scenarios.host_shutdown import _alive
 from conformance.transport.process import SPAWNED_GROUPS, group_exists
 
 

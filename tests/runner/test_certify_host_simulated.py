@@ -14,10 +14,8 @@ from fault_catalogs import fault_catalog  # tests/fault_catalogs.py (tests/ is o
 from conformance.cli import main
 from conformance.evidence import Recorder
 from conformance.machines.host import HostMachine, machine_for
-from conformance.machines.host_scenarios import stderr_flood
-from conformance.machines.host_storms import SHAPES
 from conformance.peers import host_simulated
-from conformance.peers.host_rig import HostRig
+from conformance.peers.host_rig import HostRig, RigPace
 from conformance.peers.host_simulated import SimulatedHost
 from conformance.protocol.framing import Frame
 from conformance.protocol.limits import FAILED_RESTARTS_BEFORE_PARK, MAX_FRAME_BYTES
@@ -27,6 +25,8 @@ from conformance.reference.host.supervisor import RestartBudget
 from conformance.runner.extension import RunResult
 from conformance.runner.host import _play, certify_host
 from conformance.runner.profiles import PROFILES
+from conformance.scenarios.host_packaging import stderr_flood
+from conformance.scenarios.storm_steps import SHAPES
 
 
 @cache
@@ -206,7 +206,7 @@ def test_a_scenario_needing_processes_stops_quietly_when_simulated() -> None:
     sim, recorder = SimulatedHost(), Recorder()
 
     def job() -> None:
-        rig = HostRig(sim.driver, sim.listener, recorder, **sim.rig_options(10.0))  # type: ignore[arg-type]
+        rig = HostRig(sim.driver, sim.listener, recorder, pace=RigPace(**sim.rig_options(10.0)))  # type: ignore[arg-type]
         try:
             _play(stderr_flood(newlines=True)("0.2"), rig)
         finally:

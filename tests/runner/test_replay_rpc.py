@@ -13,9 +13,9 @@ from conformance.cli import client_command, main
 from conformance.evidence import Recorder
 from conformance.peers.rpc_client import DATA_DIR, HostcoreCommand
 from conformance.runner.client import certify_client
-from conformance.runner.hostcore import handshake_scenario
 from conformance.runner.profiles import Profile
 from conformance.runner.rpc_replay import rpc_role
+from conformance.scenarios.hostcore_handshake import handshake_scenario
 
 ROOT = Path(__file__).resolve().parents[2]
 TINY = Profile("tiny", examples=1, steps=5)

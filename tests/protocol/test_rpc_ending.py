@@ -1,4 +1,4 @@
-"""The judges of machines/hostcore_ending.py on hand-made observations (no
+"""The judges of protocol/rpc_ending.py on hand-made observations (no
 processes): every outcome the document allows passes. The scenarios are
 proven by tests/fixtures/test_faulty_hostcores.py and the reference certification."""
 
@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from conformance.machines import hostcore_ending as judges
-from conformance.machines import hostcore_held
+from conformance.protocol import rpc_ending as judges
 from conformance.protocol.violations import Violation
+from conformance.scenarios import hostcore_held
 
 
 def broken(findings: Any) -> list[str]:
@@ -49,11 +49,11 @@ def test_any_answer_settles_an_admission_wait() -> None:
 
 def test_a_held_prompt_must_still_be_pending_and_listed() -> None:
     answered = {"jsonrpc": "2.0", "id": 9, "result": {"ok": False, "errorCode": "TOOL_DENIED"}}
-    assert broken(hostcore_held.still_pending(answered, None)) == [
+    assert broken(judges.still_pending(answered, None)) == [
         "RPC-6-pending-until-decided",
         "RPC-10-04-permission-pending",
     ]
-    assert broken(hostcore_held.still_pending(None, False)) == ["RPC-6-pending-until-decided"]
-    assert not broken(hostcore_held.still_pending(None, True))
-    assert not broken(hostcore_held.still_pending(None, None))  # permissions.pending gave no answer to read
+    assert broken(judges.still_pending(None, False)) == ["RPC-6-pending-until-decided"]
+    assert not broken(judges.still_pending(None, True))
+    assert not broken(judges.still_pending(None, None))  # permissions.pending gave no answer to read
     assert hostcore_held.hold_seconds("default") > 30 > hostcore_held.hold_seconds("quick")

@@ -1,6 +1,6 @@
-"""The judges of machines/hostcore_admission.py on hand-made observations (no
+"""The judges of protocol/rpc_admission.py on hand-made observations (no
 processes): every reading the document allows passes, bounds at N and N+1.
-The scenarios themselves are proven by tests/fixtures/test_faulty_hostcores.py
+The scenarios that feed them (scenarios/hostcore_*.py) are proven by tests/fixtures/test_faulty_hostcores.py
 (one faulty host-core per check) and the reference certification."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from conformance.machines import hostcore_admission as judges
+from conformance.protocol import rpc_admission as judges
 from conformance.protocol.violations import Violation
 
 

@@ -3,8 +3,8 @@ draining after stdin EOF, §2 exit on a broken stdout, and §2.1 the end of a
 call's admission wait (30 s: the thorough profile only).
 
 Each scenario runs on a host-core process of its own (what it does to the
-pipes leaves nothing usable behind). As in hostcore_admission.py, answers go
-through rule functions and the scenario goes on after a violation.
+pipes leaves nothing usable behind). Answers go through the judges of
+protocol/rpc_ending.py and the scenario goes on after a violation.
 """
 
 from __future__ import annotations
@@ -12,39 +12,16 @@ from __future__ import annotations
 import contextlib
 import json
 import tempfile
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 from conformance.evidence import Recorder, StepContext
 from conformance.peers.rpc_client import HostcoreCommand, HostcoreGone, HostcorePeer, handshake_params
-from conformance.protocol import rpc_errors, rpc_limits
-from conformance.protocol.violations import Violation, rule
+from conformance.protocol import rpc_limits
+from conformance.protocol.rpc_ending import ended_on_pipe_error, refused_as_shutting_down, wait_settled
+from conformance.scenarios.hostcore_rig import rig
 
-from .hostcore_admission import Scenario, rig
-
-SHUTTING_DOWN = "HOST_SHUTTING_DOWN"
 # Calls written in the same write as stdin EOF: a state read and a listing.
 DRAIN_CALLS = (("drain-1", "app.health"), ("drain-2", "session.list"))
-
-
-@rule("RPC-7-shutting-down")
-def refused_as_shutting_down(method: str, response: dict[str, Any] | None) -> Iterator[Violation]:
-    """A call written just before stdin EOF may have been admitted before the
-    drain began: a result passes, and so does no answer (whether one is owed
-    is RPC-2-final-unterminated-frame's matter). Only a refusal is judged, on
-    its data.errorCode (§7: the string is the contract)."""
-    if response is None or "error" not in response:
-        return
-    error = response["error"]
-    error_code = rpc_errors.error_code_of(error)
-    if error_code != SHUTTING_DOWN:
-        code = error.get("code") if isinstance(error, dict) else None
-        yield Violation(
-            "RPC-7-shutting-down",
-            f"{method} written just before stdin EOF was refused with {code} {error_code}; "
-            f"a refusal while draining is {SHUTTING_DOWN}",
-        )
 
 
 def shutdown_scenario(command: HostcoreCommand, recorder: Recorder, response_s: float, work: Path) -> None:
@@ -68,16 +45,6 @@ def shutdown_scenario(command: HostcoreCommand, recorder: Recorder, response_s: 
             return
 
 
-@rule("RPC-2-pipe-error-ends-host")
-def ended_on_pipe_error(exit_status: int | None, waited: float) -> Iterator[Violation]:
-    """``exit_status``: None while the process still runs (any status passes)."""
-    if exit_status is None:
-        yield Violation(
-            "RPC-2-pipe-error-ends-host",
-            f"the host-core still ran {waited:.1f} s after a request it had to answer on a closed stdout",
-        )
-
-
 def pipe_error_scenario(command: HostcoreCommand, recorder: Recorder, response_s: float, work: Path) -> None:
     """§2: the harness closes its read end of the host-core's stdout, then
     sends app.health; writing the answer fails, and the host-core must exit
@@ -96,17 +63,6 @@ def pipe_error_scenario(command: HostcoreCommand, recorder: Recorder, response_s
         with contextlib.suppress(HostcoreGone):  # it stopped reading stdin: it may be exiting already
             peer.send("app.health")
         peer.add(ended_on_pipe_error(peer.target.wait_exit(response_s), response_s))
-
-
-@rule("RPC-2.1-wait-timeout")
-def wait_settled(answer: dict[str, Any] | None, waited: float) -> Iterator[Violation]:
-    """Any answer passes: what a call whose wait ran out receives is not stated."""
-    if answer is None:
-        yield Violation(
-            "RPC-2.1-wait-timeout",
-            f"a Bash call kept waiting for admission was still unanswered after {waited:.0f} s "
-            f"(a wait ends after {rpc_limits.ADMISSION_WAIT_S:g} s)",
-        )
 
 
 def wait_timeout_scenario(command: HostcoreCommand, recorder: Recorder, response_s: float, work: Path) -> None:
@@ -129,12 +85,3 @@ def wait_timeout_scenario(command: HostcoreCommand, recorder: Recorder, response
         r.wait_for(lambda: waiter.answer is not None or "h3" in r.started(), timeout=limit)
         if "h3" not in r.started():  # admitted past the budget: RPC-2.1-bash-session-budget's matter
             r.peer.add(wait_settled(waiter.answer, r.peer.target.now() - sent))
-
-
-SCENARIOS: tuple[tuple[str, Scenario], ...] = (
-    ("shutting down scenario", shutdown_scenario),
-    ("pipe error scenario", pipe_error_scenario),
-    ("admission wait scenario", wait_timeout_scenario),
-)
-# Scenarios only the thorough profile runs unless a run names them (runner/hostcore.py).
-THOROUGH_ONLY = frozenset({"admission wait scenario"})

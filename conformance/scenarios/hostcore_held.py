@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import json
 import tempfile
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -30,7 +29,7 @@ from typing import Any
 from conformance.evidence import Recorder, StepContext
 from conformance.peers.rpc_client import HostcoreCommand, HostcoreGone, HostcorePeer, handshake_params
 from conformance.protocol import rpc_errors
-from conformance.protocol.violations import Violation, rule
+from conformance.protocol.rpc_ending import still_pending
 
 NAME = "held prompt scenario"
 CALL_ID = "held-prompt"
@@ -42,22 +41,6 @@ HOLD_S = {"quick": 12.0, "default": 35.0, "thorough": 65.0}
 SHORT_HOLD_S = 3.0
 POLL_S = 0.05
 JUDGES = ("RPC-6-pending-until-decided", "RPC-10-04-permission-pending")
-
-
-@rule("RPC-6-pending-until-decided")
-def still_pending(answer: dict[str, Any] | None, listed: bool | None) -> Iterator[Violation]:
-    """``answer``: what the held call got before any decision (None: nothing,
-    as it should be); ``listed``: whether permissions.pending still lists it
-    (None: not asked, since the call was answered)."""
-    if answer is not None:
-        message = (
-            "a tools.execute waiting on a permission prompt nobody answered was answered (the prompt was held open)"
-        )
-        yield Violation("RPC-6-pending-until-decided", message)
-        yield Violation("RPC-10-04-permission-pending", message)
-    elif listed is False:
-        message = "permissions.pending no longer lists a permission request nobody answered"
-        yield Violation("RPC-6-pending-until-decided", message)
 
 
 @dataclass
