@@ -70,7 +70,10 @@ def execute_result(result: object, *, tool_call_id: str | None = None) -> Iterat
     yield from number_member(result, "durationMs", "RPC-5-execute-result", "result", required=True)
     yield from bool_member(result, "isError", "RPC-5-execute-result", "result")
     yield from bool_member(result, "denied", "RPC-5-execute-result", "result")
-    yield from string_member(result, "errorCode", "RPC-5-execute-result", "result", required=False)
+    # §7: a tool outcome is a result with ok false *and* its errorCode; the
+    # type leaves errorCode optional only for the ok outcomes. Null counts as
+    # absent, as for every optional member.
+    yield from string_member(result, "errorCode", "RPC-5-execute-result", "result", required=result.get("ok") is False)
 
 
 @rule("RPC-5-bash-failure-result")

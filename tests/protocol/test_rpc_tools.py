@@ -53,6 +53,7 @@ def test_valid_values_pass() -> None:
     assert broken(execute_result(RESULT, tool_call_id="c1")) == []
     assert broken(execute_result({**RESULT, "content": None, "denied": True, "errorCode": "TOOL_DENIED"})) == []
     assert broken(execute_result(FAILED)) == []
+    assert broken(execute_result({**RESULT, "errorCode": None})) == []  # optional when ok: null is absent
     assert broken(bash_failure_result(FAILED)) == []
     assert broken(tools_output_params(OUTPUT)) == []
 
@@ -87,6 +88,10 @@ def test_bad_params(change: dict[str, Any]) -> None:
         {**RESULT, "isError": 1},
         {**RESULT, "denied": "no"},
         {**RESULT, "errorCode": 7},
+        # §7: an ok-false outcome names its errorCode (issue 20 item 3, host-core mutant M0039)
+        {k: v for k, v in FAILED.items() if k != "errorCode"},
+        {**FAILED, "errorCode": None},
+        {**RESULT, "ok": False, "isError": True},
         [],
     ],
 )
