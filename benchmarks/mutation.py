@@ -65,14 +65,15 @@ kept in ``benchmarks/mutation-runs/``)::
     python benchmarks/mutation.py --table benchmarks/mutation-runs/extension-quick.json \
         benchmarks/mutation-runs/extension-quick-rerun-survivors.json \
         benchmarks/mutation-runs/extension-quick-rerun-M0027.json \
-        benchmarks/mutation-runs/hostcore-quick.json
+        benchmarks/mutation-runs/hostcore-quick.json \
+        benchmarks/mutation-runs/hostcore-quick-rerun-M0039.json
 
 | role | profile | mutants | no start | started | equivalent (of which not required) | killed | survived | kill rate |
 | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |
 | extension, before | quick | 40 | 5 | 35 | 0 (0) | 11 | 24 | 31% |
 | extension, after | quick | 40 | 5 | 35 | 20 (12) | 13 | 2 | 87% |
 | hostcore, before | quick | 40 | 4 | 36 | 0 (0) | 22 | 14 | 61% |
-| hostcore, after | quick | 40 | 4 | 36 | 10 (4) | 22 | 4 | 85% |
+| hostcore, after | quick | 40 | 4 | 36 | 10 (4) | 23 | 3 | 88% |
 
 After: M0040 (the writer's frame-size guard dropped) is killed by the
 frame-size scenario's tool call whose name fills 1 MiB - 1 bytes
@@ -85,16 +86,17 @@ own semantic refusal, which the text allows (the catalog's
 JSONRPC-5.1-predefined-meanings reasoning), so no check is added.
 
 The host-core run took ``--timeout 240`` (two mutants that wedge admission
-ran into it: counted as killed). Its four survivors are misses the suite
-should catch, each left for a check in the host-core scenario modules (being
+ran into it: counted as killed). M0039, a TodoWrite that replaced the list
+answered ok false with errorCode null, is killed since RPC-5-execute-result
+demands a string errorCode on every ok-false outcome (fixture
+``todo-written-not-ok``). Its three survivors are misses the suite should
+catch, each left for a check in the host-core scenario modules (being
 reorganized when this was measured): M0015 refuses the lowest value of a
 window option the text allows (messageLimit 1, messageBefore 0; the suite
 never sends a windowed session.get); M0018 lets accept-edits write outside
 the workspace without a permissions.request (RPC-5-outside-path-permission
-is driven only under ask); M0030 starts a turn for a sessionMessageId that
-names no queued delivery (never sent); M0039 answers a TodoWrite that did replace
-the list with ok false, isError and errorCode null (no rule reads a written
-list's ok, nor the type of a failed outcome's errorCode). The default profile was
+is driven only under ask); and M0030 starts a turn for a sessionMessageId that
+names no queued delivery (never sent). The default profile was
 not measured for either role: at quick the certifications already took
 10-180 s each on a loaded machine.
 """
