@@ -126,6 +126,13 @@ class PresentationThrottle:
 
 
 class Connection:
+    """One generation. Besides what the host wires into it (manifest,
+    channel, config, runtime, events, frontend) and its lifecycle state and
+    negotiated result, it keeps its bookkeeping in small records, each read
+    by one part of it: :class:`~.calls.CallBook` (calls, admission,
+    tombstones, progress), :class:`Handshake`, :class:`GenerationLog`,
+    :class:`Ending`, :class:`StateEvents` and :class:`PresentationThrottle`."""
+
     def __init__(
         self,
         manifest: Manifest,
