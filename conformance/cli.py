@@ -702,10 +702,6 @@ def certify_hostcore_command(args: argparse.Namespace) -> int:
     problem = arguments.data_dir_problem(command.argv, DATA_DIR)
     if problem is not None:
         return refused(ValueError(problem))
-    try:  # before anything starts, as for the other roles
-        check_startable(list(command.argv), command.cwd, sanitized_env(), folder=CURRENT_FOLDER)
-    except StartFailure as exc:
-        return refused(exc)
     return _certify_rpc(args, "hostcore", "host-core", command, certify_hostcore)
 
 
@@ -722,8 +718,12 @@ def _certify_rpc(
     profile = PROFILES[args.profile]
     run_seed = profile.default_seed if args.seed is None else args.seed
     what = f"{label} {shlex.join(command.argv)}"
-    if options.dry_run:
+    if options.dry_run:  # lists what would be judged: nothing is started, so nothing is looked for
         return dry_run(options, str(PROTOCOL_VERSION), what)
+    try:  # before anything starts, as for the other roles
+        check_startable(list(command.argv), command.cwd, sanitized_env(), folder=CURRENT_FOLDER)
+    except StartFailure as exc:
+        return refused(exc)
 
     def produce(trace_dir: Path, watch: Watch) -> RunResult:
         return certify(
@@ -753,10 +753,6 @@ def certify_client_command(args: argparse.Namespace) -> int:
     from .runner.client import certify_client
 
     command = client_command(list(args.target_argv))
-    try:
-        check_startable(list(command.argv), command.cwd, sanitized_env(), folder=CURRENT_FOLDER)
-    except StartFailure as exc:
-        return refused(exc)
     return _certify_rpc(args, "client", "client", command, certify_client)
 
 

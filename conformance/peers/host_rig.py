@@ -418,11 +418,14 @@ class HostRig:
         answer: Callable[[Any], Any],
         *,
         capabilities: dict[str, Any] | None = None,
+        secrets: dict[str, Any] | None = None,
     ) -> dict[str, Any]:
         """Load a probe manifest; ``answer(initialize params)`` is the result the
         probe sends (a dict, an :class:`ErrorAnswer` to answer with an error, or
         None to send nothing). Returns the load result.
-        ``capabilities``: the manifest's [capabilities] (default: filesystem none)."""
+        ``capabilities``: the manifest's [capabilities] (default: filesystem none).
+        ``secrets``: the §2.10 broker the host should hold for this load, sent
+        as the ``secrets`` member only when the driver offers that capability."""
         self.api_version = api_version
         # A rig may load several generations one after another: none of the last one's state carries over.
         self.ending_ordered, self.stdin_closed, self.eof_while_running = False, False, False
@@ -442,6 +445,8 @@ class HostRig:
             load["timing"] = dict(self.pace.timing)
         if self.pace.frontend and self.driver.has("frontend"):
             load["frontend"] = dict(self.pace.frontend)
+        if secrets is not None and self.driver.has("secrets"):
+            load["secrets"] = secrets
         rid = self.driver.start("load", load)
         self.link = self.until(lambda: self.listener.accept(token, 0.0))
         if self.link is None:

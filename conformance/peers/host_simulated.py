@@ -83,13 +83,16 @@ class _SimDriver(Driver):
         self.wire = _SimWire(out)  # type: ignore[assignment]
         self.reporter.wire = self.wire
 
-    def host_for(self, timing: dict[str, Any]) -> ReferenceHost:
-        """As the driver's: one host per distinct timing, here on the world."""
+    def host_for(self, timing: dict[str, Any], *, brokered: bool = False) -> ReferenceHost:
+        """As the driver's: one host per distinct timing (and broker), here on the world."""
         overrides = timing_overrides(timing)
-        key = tuple(sorted(overrides.items()))
+        options: dict[str, Any] = grouped(overrides)
+        if brokered:
+            options["secret_broker"] = self.brokered
+        key = (*sorted(overrides.items()), (("driver", "brokered"), float(brokered)))
         if key not in self.hosts:
             self.hosts[key] = self.host_class(
-                config=HostConfig(**grouped(overrides)),
+                config=HostConfig(**options),
                 events=self.reporter,
                 frontend=self.reporter,
                 runtime=self.world.runtime,

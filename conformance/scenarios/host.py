@@ -15,7 +15,6 @@ from conformance.scenarios.host_children import (
     headless_input,
     orphaned_children,
     outstanding_children,
-    secrets,
     under_a_call,
     wave1_owner_optional,
 )
@@ -30,6 +29,7 @@ from conformance.scenarios.host_routing import (
     progress_unnegotiated,
     result_content,
 )
+from conformance.scenarios.host_secrets import secrets
 from conformance.scenarios.host_shutdown import call_and_shutdown, shutdown_exit_after_ack, stubborn_shutdown
 
 

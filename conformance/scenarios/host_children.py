@@ -1,6 +1,6 @@
 """§2 and §2.2: child requests under a call -- headless confirmations, parent
 ids, outstanding and distinct child ids, children of a settled or
-cancelled parent -- and §2.10 secrets."""
+cancelled parent (§2.10 secrets: :mod:`.host_secrets`)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,6 @@ from typing import Any
 
 from conformance.peers.host_rig import HostRequest, HostRig
 from conformance.protocol import jsonrpc
-from conformance.protocol.host_initialize import offer_from
 from conformance.protocol.limits import (
     MAX_CHILD_ID_BYTES,
     MAX_CHILD_IDS_PER_GENERATION,
@@ -17,15 +16,12 @@ from conformance.protocol.limits import (
 )
 from conformance.protocol.violations import Violation
 from conformance.scenarios import Scenario
-from conformance.scenarios.host_cancel import _cancels_of, offered_features
-from conformance.scenarios.host_initialize import _protocol
+from conformance.scenarios.host_cancel import _cancels_of
 from conformance.scenarios.host_shutdown import shutdown_with
 from conformance.scenarios.host_steps import (
-    CONTRIBUTES,
     REQUEST_CANCELLED,
     SLACK_S,
     HostRejected,
-    initialize_result,
     ready,
     start_call,
     tool_result,
@@ -305,57 +301,3 @@ def orphaned_children(*, cancel: bool) -> Callable[[str], Scenario]:
         return Scenario("orphaned-children[cancelled]" if cancel else "orphaned-children[settled]", run)
 
     return make
-
-
-# -- §2.10 ----------------------------------------------------------------------------------
-
-SECRET_NAME = "probe_token"
-UNDECLARED_SECRET = "not_declared"
-
-
-def secrets(api_version: str) -> Scenario:
-    """§2.10 (API 0.2+): the manifest allowlists one secret; when the host
-    offers secrets the probe accepts it and asks, under an active call, for
-    the declared name (the session judges the answer: a bounded value or one
-    of the three refusals) and for an undeclared one, which is refused with
-    -32602. A host that never offers secrets leaves the rule untested."""
-
-    def run(rig: HostRig) -> None:
-        def answer(params: Any) -> dict[str, Any]:
-            result = initialize_result(params, api_version)
-            if "secrets" not in offer_from(params).offered:
-                return result
-            return _protocol(result, features=[*result["protocol"]["features"], "secrets"])
-
-        capabilities = {"filesystem": "none", "secrets": [SECRET_NAME]}
-        loaded = rig.load(api_version, CONTRIBUTES, answer, capabilities=capabilities)
-        if loaded.get("outcome") != "ready":
-            raise HostRejected(f"the host did not accept a valid initialize answer: {loaded}")
-        if rig.session is not None and rig.session.negotiated is not None:
-            rig.recorder.negotiated_features.update(rig.session.negotiated.features)
-        if "secrets" in offered_features(rig):
-            call, req = start_call(rig)
-            _child(rig, "secret-1", "secret/get", {"parent_request_id": req.wire_id, "name": SECRET_NAME})
-            undeclared_secret(rig, req)
-            rig.respond(req.wire_id, tool_result(api_version))
-            rig.settled(call)
-        shutdown_with(rig, ack=True, exit_after_ack=True)
-
-    return Scenario("secrets", run)
-
-
-def undeclared_secret(rig: HostRig, parent: HostRequest) -> None:
-    """§2.10: a name outside the manifest's allowlist is refused with -32602."""
-    params = {"parent_request_id": parent.wire_id, "name": UNDECLARED_SECRET}
-    answer = _child(rig, "secret-2", "secret/get", params)
-    if answer is None:
-        return
-    rig.recorder.exercise("EXT-2.10-host-secret-answers")
-    if not isinstance(answer, jsonrpc.ErrorResponse) or answer.code != -32602:
-        rig.recorder.violate(
-            Violation(
-                "EXT-2.10-host-secret-answers",
-                f"secret/get for the undeclared name {UNDECLARED_SECRET!r} got {_answer_kind(answer)}, "
-                "not error -32602",
-            )
-        )

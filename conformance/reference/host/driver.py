@@ -31,7 +31,7 @@ from .host import LoadError, ReferenceHost
 from .manifest import ManifestError, load_manifest
 
 CONTRACT = "octet-host-driver/1"
-CAPABILITIES = ["timing", "frontend", "collect", "reload", "lifecycle", "wave1", "exits", "menu"]
+CAPABILITIES = ["timing", "frontend", "collect", "reload", "lifecycle", "wave1", "exits", "menu", "secrets"]
 # Optional features this embedder adds to the host's defaults: shortcuts
 # (§2.20 registration, §1.11 shortcut/trigger), which the host implements.
 EXTRA_FEATURES = ("shortcuts",)
@@ -176,9 +176,42 @@ class Reporter(HostEvents, Frontend):
         )
 
 
+class SecretBroker:
+    """§2.10: the deterministic in-process broker of loads that carry the
+    contract's ``secrets`` member: per extension, the values it holds and
+    the names whose provider fails. Any other name has no value."""
+
+    def __init__(self) -> None:
+        self.values: dict[str, dict[str, str]] = {}
+        self.failing: dict[str, frozenset[str]] = {}
+
+    def add(self, extension: str, spec: dict[str, Any]) -> None:
+        self.values[extension] = dict(spec.get("values") or {})
+        self.failing[extension] = frozenset(spec.get("failing") or ())
+
+    def __call__(self, extension: str, generation: int, parent: int, name: str) -> str | None:
+        if name in self.failing.get(extension, ()):
+            # Provider detail on purpose: the host must keep it to itself.
+            raise RuntimeError(f"secret provider timed out looking up {name}")
+        return self.values.get(extension, {}).get(name)
+
+
+def secrets_spec(value: Any) -> dict[str, Any] | None:
+    """The ``secrets`` member of ``load`` (docs/host-driver.md), checked; None when absent."""
+    if value is None:
+        return None
+    values, failing = (value.get("values", {}), value.get("failing", [])) if isinstance(value, dict) else (0, 0)
+    ok = isinstance(values, dict) and all(isinstance(k, str) and isinstance(v, str) for k, v in values.items())
+    if not ok or not isinstance(failing, list) or not all(isinstance(n, str) for n in failing):
+        raise OpError(-32602, "secrets must be {values: {name: string}, failing: [name]}")
+    return {"values": values, "failing": failing}
+
+
 class Driver:
     # §2.10: the secret broker the driver's hosts use; none, like the coding
-    # product, so secrets are never offered (a fixture may set one).
+    # product, so secrets are never offered (a fixture may set one) -- except
+    # to loads that carry the contract's ``secrets`` member, whose host gets
+    # the driver's deterministic broker (``brokered``).
     secret_broker: Any = None
     # The seam (docs/host-driver.md, "Seams"): the class of every host this
     # driver makes; a wrapper or a test names a subclass of its own.
@@ -189,6 +222,7 @@ class Driver:
         if host_class is not None:
             self.host_class = host_class
         self.reporter = Reporter(self)
+        # (timing as ((group, field), value)..., (("driver", "brokered"), 0 or 1)) -> host
         self.hosts: dict[tuple[tuple[tuple[str, str], float], ...], ReferenceHost] = {}
         self.host_of: dict[str, ReferenceHost] = {}  # extension -> its host
         self.calls: dict[str, PendingCall] = {}
@@ -197,23 +231,22 @@ class Driver:
         self.choosing: set[str] = set()  # menu_action calls whose command has not started yet
         self.cancel_while_choosing: dict[str, str] = {}  # such calls the suite cancelled meanwhile -> reason
         self.lock = threading.Lock()
+        self.brokered = SecretBroker()
 
     # -- plumbing -------------------------------------------------------------------
     def call_of(self, extension: str, generation: int, wire_id: int) -> str | None:
         with self.lock:
             return self.wire_calls.get((extension, generation, wire_id))
 
-    def host_for(self, timing: dict[str, Any]) -> ReferenceHost:
-        """One host per distinct timing (the contract sets timing per load)."""
+    def host_for(self, timing: dict[str, Any], *, brokered: bool = False) -> ReferenceHost:
+        """One host per distinct timing (the contract sets timing per load),
+        and per broker: loads with a ``secrets`` member get a host that has one."""
         overrides = timing_overrides(timing)
-        key = tuple(sorted(overrides.items()))
+        broker = self.secret_broker or (self.brokered if brokered else None)
+        key = (*sorted(overrides.items()), (("driver", "brokered"), float(brokered)))
         if key not in self.hosts:
             optional = (*HostConfig().optional_features, *EXTRA_FEATURES)
-            options: dict[str, Any] = {
-                **grouped(overrides),
-                "secret_broker": self.secret_broker,
-                "optional_features": optional,
-            }
+            options: dict[str, Any] = {**grouped(overrides), "secret_broker": broker, "optional_features": optional}
             config = HostConfig(**options)
             self.hosts[key] = self.host_class(config=config, events=self.reporter, frontend=self.reporter)
         return self.hosts[key]
@@ -263,10 +296,13 @@ class Driver:
         path = params.get("manifest")
         if not isinstance(path, str):
             raise OpError(-32602, "manifest must be a path")
-        host = self.host_for(params.get("timing") or {})
-        self.background(self._load, rid, host, path, params.get("frontend") or {})
+        secrets = secrets_spec(params.get("secrets"))
+        host = self.host_for(params.get("timing") or {}, brokered=secrets is not None)
+        self.background(self._load, rid, host, path, params.get("frontend") or {}, secrets)
 
-    def _load(self, rid: Any, host: ReferenceHost, path: str, frontend: dict[str, Any]) -> None:
+    def _load(
+        self, rid: Any, host: ReferenceHost, path: str, frontend: dict[str, Any], secrets: dict[str, Any] | None = None
+    ) -> None:
         try:
             manifest = load_manifest(
                 path, source="explicit", octet_version=host.config.octet_version,
@@ -277,6 +313,8 @@ class Driver:
             return
         self.host_of[manifest.name] = host
         self.reporter.answers[manifest.name] = frontend
+        if secrets is not None:
+            self.brokered.add(manifest.name, secrets)
         try:
             status = host.load(manifest)
         except LoadError as exc:
