@@ -36,8 +36,8 @@ from conformance.peers.probe import PROBE_NAME, manifest_text, probe_command, wr
 from conformance.probe import channel
 from conformance.protocol import limits
 from conformance.protocol.framing import FrameDecoder
-from conformance.reference.host.config import HostConfig
-from conformance.reference.host.driver import TIMING, Driver
+from conformance.reference.host.config import HostConfig, grouped
+from conformance.reference.host.driver import Driver, timing_overrides
 from conformance.reference.host.host import ReferenceHost
 from conformance.reference.host.simulated import Program, SimChannel, SimChildIO, SimWorld
 from conformance.transport.target import Received, StdoutClosed
@@ -85,15 +85,14 @@ class _SimDriver(Driver):
 
     def host_for(self, timing: dict[str, Any], *, brokered: bool = False) -> ReferenceHost:
         """As the driver's: one host per distinct timing (and broker), here on the world."""
-        overrides: dict[str, Any] = {TIMING[k][0]: float(v) / TIMING[k][1] for k, v in timing.items() if k in TIMING}
-        if "max_failed_restarts" in overrides:
-            overrides["max_failed_restarts"] = int(overrides["max_failed_restarts"])
+        overrides = timing_overrides(timing)
+        options: dict[str, Any] = grouped(overrides)
         if brokered:
-            overrides["secret_broker"] = self.brokered
-        key = (*sorted((k, v) for k, v in overrides.items() if k != "secret_broker"), ("brokered", float(brokered)))
+            options["secret_broker"] = self.brokered
+        key = (*sorted(overrides.items()), (("driver", "brokered"), float(brokered)))
         if key not in self.hosts:
             self.hosts[key] = self.host_class(
-                config=HostConfig(**overrides),
+                config=HostConfig(**options),
                 events=self.reporter,
                 frontend=self.reporter,
                 runtime=self.world.runtime,
@@ -402,7 +401,7 @@ class SimulatedHost:
 
     def rig_options(self, patience_s: float) -> dict[str, Any]:
         """The spec's timing (HostConfig defaults): on the virtual clock it costs nothing."""
-        stage = HostConfig().shutdown_stage_s
+        stage = HostConfig().shutdown.stage_s
         return {
             "patience_s": patience_s,
             "stage_s": stage,

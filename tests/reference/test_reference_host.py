@@ -20,12 +20,15 @@ import pytest
 
 from conformance.protocol.framing import Frame, FrameDecoder
 from conformance.reference.host import (
+    CallWaits,
     Frontend,
     HostConfig,
     HostEvents,
     LoadError,
+    MemoryBounds,
     Prompt,
     ReferenceHost,
+    ShutdownTiming,
     SimChildIO,
     SimWorld,
 )
@@ -695,7 +698,7 @@ def test_parallel_shutdowns_stay_within_the_aggregate_bound(tmp_path: Path) -> N
 
 
 def test_reload_negotiates_the_candidate_first_and_drains_generation_n(tmp_path: Path) -> None:
-    h = Harness(tmp_path, config=HostConfig(drain_s=1.0))
+    h = Harness(tmp_path, config=HostConfig(shutdown=ShutdownTiming(drain_s=1.0)))
     scripts = h.add(Late)
     h.run(lambda: h.host.load(h.manifest()))
     quick = h.run(lambda: h.host.start_tool("scripted", "t", {}))  # answers after 0.5 s: drained
@@ -713,7 +716,7 @@ def test_reload_negotiates_the_candidate_first_and_drains_generation_n(tmp_path:
 
 
 def test_reload_cancels_what_does_not_drain_and_never_replays_it(tmp_path: Path) -> None:
-    h = Harness(tmp_path, config=HostConfig(drain_s=0.2))
+    h = Harness(tmp_path, config=HostConfig(shutdown=ShutdownTiming(drain_s=0.2)))
     scripts = h.add(Stubborn)
     h.run(lambda: h.host.load(h.manifest()))
     stuck = h.run(lambda: h.host.start_tool("scripted", "t", {}))
@@ -893,7 +896,7 @@ def test_an_initialize_that_never_comes_is_a_load_error(tmp_path: Path) -> None:
         def on_message(self, message: Message) -> None:
             pass
 
-    h = Harness(tmp_path, config=HostConfig(initialize_timeout_s=5.0))
+    h = Harness(tmp_path, config=HostConfig(waits=CallWaits(initialize_timeout_s=5.0)))
     h.add(Mute)
     with pytest.raises(LoadError, match="did not complete"):
         h.run(lambda: h.host.load(h.manifest()))
@@ -1189,7 +1192,7 @@ def test_a_confirmation_pending_across_a_reload_never_reaches_the_new_generation
             h.world.runtime.sleep(3.0)  # answered after the swap
             return True
 
-    h = Harness(tmp_path, config=HostConfig(drain_s=0.1), frontend=SlowYes())
+    h = Harness(tmp_path, config=HostConfig(shutdown=ShutdownTiming(drain_s=0.1)), frontend=SlowYes())
     scripts = h.add(Asking)
     h.run(lambda: h.host.load(h.manifest()))
     parent = h.run(lambda: h.host.start_tool("scripted", "t", {}))
@@ -1207,7 +1210,7 @@ def test_a_confirmation_pending_across_a_reload_never_reaches_the_new_generation
 
 
 def test_inspection_reports_pending_count_health_and_a_bounded_last_error(tmp_path: Path) -> None:
-    h = Harness(tmp_path, config=HostConfig(last_error_bytes=64))
+    h = Harness(tmp_path, config=HostConfig(memory=MemoryBounds(last_error_bytes=64)))
     scripts = h.add(Holding)
     h.run(lambda: h.host.load(h.manifest()))
     h.run(lambda: [h.host.start_tool("scripted", "t", {}) for _ in range(3)])
@@ -1533,7 +1536,7 @@ class Manual(Holding):
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(ops=OPS)
 def test_any_interleaving_keeps_the_cancellation_invariants(tmp_path: Path, ops: list[tuple[str, int]]) -> None:
-    h = Harness(tmp_path / "p", config=HostConfig(cancel_grace_s=2.0))
+    h = Harness(tmp_path / "p", config=HostConfig(waits=CallWaits(cancel_grace_s=2.0)))
     (tmp_path / "p").mkdir(exist_ok=True)
     scripts = h.add(Manual)
     h.run(lambda: h.host.load(h.manifest()))
@@ -1673,7 +1676,7 @@ def test_a_shutdown_while_the_candidate_negotiates_ends_it_too(tmp_path: Path) -
 
 
 def test_a_second_shutdown_of_a_draining_generation_joins_the_first(tmp_path: Path) -> None:
-    h = Harness(tmp_path, config=HostConfig(drain_s=1.0))
+    h = Harness(tmp_path, config=HostConfig(shutdown=ShutdownTiming(drain_s=1.0)))
     scripts = h.add(Late)
     h.run(lambda: h.host.load(h.manifest()))
     call = h.run(lambda: h.host.start_tool("scripted", "t", {}))  # answered at 0.5 s: generation 1 drains

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from conformance.reference.host import HostConfig, LoadError, ProcessLauncher, ReferenceHost
+from conformance.reference.host import CallWaits, HostConfig, LoadError, ProcessLauncher, ReferenceHost, ShutdownTiming
 from conformance.reference.host.channel import ProcessChannel
 
 REPO = Path(__file__).resolve().parents[2]
@@ -75,7 +75,9 @@ def group_gone(pgid: int) -> bool:
 @pytest.fixture
 def host() -> Iterator[ReferenceHost]:
     # Short stages: a hostile child costs tenths of a second, not 4 s.
-    reference = ReferenceHost(config=HostConfig(shutdown_stage_s=0.3, request_timeout_s=10.0))
+    reference = ReferenceHost(
+        config=HostConfig(shutdown=ShutdownTiming(stage_s=0.3), waits=CallWaits(request_timeout_s=10.0))
+    )
     yield reference
     reference.shutdown()
 
@@ -136,20 +138,20 @@ def test_a_stderr_flood_never_blocks_the_child_nor_grows_memory(host: ReferenceH
     connection = host._extensions[status.name].connection  # noqa: SLF001 -- inspecting the bound
     assert connection is not None
     deadline = time.monotonic() + 5.0
-    while connection.stderr_lines.total_bytes < 8_000_000 and time.monotonic() < deadline:
+    while connection.log.stderr.total_bytes < 8_000_000 and time.monotonic() < deadline:
         time.sleep(0.01)
-    assert connection.stderr_lines.total_bytes >= 8_000_000
-    kept = connection.diagnostics.recent()
-    assert len(kept) <= host.config.diagnostics_kept
-    assert all(len(d.message.encode()) <= host.config.stderr_line_bytes + 32 for d in kept)
+    assert connection.log.stderr.total_bytes >= 8_000_000
+    kept = connection.log.diagnostics.recent()
+    assert len(kept) <= host.config.memory.diagnostics_kept
+    assert all(len(d.message.encode()) <= host.config.memory.stderr_line_bytes + 32 for d in kept)
     if mode == "flood-raw":  # no newline at all: one cut piece, the rest counted and dropped
-        assert connection.diagnostics.total == 1
+        assert connection.log.diagnostics.total == 1
 
 
 def test_environment_is_sanitized_and_cwd_is_the_manifest_folder(tmp_path: Path) -> None:
     report = tmp_path / "env.json"
     environ = {"PATH": os.environ["PATH"], "HOME": "/home/x", "API_TOKEN": "secret", "SSH_AUTH_SOCK": "/tmp/agent"}
-    host = ReferenceHost(environ=environ, config=HostConfig(shutdown_stage_s=0.3))
+    host = ReferenceHost(environ=environ, config=HostConfig(shutdown=ShutdownTiming(stage_s=0.3)))
     try:
         manifest = scripted(tmp_path, "env", str(report), environment='["SSH_AUTH_SOCK"]')
         host.load(manifest)
@@ -202,7 +204,7 @@ def test_an_exit_is_noticed_even_when_a_descendant_holds_stdout_open(host: Refer
     first = host._extensions[status.name].connection  # noqa: SLF001 -- generation 1, before any restart
     assert first is not None
     assert first.wait_ended(5.0)
-    assert first.state == "crashed" and "descendant" in (first.end_reason or "")
+    assert first.state == "crashed" and "descendant" in (first.ending.reason or "")
     assert first.channel.pid is not None and group_gone(first.channel.pid)
 
 

@@ -187,7 +187,9 @@ def test_reference_host_parks_after_eight_failed_restarts() -> None:
 
 
 def test_a_host_waiting_past_the_ceiling_is_flagged(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(RestartBudget, "next_delay", lambda self: self.config.backoff_cap_s)  # the fault: no jitter
+    monkeypatch.setattr(
+        RestartBudget, "next_delay", lambda self: self.config.restarts.backoff_cap_s
+    )  # the fault: no jitter
     recorder, _ = _storm(0)
     assert list(recorder.violations) == ["EXT-5-host-backoff"]
     assert "not parked" in recorder.violations["EXT-5-host-backoff"][0].violation.message

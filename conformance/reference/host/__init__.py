@@ -34,7 +34,8 @@ How to use::
     host.discover([(Path("~/.octet/extensions"), "global")])  # list[Discovered]
 
 Constructor knobs (all optional): ``config=HostConfig(...)`` (every timing
-constant, spec values by default), ``runtime=`` (:class:`ThreadRuntime` or
+constant, spec values by default; timings and memory bounds in small groups,
+e.g. ``HostConfig(shutdown=ShutdownTiming(drain_s=1.0))``), ``runtime=`` (:class:`ThreadRuntime` or
 the simulated one), ``launcher=`` (:class:`ProcessLauncher` or
 :class:`SimLauncher`), ``frontend=`` (a :class:`Frontend` answering
 confirmation/input prompts; :class:`NonInteractive` denies), ``events=`` (a
@@ -53,7 +54,7 @@ from __future__ import annotations
 
 from .calls import CallOutcome, PendingCall
 from .channel import Channel, Launcher, LaunchError, ProcessLauncher
-from .config import HostConfig
+from .config import CallWaits, HostConfig, MemoryBounds, RestartPolicy, ShutdownTiming
 from .diagnostics import Diagnostic
 from .frontend import Frontend, HostEvents, NonInteractive, Prompt
 from .host import ExtensionStatus, LoadError, ReferenceHost
@@ -63,6 +64,7 @@ from .simulated import SimChildIO, SimLauncher, SimWorld
 
 __all__ = [
     "CallOutcome",
+    "CallWaits",
     "Channel",
     "Diagnostic",
     "Discovered",
@@ -76,11 +78,14 @@ __all__ = [
     "LoadError",
     "Manifest",
     "ManifestError",
+    "MemoryBounds",
     "NonInteractive",
     "PendingCall",
     "ProcessLauncher",
     "Prompt",
     "ReferenceHost",
+    "RestartPolicy",
+    "ShutdownTiming",
     "SimChildIO",
     "SimLauncher",
     "SimWorld",

@@ -16,6 +16,7 @@ one ``$/cancelRequest``. The waiter is dropped at once in both cases. Any
 
 from __future__ import annotations
 
+import collections
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -145,3 +146,18 @@ class PendingCall:
 
     def cancel(self, reason: str = "user") -> None:
         self._canceller(self._call, reason)
+
+
+@dataclass
+class CallBook:
+    """One generation's calls, guarded by its connection's lock: the next id,
+    the calls the child may still answer (by id), the tombstoned ids (oldest
+    first, §1.9), the calls queued for admission and how many are admitted
+    (§0, §1.1), and the last $/progress sequence of each call (§2.6)."""
+
+    next_id: int = 1
+    calls: dict[int, Call] = field(default_factory=dict)
+    tombstones: collections.deque[int] = field(default_factory=collections.deque)
+    admission: collections.deque[Call] = field(default_factory=collections.deque)
+    active: int = 0
+    progress: dict[int, int] = field(default_factory=dict)

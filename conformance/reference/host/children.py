@@ -133,7 +133,7 @@ class ChildRequests:
         parent); bounded; a refused registration leaves the shortcut unavailable.
         Answered {} by the caller when admitted (see on_request)."""
         conn = self._conn
-        offered = conn.offer is not None and "shortcuts" in conn.offer.offered
+        offered = conn.handshake.offer is not None and "shortcuts" in conn.handshake.offer.offered
         params = message.params if isinstance(message.params, dict) else {}
         shortcut, shortcut_key = params.get("id"), params.get("key")
         description = params.get("description", "")
@@ -141,7 +141,7 @@ class ChildRequests:
             return rpc.METHOD_NOT_FOUND, "shortcut/register is not available"
         self._used.add(key)
         problem = None
-        if params.get("parent_request_id") != conn.initialize_id:
+        if params.get("parent_request_id") != conn.handshake.initialize_id:
             problem = "parent_request_id must be the initialize request"
         elif not _bounded_str(shortcut, MAX_SHORTCUT_ID_BYTES) or not _bounded_str(
             shortcut_key, MAX_SHORTCUT_KEY_BYTES

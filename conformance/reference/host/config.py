@@ -6,8 +6,9 @@ config (or run on a virtual clock) instead of patching module globals.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
 
 from conformance.protocol.limits import (
     CANCEL_GRACE_S,
@@ -52,43 +53,79 @@ WAVE1_PAYLOAD_BYTES = 64 * KIB  # §1.11 bounded payload (the document gives no 
 
 
 @dataclass(frozen=True)
+class ShutdownTiming:
+    """§1.8 and §5: how long ending generations may take (read by the host's
+    shutdown and reload, and by each connection's shutdown stages)."""
+
+    stage_s: float = SHUTDOWN_STAGE_S
+    aggregate_s: float = SHUTDOWN_AGGREGATE_S
+    coordinated_s: float = COORDINATED_SHUTDOWN_S
+    # How long a reload waits for generation N's in-flight calls to finish
+    # before cancelling them (§5 "the bounded drain").
+    drain_s: float = 2.0
+
+
+@dataclass(frozen=True)
+class RestartPolicy:
+    """§5: the supervisor's backoff and restart budget (read by RestartBudget only)."""
+
+    backoff_base_s: float = BACKOFF_BASE_S
+    backoff_cap_s: float = BACKOFF_CAP_S
+    max_failed_restarts: int = MAX_FAILED_RESTARTS
+    ready_reset_s: float = READY_RESET_S
+
+
+@dataclass(frozen=True)
+class CallWaits:
+    """How long the host waits on one generation while it runs (its calls,
+    its cancellations, its end of output, the notifications it is sent)."""
+
+    # How long the host waits for an initialize response (its own bound; the
+    # document gives none).
+    initialize_timeout_s: float = 30.0
+    # Seconds a call waits for its response before the host gives up on it
+    # (cancelling it like a user would); None waits for ever.
+    request_timeout_s: float | None = None
+    cancel_grace_s: float = CANCEL_GRACE
+    # After the leader exits, how long its stdout may stay open (held by a
+    # descendant) before the exit alone ends the generation.
+    exit_eof_grace_s: float = 0.5
+    menu_timeout_s: float = MENU_TIMEOUT_S
+    lifecycle_delivery_s: float = LIFECYCLE_DELIVERY_S
+
+
+@dataclass(frozen=True)
+class MemoryBounds:
+    """What one generation keeps of what it says and of what it was sent
+    (not protocol numbers: bounds on this host's own memory)."""
+
+    stderr_line_bytes: int = STDERR_LINE_BYTES
+    diagnostics_kept: int = DIAGNOSTICS_KEPT
+    last_error_bytes: int = LAST_ERROR_BYTES
+    tombstones_kept: int = TOMBSTONES_KEPT
+
+
+@dataclass(frozen=True)
 class HostConfig:
-    """What the host does by default is what the protocol says (see the constants)."""
+    """What the host does by default is what the protocol says (see the constants).
+
+    The timings and memory bounds are grouped by what reads them
+    (:class:`ShutdownTiming`, :class:`RestartPolicy`, :class:`CallWaits`,
+    :class:`MemoryBounds`); :func:`grouped` builds them from a few fields.
+    """
 
     octet_version: str = "0.8.0"
     workspace: str = "/"
     manifest_read_bytes: int = MANIFEST_READ_BYTES
     max_frame_bytes: int = MAX_FRAME_BYTES
-    shutdown_stage_s: float = SHUTDOWN_STAGE_S
-    shutdown_aggregate_s: float = SHUTDOWN_AGGREGATE_S
-    coordinated_shutdown_s: float = COORDINATED_SHUTDOWN_S
-    cancel_grace_s: float = CANCEL_GRACE
-    backoff_base_s: float = BACKOFF_BASE_S
-    backoff_cap_s: float = BACKOFF_CAP_S
-    max_failed_restarts: int = MAX_FAILED_RESTARTS
-    ready_reset_s: float = READY_RESET_S
     max_concurrent_requests: int = HOST_MAX_CONCURRENT_REQUESTS
     max_outstanding_children: int = MAX_OUTSTANDING_CHILDREN
     max_child_ids: int = MAX_CHILD_IDS_PER_GENERATION
-    menu_timeout_s: float = MENU_TIMEOUT_S
-    lifecycle_delivery_s: float = LIFECYCLE_DELIVERY_S
-    # Seconds a call waits for its response before the host gives up on it
-    # (cancelling it like a user would); None waits for ever.
-    request_timeout_s: float | None = None
-    # How long the host waits for an initialize response (its own bound; the
-    # document gives none).
-    initialize_timeout_s: float = 30.0
-    # After the leader exits, how long its stdout may stay open (held by a
-    # descendant) before the exit alone ends the generation.
-    exit_eof_grace_s: float = 0.5
-    # How long a reload waits for generation N's in-flight calls to finish
-    # before cancelling them (§5 "the bounded drain").
-    drain_s: float = 2.0
-    stderr_line_bytes: int = STDERR_LINE_BYTES
-    diagnostics_kept: int = DIAGNOSTICS_KEPT
-    last_error_bytes: int = LAST_ERROR_BYTES
-    tombstones_kept: int = TOMBSTONES_KEPT
     wave1_payload_bytes: int = WAVE1_PAYLOAD_BYTES
+    shutdown: ShutdownTiming = ShutdownTiming()
+    restarts: RestartPolicy = RestartPolicy()
+    waits: CallWaits = CallWaits()
+    memory: MemoryBounds = MemoryBounds()
     # §2.10: the broker behind secret/get, called with (extension name,
     # process generation, parent request id, secret name); it returns the
     # value or None. None (the default, like the coding product) offers no
@@ -111,3 +148,14 @@ class HostConfig:
             "active_skills": [],
         }
     )
+
+
+def grouped(fields: Mapping[tuple[str, str], Any]) -> dict[str, Any]:
+    """HostConfig keyword arguments that set some fields of its groups, the
+    others keeping their defaults: ``{("shutdown", "drain_s"): 1.0}`` gives
+    ``{"shutdown": ShutdownTiming(drain_s=1.0)}``."""
+    by_group: dict[str, dict[str, Any]] = {}
+    for (group, name), value in fields.items():
+        by_group.setdefault(group, {})[name] = value
+    defaults = HostConfig()
+    return {group: replace(getattr(defaults, group), **values) for group, values in by_group.items()}

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import collections
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any, TypeGuard
 
 from conformance.protocol.framing import Frame, FrameDecoder, FrameEvent, OversizedFrame
@@ -24,7 +25,7 @@ from conformance.protocol.id_peek import peek_id
 
 from . import calls as cs
 from . import jsonrpc as rpc
-from .calls import Call, CallOutcome, PendingCall
+from .calls import Call, CallBook, CallOutcome, PendingCall
 from .channel import Channel
 from .children import ChildRequests
 from .config import HostConfig
@@ -34,7 +35,7 @@ from .initialize import InitializeRejected, Negotiated, Offer, accept, initializ
 from .lifecycle import lifecycle_params
 from .manifest import Manifest
 from .results import result_problem
-from .runtime import HostRuntime
+from .runtime import EventLike, HostRuntime
 from .stderr import StderrLines, drain
 from .writer import SerialWriter
 
@@ -68,7 +69,70 @@ PRESENTATION_WINDOW_S = 1.0
 PEEK_BYTES = 1024
 
 
+@dataclass
+class Handshake:
+    """What :meth:`Connection.start` offered and learnt besides the negotiated
+    result: the offer (§1.1), the initialize request's id (a parent for the
+    §2.20 registrations sent during it), and since when the generation is
+    ready (§5: the restart budget resets after a continuous ready interval)."""
+
+    offer: Offer | None = None
+    initialize_id: int | None = None
+    ready_since: float | None = None
+
+
+@dataclass
+class GenerationLog:
+    """What the generation said and what went wrong, each bounded: recent
+    diagnostics, the stderr line splitter (§0), the last error (§5)."""
+
+    diagnostics: DiagnosticRing
+    stderr: StderrLines
+    last_error: str | None = None
+
+
+@dataclass
+class Ending:
+    """How the generation ends: set once when it ends (the reason, the
+    leader's exit status), what the workers wait on, and whether a §1.8
+    shutdown sequence is already under way (a second caller joins it)."""
+
+    ended: EventLike
+    stdout_eof: EventLike
+    reason: str | None = None
+    exit_code: int | None = None
+    shutting_down: bool = False
+
+
+@dataclass
+class StateEvents:
+    """Lifecycle states not yet told to the embedder, oldest first, and
+    whether a worker is telling them (one at a time, in order)."""
+
+    queue: collections.deque[str] = field(default_factory=collections.deque)
+    pumping: bool = False
+
+
+@dataclass
+class PresentationThrottle:
+    """§2.5 for one generation: the window snapshots are being shown in, how
+    many were shown in it, the newest held back (last wins), and the window
+    last diagnosed as throttled."""
+
+    window: int = -1
+    shown: int = 0
+    held: dict[str, Any] | None = None
+    held_diagnosed: int = -1
+
+
 class Connection:
+    """One generation. Besides what the host wires into it (manifest,
+    channel, config, runtime, events, frontend) and its lifecycle state and
+    negotiated result, it keeps its bookkeeping in small records, each read
+    by one part of it: :class:`~.calls.CallBook` (calls, admission,
+    tombstones, progress), :class:`Handshake`, :class:`GenerationLog`,
+    :class:`Ending`, :class:`StateEvents` and :class:`PresentationThrottle`."""
+
     def __init__(
         self,
         manifest: Manifest,
@@ -82,7 +146,6 @@ class Connection:
         on_end: Callable[[Connection, str], None] | None = None,
     ) -> None:
         self.manifest = manifest
-        self.name = manifest.name
         self.generation = generation
         self.channel = channel
         self.config = config
@@ -93,34 +156,23 @@ class Connection:
         self._cond = runtime.condition()
         self.state = STARTING
         self.negotiated: Negotiated | None = None
-        self.offer: Offer | None = None
-        self.ready_since: float | None = None
-        self.diagnostics = DiagnosticRing(config.diagnostics_kept)
-        self.last_error: str | None = None
-        self.exit_code: int | None = None
-        self.end_reason: str | None = None
-        self._next_id = 1
-        self.initialize_id: int | None = None
-        self._calls: dict[int, Call] = {}
-        self._tombstones: collections.deque[int] = collections.deque()
-        self._admission: collections.deque[Call] = collections.deque()
-        self._active = 0
+        self.handshake = Handshake()
+        self.log = GenerationLog(
+            DiagnosticRing(config.memory.diagnostics_kept), StderrLines(config.memory.stderr_line_bytes)
+        )
+        self._book = CallBook()
         self.writer = SerialWriter(
             channel, self._cond, on_written=self._written, on_failed=self._write_failed, now=runtime.now
         )
-        self._progress: dict[int, int] = {}
-        # §2.5 snapshot throttle: the window shown in, snapshots shown in it,
-        # the newest held back (last wins), the window last diagnosed.
-        self._shown_window, self._shown, self._held_diagnosed = -1, 0, -1
-        self._held: dict[str, Any] | None = None
+        self._throttle = PresentationThrottle()
         self.children = ChildRequests(self)
-        self.stderr_lines = StderrLines(config.stderr_line_bytes)
-        self._ended = runtime.event()
-        self._state_events: collections.deque[str] = collections.deque()
-        self._state_pump_running = False
-        self._stdout_eof = runtime.event()
-        self._shutting_down = False
+        self.ending = Ending(runtime.event(), runtime.event())
+        self._state_events = StateEvents()
         self._settled_messages: set[str] = set()  # §1.11: message ids whose message/settled was sent
+
+    @property
+    def name(self) -> str:
+        return self.manifest.name
 
     # -- lifecycle ---------------------------------------------------------------
 
@@ -134,20 +186,24 @@ class Connection:
                 return
             raise cs.LocalError(f"lifecycle: no transition {self.state} -> {state}")
         self.state = state
-        # Delivered in order by one worker, never under our lock (the
-        # embedder's callback may call back into the host).
-        self._state_events.append(state)
-        if not self._state_pump_running:
-            self._state_pump_running = True
+        self._announce(state)
+
+    def _announce(self, state: str) -> None:
+        """Under the lock: queue ``state`` for the embedder. Delivered in
+        order by one worker, never under our lock (the embedder's callback
+        may call back into the host)."""
+        self._state_events.queue.append(state)
+        if not self._state_events.pumping:
+            self._state_events.pumping = True
             self.runtime.submit(self._pump_state_events, f"{self.name}-events")
 
     def _pump_state_events(self) -> None:
         while True:
             with self._cond:
-                if not self._state_events:
-                    self._state_pump_running = False
+                if not self._state_events.queue:
+                    self._state_events.pumping = False
                     return
-                state = self._state_events.popleft()
+                state = self._state_events.queue.popleft()
             self.events.state_changed(self.name, self.generation, state)
 
     def start(self, *, source: str | None = None, timeout: float | None = 30.0) -> None:
@@ -159,9 +215,9 @@ class Connection:
         self.runtime.submit(self._watch_exit, f"{self.name}-exit")
         self.runtime.submit(self.writer.run, f"{self.name}-writer")
         params, offer = initialize_params(self.manifest, self.config, source=source)
-        self.offer = offer
+        self.handshake.offer = offer
         pending = self._issue("initialize", params, counts=False)
-        self.initialize_id = pending.id
+        self.handshake.initialize_id = pending.id
         outcome = pending.wait(timeout)
         try:
             if outcome.status == "error" and outcome.error is not None:
@@ -176,21 +232,21 @@ class Connection:
             raise
         with self._cond:
             if self.state != INITIALIZING:
-                raise InitializeRejected(f"the child ended during initialize ({self.end_reason})")
+                raise InitializeRejected(f"the child ended during initialize ({self.ending.reason})")
             self.negotiated = negotiated
             self.children.settle_shortcuts(negotiated.has("shortcuts"))
-            self.ready_since = self.runtime.now()
+            self.handshake.ready_since = self.runtime.now()
             self._move(READY)
 
     # -- diagnostics ---------------------------------------------------------------
 
     def diagnose(self, kind: str, message: str) -> None:
-        text = truncate_utf8(message, self.config.last_error_bytes)
+        text = truncate_utf8(message, self.config.memory.last_error_bytes)
         diagnostic = Diagnostic(self.name, self.generation, kind, text)
         with self._cond:
-            self.diagnostics.add(diagnostic)
+            self.log.diagnostics.add(diagnostic)
             if kind != "stderr":
-                self.last_error = text
+                self.log.last_error = text
         self.events.diagnostic(diagnostic)
 
     # -- calls -----------------------------------------------------------------------
@@ -204,8 +260,8 @@ class Connection:
         return self._issue(method, params, counts=True, issued=issued)
 
     def _new_call(self, method: str, params: Any, *, counts: bool) -> Call:
-        call_id = self._next_id
-        self._next_id += 1
+        call_id = self._book.next_id
+        self._book.next_id += 1
         frame = rpc.frame(rpc.request(call_id, method, params))
         return Call(call_id, method, frame, self.runtime.event(), self.runtime.event(), counts, params)
 
@@ -223,11 +279,11 @@ class Connection:
             if self._oversized(call.frame):
                 call.finish(CallOutcome("refused", message=f"the {method} frame exceeds the frame bound"))
                 return PendingCall(call, self.cancel)
-            self._calls[call.id] = call
+            self._book.calls[call.id] = call
             if issued is not None:
                 issued(call.id)
             if counts:
-                self._admission.append(call)
+                self._book.admission.append(call)
                 self._admit()
             else:
                 call.move("admit")
@@ -245,25 +301,25 @@ class Connection:
 
     def _admit(self) -> None:
         """Under the lock: move queued calls to the writer while slots are free."""
-        while self._admission and (self.limit is None or self._active < self.limit):
-            call = self._admission.popleft()
+        while self._book.admission and (self.limit is None or self._book.active < self.limit):
+            call = self._book.admission.popleft()
             if call.state != cs.QUEUED:
                 continue
             call.move("admit")
             call.admitted = True
-            self._active += 1
+            self._book.active += 1
             self._enqueue(call.frame, call)
 
     def _release(self, call: Call) -> None:
         """Under the lock: the child no longer runs ``call``; free its slot."""
         if call.admitted:
             call.admitted = False
-            self._active -= 1
+            self._book.active -= 1
             self._admit()
 
     def pending_count(self) -> int:
         with self._cond:
-            return sum(1 for c in self._calls.values() if c.state not in (cs.TOMBSTONED, cs.SKIPPED, cs.SETTLED))
+            return sum(1 for c in self._book.calls.values() if c.state not in (cs.TOMBSTONED, cs.SKIPPED, cs.SETTLED))
 
     # -- §1.9 cancellation -----------------------------------------------------------
 
@@ -275,7 +331,7 @@ class Connection:
             call.finish(CallOutcome(status, message=f"cancelled ({reason})"))  # the waiter is dropped
             if call.state in (cs.QUEUED, cs.WRITE_PENDING):
                 call.move("cancel")  # never started: skipped, nothing is sent
-                self._calls.pop(call.id, None)
+                self._book.calls.pop(call.id, None)
                 self._release(call)
                 call.settled.set()
             elif call.state == cs.WRITING:
@@ -284,30 +340,30 @@ class Connection:
             elif call.state == cs.WRITTEN:
                 self._tombstone(call, reason)
             self.children.cancel_owned_by(call)
-            self._progress.pop(call.id, None)
+            self._book.progress.pop(call.id, None)
 
     def _tombstone(self, call: Call, reason: str) -> None:
         """Under the lock: the frame is on the wire; at most one $/cancelRequest."""
         call.move("cancel")
         call.cancel_requested = True
-        self._tombstones.append(call.id)
-        while len(self._tombstones) > self.config.tombstones_kept:
-            old = self._tombstones.popleft()
-            stale = self._calls.get(old)
+        self._book.tombstones.append(call.id)
+        while len(self._book.tombstones) > self.config.memory.tombstones_kept:
+            old = self._book.tombstones.popleft()
+            stale = self._book.calls.get(old)
             if stale is not None and stale.state == cs.TOMBSTONED:
-                del self._calls[old]
+                del self._book.calls[old]
                 self._release(stale)
         if self.negotiated is not None and self.negotiated.cancellation:
             self._enqueue(rpc.frame(rpc.notification("$/cancelRequest", {"id": call.id, "reason": reason})), None)
             self.runtime.submit(lambda: self._grace(call), f"{self.name}-grace")
 
     def _grace(self, call: Call) -> None:
-        if call.settled.wait(self.config.cancel_grace_s):
+        if call.settled.wait(self.config.waits.cancel_grace_s):
             return
         with self._cond:
             alive = self.state not in ENDED
         if alive:
-            grace = self.config.cancel_grace_s
+            grace = self.config.waits.cancel_grace_s
             self.diagnose(
                 "cancel-grace", f"request {call.id} ({call.method}) did not settle within {grace:g} s of cancellation"
             )
@@ -365,7 +421,7 @@ class Connection:
                 self._on_frame(event)
             if not chunk:
                 break
-        self._stdout_eof.set()
+        self.ending.stdout_eof.set()
         self._stdout_closed()
 
     def _on_frame(self, event: FrameEvent) -> None:
@@ -394,7 +450,7 @@ class Connection:
             return
         failed = CallOutcome("invalid", None, message=f"its answer of {event.size} bytes exceeds the frame bound")
         with self._cond:
-            call = self._calls.get(peeked.value)
+            call = self._book.calls.get(peeked.value)
             if call is None or call.state not in (cs.WRITING, cs.WRITTEN):
                 return
             self._settle(call, None, failed)
@@ -402,15 +458,15 @@ class Connection:
     def _on_reply(self, reply: rpc.Reply) -> None:
         key = reply.id if isinstance(reply.id, int) and not isinstance(reply.id, bool) else None
         with self._cond:
-            call = self._calls.get(key) if key is not None else None
+            call = self._book.calls.get(key) if key is not None else None
             if call is not None and call.state in (cs.WRITING, cs.WRITTEN):
                 kind, why = self._settle(call, reply)
             elif call is not None and call.state == cs.TOMBSTONED:
-                del self._calls[call.id]
+                del self._book.calls[call.id]
                 self._release(call)
                 call.settled.set()
                 kind, why = "stale-response", f"late response to cancelled request {call.id} ({call.method}) ignored"
-            elif key is not None and 0 < key < self._next_id:
+            elif key is not None and 0 < key < self._book.next_id:
                 kind, why = "stale-response", f"response to request {key}, which is no longer pending, ignored"
             else:
                 kind, why = "stale-response", f"response to never-issued id {str(reply.id)[:80]!r} ignored"
@@ -421,9 +477,9 @@ class Connection:
         """Under the lock: the answer to a live call (or ``outcome`` when its
         answer could not be read); ("", "") unless it is refused."""
         call.move("response")
-        del self._calls[call.id]
+        del self._book.calls[call.id]
         self._release(call)
-        self._progress.pop(call.id, None)
+        self._book.progress.pop(call.id, None)
         self.children.cancel_owned_by(call)
         if outcome is None:
             assert reply is not None
@@ -470,16 +526,16 @@ class Connection:
         next window opens; one diagnostic per throttled window."""
         with self._cond:
             window = int(self.runtime.now() // PRESENTATION_WINDOW_S)
-            if window != self._shown_window:
-                self._shown_window, self._shown = window, 0
-            show = self._held is None and self._shown < PRESENTATION_PER_WINDOW
-            flush = not show and self._held is None
-            diagnose = not show and self._held_diagnosed != window
+            if window != self._throttle.window:
+                self._throttle.window, self._throttle.shown = window, 0
+            show = self._throttle.held is None and self._throttle.shown < PRESENTATION_PER_WINDOW
+            flush = not show and self._throttle.held is None
+            diagnose = not show and self._throttle.held_diagnosed != window
             if show:
-                self._shown += 1
+                self._throttle.shown += 1
             else:
-                self._held = params
-                self._held_diagnosed = window
+                self._throttle.held = params
+                self._throttle.held_diagnosed = window
         if show:
             self.events.contribution(self.name, self.generation, "presentation/update", params)
         if diagnose:
@@ -491,10 +547,10 @@ class Connection:
         """Show the newest held snapshot once ``window`` opens."""
         self.runtime.sleep(window * PRESENTATION_WINDOW_S - self.runtime.now())
         with self._cond:
-            held, self._held = self._held, None
-            if self._shown_window != window:
-                self._shown_window, self._shown = window, 0
-            self._shown += 1
+            held, self._throttle.held = self._throttle.held, None
+            if self._throttle.window != window:
+                self._throttle.window, self._throttle.shown = window, 0
+            self._throttle.shown += 1
             live = self.state in (READY, DRAINING)
         if held is not None and live:
             self.events.contribution(self.name, self.generation, "presentation/update", held)
@@ -520,20 +576,20 @@ class Connection:
         if not _is_int(request_id) or not _is_int(sequence):
             return "$/progress needs integer request_id and sequence"
         with self._cond:
-            call = self._calls.get(request_id)
+            call = self._book.calls.get(request_id)
             if call is None or not call.active or not call.counts:
                 return f"$/progress for inactive request {request_id}"
-            last = self._progress.get(request_id)
+            last = self._book.progress.get(request_id)
             if last is not None and sequence <= last:
                 return f"$/progress sequence {sequence} for request {request_id} does not increase (last {last})"
-            self._progress[request_id] = sequence
+            self._book.progress[request_id] = sequence
         return None
 
     def active_parent(self, request_id: Any, methods: tuple[str, ...]) -> Call | None:
         """Under the lock: the call named by ``request_id`` if it is an active parent."""
         if not _is_int(request_id):
             return None
-        call = self._calls.get(request_id)
+        call = self._book.calls.get(request_id)
         return call if call is not None and call.active and call.method in methods else None
 
     # -- notifications the host sends (§1.10, §1.11) ---------------------------------------
@@ -550,7 +606,7 @@ class Connection:
         if isinstance(checked, str):
             self.diagnose("notification-refused", f"{method} not sent: {checked}")
             return False
-        within = None if method.startswith("tool/") else self.config.lifecycle_delivery_s
+        within = None if method.startswith("tool/") else self.config.waits.lifecycle_delivery_s
         return self._send(rpc.notification(method, checked), best_effort=True, within=within)
 
     def notify_wave1(self, method: str, params: Any) -> bool:
@@ -588,13 +644,13 @@ class Connection:
     # -- ending ---------------------------------------------------------------------
 
     def _drain_stderr(self) -> None:
-        drain(self.channel.read_stderr, self.stderr_lines, lambda line: self.diagnose("stderr", line))
+        drain(self.channel.read_stderr, self.log.stderr, lambda line: self.diagnose("stderr", line))
 
     def _watch_exit(self) -> None:
         """The leader exited. Its output normally ends with it; when a
         descendant keeps stdout open, the exit alone ends the generation."""
         code = self.channel.wait_exit(None)
-        if self._stdout_eof.wait(self.config.exit_eof_grace_s):
+        if self.ending.stdout_eof.wait(self.config.waits.exit_eof_grace_s):
             return  # the reader saw end of file and handled it
         with self._cond:
             expected = self.state in (DRAINING, *ENDED)
@@ -612,10 +668,10 @@ class Connection:
     def terminate(self, state: str, reason: str) -> None:
         """Kill the process group now and fail whatever is pending."""
         with self._cond:
-            first = self.end_reason is None
+            first = self.ending.reason is None
             if first:
-                self.end_reason = reason
-                self.last_error = truncate_utf8(reason, self.config.last_error_bytes)
+                self.ending.reason = reason
+                self.log.last_error = truncate_utf8(reason, self.config.memory.last_error_bytes)
             if state == STOPPED and self.state == READY:
                 self._move(DRAINING)  # ready -> draining -> stopped, even when cut short
             self._move(state)
@@ -623,21 +679,21 @@ class Connection:
         self.channel.close_stdin()  # final teardown only: the process is gone
         self._fail_all(reason)
         if first:
-            self.exit_code = self.channel.wait_exit(0.0)
-            self._ended.set()
+            self.ending.exit_code = self.channel.wait_exit(0.0)
+            self.ending.ended.set()
             if self._on_end is not None:
                 self._on_end(self, state)
 
     def _fail_all(self, reason: str) -> None:
         with self._cond:
             self.writer.close()
-            for call in list(self._calls.values()):
+            for call in list(self._book.calls.values()):
                 if call.state != cs.TOMBSTONED:
                     call.move("lost")
                 call.finish(CallOutcome("lost", message=reason))
                 call.settled.set()
-            self._calls.clear()
-            self._admission.clear()
+            self._book.calls.clear()
+            self._book.admission.clear()
             self.children.clear()
 
     def shutdown(self, deadline: float, *, drain_s: float = 0.0) -> None:
@@ -647,20 +703,20 @@ class Connection:
         with self._cond:
             if self.state in ENDED:
                 return
-            joining = self._shutting_down
-            self._shutting_down = True
+            joining = self.ending.shutting_down
+            self.ending.shutting_down = True
             was_ready = self.state == READY
             if not joining:
                 self._move(DRAINING)
         if joining:
-            self._ended.wait(max(0.0, deadline - self.runtime.now()))
+            self.ending.ended.wait(max(0.0, deadline - self.runtime.now()))
             return
         if was_ready and drain_s > 0:
             with self._cond:
-                self._cond.wait_for(lambda: self._active == 0, self._remaining(deadline, drain_s))
+                self._cond.wait_for(lambda: self._book.active == 0, self._remaining(deadline, drain_s))
         for call in self._open_calls():
             self.cancel(call, "shutdown")
-        stage = self.config.shutdown_stage_s
+        stage = self.config.shutdown.stage_s
         ack = self._issue("shutdown", {}, counts=False)
         # A shutdown that times out is not cancelled: the next stage follows.
         outcome = ack.poll(self._remaining(deadline, stage))
@@ -676,10 +732,10 @@ class Connection:
 
     def _open_calls(self) -> list[Call]:
         with self._cond:
-            return [c for c in self._calls.values() if c.counts and c.outcome is None]
+            return [c for c in self._book.calls.values() if c.counts and c.outcome is None]
 
     def wait_ended(self, timeout: float | None = None) -> bool:
-        return self._ended.wait(timeout)
+        return self.ending.ended.wait(timeout)
 
 
 # §1.11: one coalesced batch carries at most 64 deltas; an SDK-shaped array

@@ -24,7 +24,7 @@ from conformance.protocol.limits import LIFECYCLE_EVENTS
 
 from . import results as results_module
 from .calls import CallOutcome, PendingCall
-from .config import HostConfig
+from .config import HostConfig, grouped
 from .diagnostics import Diagnostic
 from .frontend import Frontend, HostEvents, Prompt
 from .host import LoadError, ReferenceHost
@@ -47,17 +47,32 @@ CONTRACT_KINDS = {
     "stderr", "stale-response", "progress-ignored", "child-refused", "invalid-frame", "oversized-frame",
     "cancel-grace", "initialize-rejected", "notification-refused", "exit", "shutdown", "supervisor",
 }  # fmt: skip
-TIMING = {  # contract member -> (HostConfig field, scale)
-    "shutdown_timeout_ms": ("shutdown_stage_s", 1000.0),
-    "shutdown_aggregate_ms": ("shutdown_aggregate_s", 1000.0),
-    "cancel_grace_ms": ("cancel_grace_s", 1000.0),
-    "backoff_base_ms": ("backoff_base_s", 1000.0),
-    "backoff_cap_ms": ("backoff_cap_s", 1000.0),
-    "ready_reset_ms": ("ready_reset_s", 1000.0),
-    "park_after_failures": ("max_failed_restarts", 1.0),
-    "drain_ms": ("drain_s", 1000.0),
-    "menu_timeout_ms": ("menu_timeout_s", 1000.0),
+TIMING = {  # contract member -> (HostConfig group, its field, scale)
+    "shutdown_timeout_ms": ("shutdown", "stage_s", 1000.0),
+    "shutdown_aggregate_ms": ("shutdown", "aggregate_s", 1000.0),
+    "cancel_grace_ms": ("waits", "cancel_grace_s", 1000.0),
+    "backoff_base_ms": ("restarts", "backoff_base_s", 1000.0),
+    "backoff_cap_ms": ("restarts", "backoff_cap_s", 1000.0),
+    "ready_reset_ms": ("restarts", "ready_reset_s", 1000.0),
+    "park_after_failures": ("restarts", "max_failed_restarts", 1.0),
+    "drain_ms": ("shutdown", "drain_s", 1000.0),
+    "menu_timeout_ms": ("waits", "menu_timeout_s", 1000.0),
 }
+PARK_AFTER = ("restarts", "max_failed_restarts")  # a count, not seconds
+
+
+def timing_overrides(timing: dict[str, Any]) -> dict[tuple[str, str], float]:
+    """The contract's ``timing`` of a load as (group, field) -> value in the host's units."""
+    overrides: dict[tuple[str, str], float] = {}
+    for member, value in timing.items():
+        if member in TIMING:
+            group, name, scale = TIMING[member]
+            overrides[group, name] = float(value) / scale
+    if PARK_AFTER in overrides:
+        overrides[PARK_AFTER] = int(overrides[PARK_AFTER])
+    return overrides
+
+
 OUTCOMES = {"ok": "result", "error": "error", "cancelled": "cancelled"}
 MESSAGE_BYTES = 4096
 
@@ -207,7 +222,8 @@ class Driver:
         if host_class is not None:
             self.host_class = host_class
         self.reporter = Reporter(self)
-        self.hosts: dict[tuple[tuple[str, float], ...], ReferenceHost] = {}  # (timing..., brokered) -> host
+        # (timing as ((group, field), value)..., (("driver", "brokered"), 0 or 1)) -> host
+        self.hosts: dict[tuple[tuple[tuple[str, str], float], ...], ReferenceHost] = {}
         self.host_of: dict[str, ReferenceHost] = {}  # extension -> its host
         self.calls: dict[str, PendingCall] = {}
         self.wire_calls: dict[tuple[str, int, int], str] = {}  # (extension, generation, wire id) -> call
@@ -225,14 +241,12 @@ class Driver:
     def host_for(self, timing: dict[str, Any], *, brokered: bool = False) -> ReferenceHost:
         """One host per distinct timing (the contract sets timing per load),
         and per broker: loads with a ``secrets`` member get a host that has one."""
-        overrides = {TIMING[k][0]: float(v) / TIMING[k][1] for k, v in timing.items() if k in TIMING}
-        if "max_failed_restarts" in overrides:
-            overrides["max_failed_restarts"] = int(overrides["max_failed_restarts"])
+        overrides = timing_overrides(timing)
         broker = self.secret_broker or (self.brokered if brokered else None)
-        key = (*sorted(overrides.items()), ("brokered", float(brokered)))
+        key = (*sorted(overrides.items()), (("driver", "brokered"), float(brokered)))
         if key not in self.hosts:
             optional = (*HostConfig().optional_features, *EXTRA_FEATURES)
-            options: dict[str, Any] = {**overrides, "secret_broker": broker, "optional_features": optional}
+            options: dict[str, Any] = {**grouped(overrides), "secret_broker": broker, "optional_features": optional}
             config = HostConfig(**options)
             self.hosts[key] = self.host_class(config=config, events=self.reporter, frontend=self.reporter)
         return self.hosts[key]
@@ -340,7 +354,7 @@ class Driver:
             outcome: CallOutcome = pending.wait()
         else:  # §1.6b: what the person is shown, after the menu timeout and the bounds
             host, name = menu
-            early = pending.poll(host.config.menu_timeout_s)
+            early = pending.poll(host.config.waits.menu_timeout_s)
             if early is not None and early.status == "cancelled":
                 outcome = early  # the suite cancelled it
             else:

@@ -171,7 +171,7 @@ class ReferenceHost:
             on_end=self._ended,
         )
         try:
-            connection.start(timeout=self.config.initialize_timeout_s)
+            connection.start(timeout=self.config.waits.initialize_timeout_s)
         except InitializeRejected as exc:
             raise LoadError(f"{manifest.name}: {exc}", permanent=exc.permanent) from None
         return connection
@@ -204,13 +204,15 @@ class ReferenceHost:
         if method == "menu/collect":  # §1.6b: the host waits at most 5 s, whoever asked
 
             def deadline() -> None:
-                pending.wait(self.config.menu_timeout_s)
+                pending.wait(self.config.waits.menu_timeout_s)
 
             self.runtime.submit(deadline, "menu-deadline")
         return pending
 
     def call(self, name: str, method: str, params: dict[str, Any], *, timeout: float | None = None) -> CallOutcome:
-        return self.start(name, method, params).wait(timeout if timeout is not None else self.config.request_timeout_s)
+        return self.start(name, method, params).wait(
+            timeout if timeout is not None else self.config.waits.request_timeout_s
+        )
 
     def start_tool(self, name: str, tool: str, arguments: dict[str, Any]) -> PendingCall:
         return self.start(name, "tool/call", {"name": tool, "arguments": arguments})
@@ -236,7 +238,7 @@ class ReferenceHost:
         """§1.6b: the extension's menu if it answers within 5 s and meets every
         bound, else one generated entry per declared command (``message``
         then says why). Refused when the extension declares no menu."""
-        return self.menu_shown(name, self.call(name, "menu/collect", {}, timeout=self.config.menu_timeout_s))
+        return self.menu_shown(name, self.call(name, "menu/collect", {}, timeout=self.config.waits.menu_timeout_s))
 
     def menu_shown(self, name: str, outcome: CallOutcome) -> CallOutcome:
         """What the person sees for a menu/collect ``outcome`` (§1.6b): the
@@ -377,11 +379,11 @@ class ReferenceHost:
             tuple(sorted(negotiated.features)) if negotiated else (),
             negotiated.max_concurrent_requests if negotiated else None,
             connection.pending_count(),
-            connection.last_error or record.last_error,
+            connection.log.last_error or record.last_error,
             record.budget.parked,
             record.budget.failed,
             connection.channel.pid,
-            tuple(connection.diagnostics.recent()),
+            tuple(connection.log.diagnostics.recent()),
         )
 
     def names(self) -> list[str]:
@@ -410,16 +412,16 @@ class ReferenceHost:
                 if old is not None:
                     record.retired.add(old.generation)
             if old is not None and old.state not in ENDED:
-                budget = self.config.drain_s + 2 * self.config.shutdown_stage_s
+                budget = self.config.shutdown.drain_s + 2 * self.config.shutdown.stage_s
                 # Unresolved calls are cancelled, never replayed on N+1 (§1.9, §5).
-                old.shutdown(self.runtime.now() + budget, drain_s=self.config.drain_s)
+                old.shutdown(self.runtime.now() + budget, drain_s=self.config.shutdown.drain_s)
             with self._lock:
                 record.connection, record.generation = candidate, candidate.generation
                 if manual:
                     record.budget.revive()
                 stopped_meanwhile = record.stopped
             if stopped_meanwhile:  # shut down while the candidate negotiated: it must not live on
-                candidate.shutdown(self.runtime.now() + 2 * self.config.shutdown_stage_s)
+                candidate.shutdown(self.runtime.now() + 2 * self.config.shutdown.stage_s)
         finally:
             with self._lock:
                 record.reloading = False
@@ -454,7 +456,7 @@ class ReferenceHost:
             before = (old.negotiated.tools, old.negotiated.commands)
             after = (candidate.negotiated.tools, candidate.negotiated.commands)
             if self._registration_changed(before, after) and not candidate.negotiated.has("dynamic_tools"):
-                candidate.shutdown(self.runtime.now() + 2 * self.config.shutdown_stage_s)
+                candidate.shutdown(self.runtime.now() + 2 * self.config.shutdown.stage_s)
                 raise LoadError(f"{record.manifest.name}: changed catalog; re-registration required", permanent=True)
         return candidate
 
@@ -495,8 +497,8 @@ class ReferenceHost:
                 return
             if connection.generation in record.retired or not record.supervised or self._closed:
                 return
-            record.last_error = connection.end_reason
-            record.budget.on_unexpected_end(connection.ready_since, self.runtime.now())
+            record.last_error = connection.ending.reason
+            record.budget.on_unexpected_end(connection.handshake.ready_since, self.runtime.now())
         self.runtime.submit(lambda: self._supervise(record), f"{connection.name}-supervisor")
 
     def _supervise(self, record: _Extension) -> None:
@@ -553,11 +555,11 @@ class ReferenceHost:
                 if record.connection is not None:
                     targets.append(record.connection)
         if coordinated:
-            cap = self.config.coordinated_shutdown_s
+            cap = self.config.shutdown.coordinated_s
         elif name is None:
-            cap = self.config.shutdown_aggregate_s  # product shutdown: one aggregate deadline
+            cap = self.config.shutdown.aggregate_s  # product shutdown: one aggregate deadline
         else:
-            cap = 2 * self.config.shutdown_stage_s  # one connection: its two stages
+            cap = 2 * self.config.shutdown.stage_s  # one connection: its two stages
         deadline = self.runtime.now() + cap
         finished = self.runtime.condition()
         done: list[Connection] = []

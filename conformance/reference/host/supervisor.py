@@ -33,17 +33,17 @@ class RestartBudget:
 
     def on_unexpected_end(self, ready_since: float | None, now: float) -> None:
         """A live generation died. Long enough ready resets the budget."""
-        if ready_since is not None and now - ready_since >= self.config.ready_reset_s:
+        if ready_since is not None and now - ready_since >= self.config.restarts.ready_reset_s:
             self.failed = 0
 
     def next_delay(self) -> float | None:
         """Seconds to wait before the next attempt, or None when parked."""
         if self.parked:
             return None
-        if self.failed >= self.config.max_failed_restarts:
+        if self.failed >= self.config.restarts.max_failed_restarts:
             self.park(f"{self.failed} failed restart attempts")
             return None
-        ceiling = min(self.config.backoff_cap_s, self.config.backoff_base_s * (2**self.failed))
+        ceiling = min(self.config.restarts.backoff_cap_s, self.config.restarts.backoff_base_s * (2**self.failed))
         return self.rng.uniform(0.0, ceiling)
 
     def on_attempt(self) -> None:
