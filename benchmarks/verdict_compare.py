@@ -152,10 +152,10 @@ def export_rev(rev: str, repo: Path, work: Path) -> tuple[Path, str]:
     code = work / f"rev-{sha[:12]}" / "code"
     if not (code / ".complete").is_file():
         code.mkdir(parents=True, exist_ok=True)
-        archive = subprocess.Popen(["git", "-C", str(repo), "archive", sha], stdout=subprocess.PIPE)
-        subprocess.run(["tar", "-x", "-C", str(code)], stdin=archive.stdout, check=True, timeout=SETUP_TIMEOUT_S)
-        if archive.wait(timeout=SETUP_TIMEOUT_S) != 0:
-            raise SystemExit(f"git archive {rev} failed")
+        tar = code.parent / "code.tar"
+        subprocess.run(["git", "-C", str(repo), "archive", "-o", str(tar), sha], check=True, timeout=SETUP_TIMEOUT_S)
+        subprocess.run(["tar", "-x", "-f", str(tar), "-C", str(code)], check=True, timeout=SETUP_TIMEOUT_S)
+        tar.unlink()
         (code / ".complete").write_text(sha + "\n", encoding="utf-8")
     return code, sha
 
