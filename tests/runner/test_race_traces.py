@@ -96,7 +96,9 @@ def test_the_sweep_trace_of_a_cancel_fault_shrinks_to_its_step_and_replays(
     trace = unit.traces[requirement]
     steps_before = len(host_steps(load(trace)[1]))
     step = unit.violations[requirement][0].context.step
-    assert shrink(trace, patience=patience, budget_s=60.0, violation_step=step) == 1
+    # 1 step on a quiet machine; under CI's load a racy 1-step guess may miss one of its two confirming
+    # replays and a 2-step trace is kept (seen once at -n 4 on two cores). Issue 19's bar is 3 steps.
+    assert shrink(trace, patience=patience, budget_s=60.0, violation_step=step) <= 3
     header, entries = load(trace)
     assert header["shrunk"]["steps_before"] == steps_before > 40
     (judged,) = marked_entries(entries, header["evidence"])
