@@ -58,28 +58,27 @@ def _got(answer: Response | ErrorResponse) -> str:
     return f"error {excerpt(answer.code)}" if isinstance(answer, ErrorResponse) else "a result"
 
 
+def _refused_with(requirement: str, lookup: SecretLookup, code: int, what: str) -> Iterator[Violation]:
+    """A violation of ``requirement`` unless ``lookup`` was answered with error ``code``."""
+    answer = lookup.answer
+    if not isinstance(answer, ErrorResponse) or answer.code != code:
+        yield Violation(
+            requirement, f"secret/get for {excerpt(lookup.name)}{what} got {_got(answer)}; expected error {code}"
+        )
+
+
 @rule("EXT-2.10-host-secret-undeclared")
 def undeclared_refused(lookup: SecretLookup) -> Iterator[Violation]:
     """§2.10: a name that is not exactly one of the allowlist's is refused with -32602."""
-    answer = lookup.answer
-    if not isinstance(answer, ErrorResponse) or answer.code != INVALID_NAME:
-        yield Violation(
-            "EXT-2.10-host-secret-undeclared",
-            f"secret/get for {excerpt(lookup.name)}, which the manifest does not allow, got {_got(answer)}; "
-            f"expected error {INVALID_NAME}",
-        )
+    yield from _refused_with(
+        "EXT-2.10-host-secret-undeclared", lookup, INVALID_NAME, ", which the manifest does not allow,"
+    )
 
 
 @rule("EXT-2.10-host-secret-no-owner")
 def inactive_owner_refused(lookup: SecretLookup) -> Iterator[Violation]:
     """§2.10: with no active owner (the parent has settled) the answer is -32002."""
-    answer = lookup.answer
-    if not isinstance(answer, ErrorResponse) or answer.code != NO_OWNER:
-        yield Violation(
-            "EXT-2.10-host-secret-no-owner",
-            f"secret/get for {excerpt(lookup.name)} under a settled parent got {_got(answer)}; "
-            f"expected error {NO_OWNER}",
-        )
+    yield from _refused_with("EXT-2.10-host-secret-no-owner", lookup, NO_OWNER, " under a settled parent")
 
 
 def _error_object(answer: ErrorResponse, *, masking: object = None) -> str:
